@@ -1,0 +1,292 @@
+/*
+ * onnxrun.h - the whole public API of onnxrun, a small ONNX graph interpreter.
+ *
+ * Conventions (read these once):
+ *  - Every fallible call returns enum onnxrun_status (ONNXRUN_OK == 0). Results go in the
+ *    last `**out` (or `*out`) parameter and are written only on success.
+ *  - A detailed message for the last failure is kept per handle: onnxrun_env_error() for
+ *    calls that take an env (loading models, creating and reading tensors), and
+ *    onnxrun_session_error() for session calls. Messages follow the template
+ *    "<verb> <object> '<name>' (<op_type>): <reason>".
+ *  - Whoever creates a handle frees it; every onnxrun_*_free(NULL) does nothing.
+ *    Getters return borrowed pointers, valid until the owning handle is freed (or, for
+ *    session outputs, until the next run).
+ *  - The library never aborts, exits or prints; warnings go to the env's log callback.
+ *  - Thread-safety: an env and a model may be shared by threads for reading (creating
+ *    sessions, querying info) once loaded; calls that write the env's error message
+ *    (loads, tensor creation, file I/O) must not run concurrently on one env. A session
+ *    is used by one thread at a time.
+ */
+#ifndef ONNXRUN_H
+#define ONNXRUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define ONNXRUN_API
+#else
+#define ONNXRUN_API __attribute__((visibility("default")))
+#endif
+
+#define ONNXRUN_VERSION_MAJOR 0
+#define ONNXRUN_VERSION_MINOR 1
+#define ONNXRUN_VERSION_PATCH 0
+#define ONNXRUN_VERSION_STRING "0.1.0"
+
+/* Largest tensor rank onnxrun handles; larger ranks are rejected with a clear error. */
+#define ONNXRUN_MAX_RANK 12
+
+enum onnxrun_status {
+	ONNXRUN_OK = 0,
+	ONNXRUN_ERROR_INVALID_ARGUMENT = 1, /* the caller passed a bad argument */
+	ONNXRUN_ERROR_OUT_OF_MEMORY = 2,    /* an allocation failed */
+	ONNXRUN_ERROR_IO = 3,               /* a file could not be opened or read or written */
+	ONNXRUN_ERROR_INVALID_MODEL = 4,    /* the model is malformed or breaks the spec */
+	ONNXRUN_ERROR_UNSUPPORTED = 5,      /* valid ONNX that onnxrun does not implement */
+	ONNXRUN_ERROR_INVALID_INPUT = 6,    /* an input tensor or tensor file is wrong */
+	ONNXRUN_ERROR_LIMIT = 7,            /* a size or count limit was exceeded */
+	ONNXRUN_ERROR_RUNTIME = 8,          /* an operator failed while running */
+};
+
+/* A fixed English description of a status; never NULL. */
+ONNXRUN_API const char *onnxrun_status_str(enum onnxrun_status status);
+
+/* The library's version as "MAJOR.MINOR.PATCH". */
+ONNXRUN_API const char *onnxrun_version(void);
+
+/* Element types; the values equal ONNX TensorProto.DataType. */
+enum onnxrun_dtype {
+	ONNXRUN_DTYPE_UNDEFINED = 0,
+	ONNXRUN_DTYPE_FLOAT = 1,
+	ONNXRUN_DTYPE_UINT8 = 2,
+	ONNXRUN_DTYPE_INT8 = 3,
+	ONNXRUN_DTYPE_UINT16 = 4,
+	ONNXRUN_DTYPE_INT16 = 5,
+	ONNXRUN_DTYPE_INT32 = 6,
+	ONNXRUN_DTYPE_INT64 = 7,
+	ONNXRUN_DTYPE_STRING = 8,
+	ONNXRUN_DTYPE_BOOL = 9,
+	ONNXRUN_DTYPE_FLOAT16 = 10,
+	ONNXRUN_DTYPE_DOUBLE = 11,
+	ONNXRUN_DTYPE_UINT32 = 12,
+	ONNXRUN_DTYPE_UINT64 = 13,
+	ONNXRUN_DTYPE_COMPLEX64 = 14,
+	ONNXRUN_DTYPE_COMPLEX128 = 15,
+	ONNXRUN_DTYPE_BFLOAT16 = 16,
+};
+
+/* Lower-case ONNX name of a dtype ("float", "int64", ...); "undefined" for unknown values. */
+ONNXRUN_API const char *onnxrun_dtype_name(enum onnxrun_dtype dtype);
+/* Bytes per element (sizeof(struct onnxrun_string) for strings); 0 for unknown values. */
+ONNXRUN_API size_t onnxrun_dtype_size(enum onnxrun_dtype dtype);
+
+/* One element of a STRING tensor: bytes (may hold zero bytes) and their count. The tensor
+ * owns `data`; it is NUL-terminated for convenience (data[size] == 0). */
+struct onnxrun_string {
+	char *data;
+	size_t size;
+};
+
+/* ------------------------------------------------------------------------------------------
+ * Environment: allocator, log callback, last error of env-level calls.
+ */
+
+/* Allocator hooks. alloc returns memory aligned to `align` (a power of two, <= 64) or NULL;
+ * free receives the size that was asked for. Used for every allocation of the library. */
+struct onnxrun_allocator {
+	void *ctx;
+	void *(*alloc)(void *ctx, size_t size, size_t align);
+	void (*free)(void *ctx, void *ptr, size_t size);
+};
+
+enum onnxrun_log_level {
+	ONNXRUN_LOG_ERROR = 0,
+	ONNXRUN_LOG_WARNING = 1,
+	ONNXRUN_LOG_INFO = 2,
+};
+
+typedef void (*onnxrun_log_fn)(void *ctx, enum onnxrun_log_level level, const char *message);
+
+struct onnxrun_env;
+
+/* Creates an environment. `allocator` may be NULL for malloc/free; it is copied.
+ * Returns ONNXRUN_OK, ONNXRUN_ERROR_INVALID_ARGUMENT or ONNXRUN_ERROR_OUT_OF_MEMORY. */
+ONNXRUN_API enum onnxrun_status onnxrun_env_create(const struct onnxrun_allocator *allocator,
+                                                   struct onnxrun_env **out);
+/* Frees the env. Every model, session and tensor created from it must be freed first. */
+ONNXRUN_API void onnxrun_env_free(struct onnxrun_env *env);
+/* Sets (or, with fn == NULL, removes) the log callback for warnings and information. */
+ONNXRUN_API void onnxrun_env_set_log(struct onnxrun_env *env, onnxrun_log_fn fn, void *ctx);
+/* The message of the last failed env-level call, "" if none. Borrowed until the next call. */
+ONNXRUN_API const char *onnxrun_env_error(const struct onnxrun_env *env);
+
+/* ------------------------------------------------------------------------------------------
+ * Tensors.
+ */
+
+struct onnxrun_tensor;
+
+/* Creates a tensor with zeroed data (empty strings for STRING). rank <= ONNXRUN_MAX_RANK,
+ * dims >= 0. Returns OK, INVALID_ARGUMENT, LIMIT or OUT_OF_MEMORY. */
+ONNXRUN_API enum onnxrun_status onnxrun_tensor_create(struct onnxrun_env *env, enum onnxrun_dtype dtype,
+                                                      int32_t rank, const int64_t *dims,
+                                                      struct onnxrun_tensor **out);
+/* Wraps caller memory without copying; `data` must hold exactly nbytes = numel * dtype size
+ * bytes, stay valid and unchanged while the tensor is used, and is never freed by onnxrun.
+ * STRING tensors cannot be wrapped. */
+ONNXRUN_API enum onnxrun_status onnxrun_tensor_wrap(struct onnxrun_env *env, enum onnxrun_dtype dtype,
+                                                    int32_t rank, const int64_t *dims, void *data,
+                                                    size_t nbytes, struct onnxrun_tensor **out);
+ONNXRUN_API void onnxrun_tensor_free(struct onnxrun_tensor *tensor);
+
+ONNXRUN_API enum onnxrun_dtype onnxrun_tensor_dtype(const struct onnxrun_tensor *tensor);
+ONNXRUN_API int32_t onnxrun_tensor_rank(const struct onnxrun_tensor *tensor);
+/* Borrowed array of rank dims. */
+ONNXRUN_API const int64_t *onnxrun_tensor_dims(const struct onnxrun_tensor *tensor);
+ONNXRUN_API int64_t onnxrun_tensor_numel(const struct onnxrun_tensor *tensor);
+/* Element data (an array of struct onnxrun_string for STRING); NULL when numel == 0. */
+ONNXRUN_API void *onnxrun_tensor_data(const struct onnxrun_tensor *tensor);
+ONNXRUN_API size_t onnxrun_tensor_nbytes(const struct onnxrun_tensor *tensor);
+/* The tensor's name (from a .pb file, or the graph value it came from), "" if none. */
+ONNXRUN_API const char *onnxrun_tensor_name(const struct onnxrun_tensor *tensor);
+ONNXRUN_API enum onnxrun_status onnxrun_tensor_set_name(struct onnxrun_tensor *tensor, const char *name);
+/* Copies `size` bytes into element i of a STRING tensor. */
+ONNXRUN_API enum onnxrun_status onnxrun_tensor_set_string(struct onnxrun_tensor *tensor, int64_t i,
+                                                          const char *data, size_t size);
+
+/* Tensor files. A .pb file is one serialized ONNX TensorProto (any dtype, raw or typed
+ * fields); a .npy file is NumPy format 1.0-3.0, little-endian, C order. Errors name the file
+ * and go to onnxrun_env_error(). Return OK, IO, INVALID_INPUT, UNSUPPORTED, LIMIT, OUT_OF_MEMORY. */
+ONNXRUN_API enum onnxrun_status onnxrun_tensor_load_pb(struct onnxrun_env *env, const char *path,
+                                                       struct onnxrun_tensor **out);
+ONNXRUN_API enum onnxrun_status onnxrun_tensor_decode_pb(struct onnxrun_env *env, const void *data,
+                                                         size_t size, struct onnxrun_tensor **out);
+/* Writes raw_data (or string_data) with the tensor's name. */
+ONNXRUN_API enum onnxrun_status onnxrun_tensor_save_pb(struct onnxrun_env *env,
+                                                       const struct onnxrun_tensor *tensor,
+                                                       const char *path);
+ONNXRUN_API enum onnxrun_status onnxrun_tensor_load_npy(struct onnxrun_env *env, const char *path,
+                                                        struct onnxrun_tensor **out);
+ONNXRUN_API enum onnxrun_status onnxrun_tensor_decode_npy(struct onnxrun_env *env, const void *data,
+                                                          size_t size, struct onnxrun_tensor **out);
+/* STRING, COMPLEX and BFLOAT16 have no .npy form: UNSUPPORTED. */
+ONNXRUN_API enum onnxrun_status onnxrun_tensor_save_npy(struct onnxrun_env *env,
+                                                        const struct onnxrun_tensor *tensor,
+                                                        const char *path);
+
+/* ------------------------------------------------------------------------------------------
+ * Models: loaded, validated, ordered and shape-inferred once; immutable afterwards.
+ */
+
+struct onnxrun_model;
+
+/* Loads a model file; external data is read relative to the file's folder. Errors name the
+ * file and, where one is at fault, the node. Returns OK, IO, INVALID_MODEL, UNSUPPORTED,
+ * LIMIT, OUT_OF_MEMORY or INVALID_ARGUMENT. */
+ONNXRUN_API enum onnxrun_status onnxrun_model_load_file(struct onnxrun_env *env, const char *path,
+                                                        struct onnxrun_model **out);
+/* Loads from a caller's buffer, which may be freed once this returns. base_dir is the folder
+ * external data is read from; NULL rejects models with external data. */
+ONNXRUN_API enum onnxrun_status onnxrun_model_load_buffer(struct onnxrun_env *env, const void *data,
+                                                          size_t size, const char *base_dir,
+                                                          struct onnxrun_model **out);
+ONNXRUN_API void onnxrun_model_free(struct onnxrun_model *model);
+
+/* A dimension: value >= 0 when known; otherwise value == -1 and param names the symbolic
+ * dim (dim_param) or is NULL when nothing is known. */
+struct onnxrun_dim {
+	int64_t value;
+	const char *param;
+};
+
+/* Type and shape of a value. rank == -1 when the rank is unknown. Borrowed pointers. */
+struct onnxrun_value_info {
+	const char *name;
+	enum onnxrun_dtype dtype;
+	int32_t rank;
+	const struct onnxrun_dim *dims;
+};
+
+struct onnxrun_node_info {
+	const char *name; /* "" when the node has none */
+	const char *op_type;
+	const char *domain; /* "" for the default ONNX domain */
+	int64_t since_version; /* the version of the op implementation chosen */
+	size_t input_count;
+	const char *const *inputs; /* "" for an absent optional input */
+	size_t output_count;
+	const char *const *outputs;
+};
+
+ONNXRUN_API int64_t onnxrun_model_ir_version(const struct onnxrun_model *model);
+ONNXRUN_API size_t onnxrun_model_opset_count(const struct onnxrun_model *model);
+/* Opset import i: domain ("" for ai.onnx) and version. */
+ONNXRUN_API enum onnxrun_status onnxrun_model_opset(const struct onnxrun_model *model, size_t i,
+                                                    const char **domain, int64_t *version);
+/* Graph inputs that must be fed (inputs without an initializer), in graph order. */
+ONNXRUN_API size_t onnxrun_model_input_count(const struct onnxrun_model *model);
+ONNXRUN_API enum onnxrun_status onnxrun_model_input_info(const struct onnxrun_model *model, size_t i,
+                                                         struct onnxrun_value_info *out);
+ONNXRUN_API size_t onnxrun_model_output_count(const struct onnxrun_model *model);
+ONNXRUN_API enum onnxrun_status onnxrun_model_output_info(const struct onnxrun_model *model, size_t i,
+                                                          struct onnxrun_value_info *out);
+/* Nodes in execution order. */
+ONNXRUN_API size_t onnxrun_model_node_count(const struct onnxrun_model *model);
+ONNXRUN_API enum onnxrun_status onnxrun_model_node_info(const struct onnxrun_model *model, size_t i,
+                                                        struct onnxrun_node_info *out);
+/* Type and shape inferred at load (symbolic dims by name) of any value by name. */
+ONNXRUN_API enum onnxrun_status onnxrun_model_value_info(const struct onnxrun_model *model,
+                                                         const char *name,
+                                                         struct onnxrun_value_info *out);
+
+/* ------------------------------------------------------------------------------------------
+ * Sessions: the mutable run state of one model (inputs, outputs, workspace).
+ */
+
+struct onnxrun_session;
+
+ONNXRUN_API enum onnxrun_status onnxrun_session_create(const struct onnxrun_model *model,
+                                                       struct onnxrun_session **out);
+ONNXRUN_API void onnxrun_session_free(struct onnxrun_session *session);
+/* The message of the session's last failed call, "" if none. */
+ONNXRUN_API const char *onnxrun_session_error(const struct onnxrun_session *session);
+/* Threads used by run (>= 1). Results do not depend on it. */
+ONNXRUN_API enum onnxrun_status onnxrun_session_set_threads(struct onnxrun_session *session, int threads);
+/* Binds a symbolic dim to a value; inputs must then agree with it. */
+ONNXRUN_API enum onnxrun_status onnxrun_session_bind_dim(struct onnxrun_session *session,
+                                                         const char *name, int64_t value);
+/* Binds input i (as in onnxrun_model_input_info). The tensor is borrowed, not copied: it
+ * must stay valid until the last run that uses it. Checked against the declared dtype and
+ * shape: INVALID_INPUT with a message naming the input. */
+ONNXRUN_API enum onnxrun_status onnxrun_session_set_input(struct onnxrun_session *session, size_t i,
+                                                          const struct onnxrun_tensor *tensor);
+/* Binds by name; also accepts initializers that are graph inputs (overriding the default). */
+ONNXRUN_API enum onnxrun_status onnxrun_session_set_input_by_name(struct onnxrun_session *session,
+                                                                  const char *name,
+                                                                  const struct onnxrun_tensor *tensor);
+/* Infers concrete shapes from the bound inputs (or bound dims) and plans memory, without
+ * running. Run calls it itself when needed. */
+ONNXRUN_API enum onnxrun_status onnxrun_session_prepare(struct onnxrun_session *session);
+/* Runs the graph. Every required input must be bound. */
+ONNXRUN_API enum onnxrun_status onnxrun_session_run(struct onnxrun_session *session);
+/* Output i of the last run; borrowed until the next run or free. */
+ONNXRUN_API enum onnxrun_status onnxrun_session_output(const struct onnxrun_session *session, size_t i,
+                                                       const struct onnxrun_tensor **out);
+/* Concrete type and shape of a value after prepare or run. */
+ONNXRUN_API enum onnxrun_status onnxrun_session_value_info(const struct onnxrun_session *session,
+                                                           const char *name,
+                                                           struct onnxrun_value_info *out);
+/* Bytes planned for the arena of intermediates plus the outputs, after prepare or run. */
+ONNXRUN_API enum onnxrun_status onnxrun_session_planned_bytes(const struct onnxrun_session *session,
+                                                              uint64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ONNXRUN_H */

@@ -1,0 +1,35 @@
+/*
+ * registry.c - finds an op implementation by (domain, op_type, opset) among the built-ins.
+ */
+#include <string.h>
+
+#include "ops.h"
+
+#define ONNXRUN__LIST_OP(sym) onnxrun__op_##sym,
+static const struct onnxrun__op *const builtin_tables[] = { ONNXRUN__BUILTIN_OPS(ONNXRUN__LIST_OP) };
+#undef ONNXRUN__LIST_OP
+
+const struct onnxrun__op *onnxrun__registry_find(const char *domain, const char *op_type, int64_t opset)
+{
+	const struct onnxrun__op *best = NULL;
+	for (size_t t = 0; t < sizeof builtin_tables / sizeof builtin_tables[0]; t++) {
+		for (const struct onnxrun__op *op = builtin_tables[t]; op->op_type; op++) {
+			if (strcmp(op->domain, domain) || strcmp(op->op_type, op_type))
+				continue;
+			if (op->since_version <= opset && (!best || op->since_version > best->since_version))
+				best = op;
+		}
+	}
+	return best;
+}
+
+int onnxrun__registry_newest(const char *domain, const char *op_type)
+{
+	int newest = 0;
+	for (size_t t = 0; t < sizeof builtin_tables / sizeof builtin_tables[0]; t++)
+		for (const struct onnxrun__op *op = builtin_tables[t]; op->op_type; op++)
+			if (!strcmp(op->domain, domain) && !strcmp(op->op_type, op_type) &&
+			    op->since_version > newest)
+				newest = op->since_version;
+	return newest;
+}

@@ -1,0 +1,307 @@
+/*
+ * core.c - errors, the env and its allocator, dtype facts, status strings.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+enum onnxrun_status onnxrun__fail(struct onnxrun__err *err, enum onnxrun_status status, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		va_end(ap);
+	}
+	return status;
+}
+
+void onnxrun__err_clear(struct onnxrun__err *err)
+{
+	if (err)
+		err->msg[0] = '\0';
+}
+
+void onnxrun__err_prefix(struct onnxrun__err *err, const char *fmt, ...)
+{
+	char prefix[ONNXRUN__ERR_LEN], old[ONNXRUN__ERR_LEN];
+	va_list ap;
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof prefix, fmt, ap);
+	va_end(ap);
+	memcpy(old, err->msg, sizeof old);
+	{
+		size_t n = strlen(prefix);
+		memcpy(err->msg, prefix, n);
+		if (n + 2 < sizeof err->msg) {
+			err->msg[n++] = ':';
+			err->msg[n++] = ' ';
+		}
+		old[sizeof old - 1 - (n < sizeof old ? n : sizeof old - 1)] = '\0';
+		memcpy(err->msg + n, old, strlen(old) + 1);
+	}
+}
+
+/* ---- allocation: a 64-byte header before each block records its size ---- */
+
+#define HDR 64
+
+static void *default_alloc(void *ctx, size_t size, size_t align)
+{
+	void *p = NULL;
+	(void)ctx;
+	if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1))
+		return NULL;
+	return p;
+}
+
+static void default_free(void *ctx, void *ptr, size_t size)
+{
+	(void)ctx;
+	(void)size;
+	free(ptr);
+}
+
+void *onnxrun__malloc(const struct onnxrun_env *env, size_t size)
+{
+	unsigned char *p;
+	if (size > SIZE_MAX - HDR)
+		return NULL;
+	p = env->allocator.alloc(env->allocator.ctx, size + HDR, HDR);
+	if (!p)
+		return NULL;
+	memcpy(p, &size, sizeof size);
+	return p + HDR;
+}
+
+void *onnxrun__calloc(const struct onnxrun_env *env, size_t count, size_t size)
+{
+	size_t total;
+	void *p;
+	if (__builtin_mul_overflow(count, size, &total))
+		return NULL;
+	p = onnxrun__malloc(env, total);
+	if (p)
+		memset(p, 0, total);
+	return p;
+}
+
+void onnxrun__free(const struct onnxrun_env *env, void *ptr)
+{
+	unsigned char *p = ptr;
+	size_t size;
+	if (!ptr)
+		return;
+	p -= HDR;
+	memcpy(&size, p, sizeof size);
+	env->allocator.free(env->allocator.ctx, p, size + HDR);
+}
+
+char *onnxrun__strndup(const struct onnxrun_env *env, const char *s, size_t len)
+{
+	char *d;
+	if (len == SIZE_MAX)
+		return NULL;
+	d = onnxrun__malloc(env, len + 1);
+	if (!d)
+		return NULL;
+	if (len)
+		memcpy(d, s, len);
+	d[len] = '\0';
+	return d;
+}
+
+char *onnxrun__strdup(const struct onnxrun_env *env, const char *s)
+{
+	return onnxrun__strndup(env, s ? s : "", s ? strlen(s) : 0);
+}
+
+void onnxrun__log(const struct onnxrun_env *env, enum onnxrun_log_level level, const char *fmt, ...)
+{
+	char buf[ONNXRUN__ERR_LEN];
+	va_list ap;
+	if (!env || !env->log_fn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	env->log_fn(env->log_ctx, level, buf);
+}
+
+/* ---- env ---- */
+
+enum onnxrun_status onnxrun_env_create(const struct onnxrun_allocator *allocator, struct onnxrun_env **out)
+{
+	struct onnxrun_allocator a = { NULL, default_alloc, default_free };
+	struct onnxrun_env *env;
+	if (!out)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	if (allocator) {
+		if (!allocator->alloc || !allocator->free)
+			return ONNXRUN_ERROR_INVALID_ARGUMENT;
+		a = *allocator;
+	}
+	env = a.alloc(a.ctx, sizeof *env, 64);
+	if (!env)
+		return ONNXRUN_ERROR_OUT_OF_MEMORY;
+	memset(env, 0, sizeof *env);
+	env->allocator = a;
+	*out = env;
+	return ONNXRUN_OK;
+}
+
+void onnxrun_env_free(struct onnxrun_env *env)
+{
+	struct onnxrun_allocator a;
+	if (!env)
+		return;
+	a = env->allocator;
+	a.free(a.ctx, env, sizeof *env);
+}
+
+void onnxrun_env_set_log(struct onnxrun_env *env, onnxrun_log_fn fn, void *ctx)
+{
+	if (!env)
+		return;
+	env->log_fn = fn;
+	env->log_ctx = ctx;
+}
+
+const char *onnxrun_env_error(const struct onnxrun_env *env)
+{
+	return env ? env->err.msg : "no env";
+}
+
+const char *onnxrun_version(void)
+{
+	return ONNXRUN_VERSION_STRING;
+}
+
+const char *onnxrun_status_str(enum onnxrun_status status)
+{
+	switch (status) {
+	case ONNXRUN_OK: return "ok";
+	case ONNXRUN_ERROR_INVALID_ARGUMENT: return "invalid argument";
+	case ONNXRUN_ERROR_OUT_OF_MEMORY: return "out of memory";
+	case ONNXRUN_ERROR_IO: return "i/o error";
+	case ONNXRUN_ERROR_INVALID_MODEL: return "invalid model";
+	case ONNXRUN_ERROR_UNSUPPORTED: return "unsupported";
+	case ONNXRUN_ERROR_INVALID_INPUT: return "invalid input";
+	case ONNXRUN_ERROR_LIMIT: return "limit exceeded";
+	case ONNXRUN_ERROR_RUNTIME: return "runtime error";
+	}
+	return "unknown status";
+}
+
+/* ---- dtypes ---- */
+
+static const struct {
+	const char *name;
+	size_t size;
+} dtype_table[] = {
+	[ONNXRUN_DTYPE_UNDEFINED] = { "undefined", 0 },
+	[ONNXRUN_DTYPE_FLOAT] = { "float", 4 },
+	[ONNXRUN_DTYPE_UINT8] = { "uint8", 1 },
+	[ONNXRUN_DTYPE_INT8] = { "int8", 1 },
+	[ONNXRUN_DTYPE_UINT16] = { "uint16", 2 },
+	[ONNXRUN_DTYPE_INT16] = { "int16", 2 },
+	[ONNXRUN_DTYPE_INT32] = { "int32", 4 },
+	[ONNXRUN_DTYPE_INT64] = { "int64", 8 },
+	[ONNXRUN_DTYPE_STRING] = { "string", sizeof(struct onnxrun_string) },
+	[ONNXRUN_DTYPE_BOOL] = { "bool", 1 },
+	[ONNXRUN_DTYPE_FLOAT16] = { "float16", 2 },
+	[ONNXRUN_DTYPE_DOUBLE] = { "double", 8 },
+	[ONNXRUN_DTYPE_UINT32] = { "uint32", 4 },
+	[ONNXRUN_DTYPE_UINT64] = { "uint64", 8 },
+	[ONNXRUN_DTYPE_COMPLEX64] = { "complex64", 8 },
+	[ONNXRUN_DTYPE_COMPLEX128] = { "complex128", 16 },
+	[ONNXRUN_DTYPE_BFLOAT16] = { "bfloat16", 2 },
+};
+_Static_assert(sizeof dtype_table / sizeof dtype_table[0] == ONNXRUN_DTYPE_BFLOAT16 + 1,
+               "dtype table covers every dtype");
+
+bool onnxrun__dtype_valid(int dtype)
+{
+	return dtype > ONNXRUN_DTYPE_UNDEFINED && dtype <= ONNXRUN_DTYPE_BFLOAT16;
+}
+
+const char *onnxrun_dtype_name(enum onnxrun_dtype dtype)
+{
+	return onnxrun__dtype_valid((int)dtype) ? dtype_table[dtype].name : "undefined";
+}
+
+size_t onnxrun_dtype_size(enum onnxrun_dtype dtype)
+{
+	return onnxrun__dtype_valid((int)dtype) ? dtype_table[dtype].size : 0;
+}
+
+/* IEEE binary16: 1 sign, 5 exponent, 10 mantissa bits. */
+float onnxrun__f16_to_f32(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+	float f;
+	if (exp == 0x1f) {
+		bits = sign | 0x7f800000u | (man << 13);
+	} else if (exp == 0) {
+		/* subnormal: man * 2^-24 */
+		f = (float)man * (1.0f / 16777216.0f);
+		return sign ? -f : f;
+	} else {
+		bits = sign | ((exp + 112) << 23) | (man << 13);
+	}
+	memcpy(&f, &bits, sizeof f);
+	return f;
+}
+
+uint16_t onnxrun__f32_to_f16(float f)
+{
+	uint32_t x, sign, absx;
+	memcpy(&x, &f, sizeof x);
+	sign = (x >> 16) & 0x8000;
+	absx = x & 0x7fffffffu;
+	if (absx > 0x7f800000u) /* NaN: keep it quiet NaN, keep top mantissa bits */
+		return (uint16_t)(sign | 0x7e00 | ((absx >> 13) & 0x3ff));
+	if (absx >= 0x477ff000u) /* rounds to >= 65520: infinity */
+		return (uint16_t)(sign | 0x7c00);
+	if (absx < 0x38800000u) {
+		/* result is subnormal or zero: value / 2^-24, rounded to nearest even */
+		float a;
+		uint32_t q;
+		float r;
+		memcpy(&a, &absx, sizeof a);
+		r = a * 16777216.0f; /* exact: scaling by a power of two */
+		q = (uint32_t)r;
+		if (r - (float)q > 0.5f || (r - (float)q == 0.5f && (q & 1)))
+			q++;
+		return (uint16_t)(sign | q);
+	}
+	{
+		uint32_t mant = absx & 0x7fffff, exp = (absx >> 23) - 112;
+		uint32_t h = (exp << 10) | (mant >> 13), rest = mant & 0x1fff;
+		if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
+			h++; /* may carry into the exponent: still correct */
+		return (uint16_t)(sign | h);
+	}
+}
+
+float onnxrun__bf16_to_f32(uint16_t h)
+{
+	uint32_t bits = (uint32_t)h << 16;
+	float f;
+	memcpy(&f, &bits, sizeof f);
+	return f;
+}
+
+uint16_t onnxrun__f32_to_bf16(float f)
+{
+	uint32_t x;
+	memcpy(&x, &f, sizeof x);
+	if ((x & 0x7fffffffu) > 0x7f800000u)
+		return (uint16_t)((x >> 16) | 0x40);
+	x += 0x7fff + ((x >> 16) & 1);
+	return (uint16_t)(x >> 16);
+}

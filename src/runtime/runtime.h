@@ -1,0 +1,292 @@
+/*
+ * runtime.h - internal types shared by the loader, the runtime and the ops: the env and its
+ * allocator, error messages, dtypes, tensors, the graph IR and the op interface.
+ * Nothing here is API; internal symbols are onnxrun__<module>_... with hidden visibility.
+ */
+#ifndef ONNXRUN_RUNTIME_H
+#define ONNXRUN_RUNTIME_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "onnxrun.h"
+
+#define ONNXRUN__HIDDEN __attribute__((visibility("hidden")))
+#define ONNXRUN__PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* ---- errors ---------------------------------------------------------------------------- */
+
+#define ONNXRUN__ERR_LEN 1024
+
+struct onnxrun__err {
+	char msg[ONNXRUN__ERR_LEN];
+};
+
+/* Formats the message into err (when not NULL) and returns status. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__fail(struct onnxrun__err *err, enum onnxrun_status status,
+                                                  const char *fmt, ...) ONNXRUN__PRINTF(3, 4);
+ONNXRUN__HIDDEN void onnxrun__err_clear(struct onnxrun__err *err);
+/* Prefixes the current message: "<prefix>: <old message>". */
+ONNXRUN__HIDDEN void onnxrun__err_prefix(struct onnxrun__err *err, const char *fmt, ...)
+	ONNXRUN__PRINTF(2, 3);
+
+/* ---- env and allocation ---------------------------------------------------------------- */
+
+struct onnxrun_env {
+	struct onnxrun_allocator allocator;
+	onnxrun_log_fn log_fn;
+	void *log_ctx;
+	struct onnxrun__err err;
+};
+
+/* All library memory goes through these. Blocks are 64-byte aligned; the size is kept in a
+ * header so onnxrun__free needs no size. malloc(0) returns a valid unique block. */
+ONNXRUN__HIDDEN void *onnxrun__malloc(const struct onnxrun_env *env, size_t size);
+ONNXRUN__HIDDEN void *onnxrun__calloc(const struct onnxrun_env *env, size_t count, size_t size);
+ONNXRUN__HIDDEN void onnxrun__free(const struct onnxrun_env *env, void *ptr);
+/* NULL-safe; copies len bytes and appends a NUL. */
+ONNXRUN__HIDDEN char *onnxrun__strndup(const struct onnxrun_env *env, const char *s, size_t len);
+ONNXRUN__HIDDEN char *onnxrun__strdup(const struct onnxrun_env *env, const char *s);
+ONNXRUN__HIDDEN void onnxrun__log(const struct onnxrun_env *env, enum onnxrun_log_level level,
+                                  const char *fmt, ...) ONNXRUN__PRINTF(3, 4);
+
+/* Overflow-checked arithmetic: return false on overflow (then *out is unspecified). */
+static inline bool onnxrun__mul_i64(int64_t a, int64_t b, int64_t *out)
+{
+	return !__builtin_mul_overflow(a, b, out);
+}
+static inline bool onnxrun__add_i64(int64_t a, int64_t b, int64_t *out)
+{
+	return !__builtin_add_overflow(a, b, out);
+}
+
+/* ---- dtypes ------------------------------------------------------------------------------ */
+
+/* True for the 16 dtypes onnxrun knows (every ONNX type up to BFLOAT16). */
+ONNXRUN__HIDDEN bool onnxrun__dtype_valid(int dtype);
+
+/* float16 / bfloat16 <-> float32, round to nearest even, NaN kept NaN. */
+ONNXRUN__HIDDEN float onnxrun__f16_to_f32(uint16_t h);
+ONNXRUN__HIDDEN uint16_t onnxrun__f32_to_f16(float f);
+ONNXRUN__HIDDEN float onnxrun__bf16_to_f32(uint16_t h);
+ONNXRUN__HIDDEN uint16_t onnxrun__f32_to_bf16(float f);
+
+/* ---- shapes ------------------------------------------------------------------------------ */
+
+/* A possibly symbolic shape. rank == -1: unknown rank. dims[i] == -1: unknown, and then
+ * params[i] names the symbolic dim or is NULL. params point at strings owned by the model. */
+struct onnxrun__shape {
+	int32_t rank;
+	int64_t dims[ONNXRUN_MAX_RANK];
+	const char *params[ONNXRUN_MAX_RANK];
+};
+
+struct onnxrun__type {
+	enum onnxrun_dtype dtype; /* UNDEFINED when unknown or absent */
+	struct onnxrun__shape shape;
+};
+
+/* True when rank and all dims are known. */
+ONNXRUN__HIDDEN bool onnxrun__shape_concrete(const struct onnxrun__shape *s);
+/* Element count of a concrete shape; false on int64 overflow. */
+ONNXRUN__HIDDEN bool onnxrun__shape_numel(const struct onnxrun__shape *s, int64_t *out);
+/* "[1,C,?,4]" style text into buf; returns buf. */
+ONNXRUN__HIDDEN const char *onnxrun__shape_str(const struct onnxrun__shape *s, char *buf, size_t len);
+ONNXRUN__HIDDEN void onnxrun__shape_unknown(struct onnxrun__shape *s);
+
+/* ---- tensors ----------------------------------------------------------------------------- */
+
+struct onnxrun_tensor {
+	const struct onnxrun_env *env;
+	enum onnxrun_dtype dtype;
+	int32_t rank;
+	int64_t dims[ONNXRUN_MAX_RANK];
+	int64_t numel;
+	size_t nbytes;
+	void *data;     /* 64-byte aligned when owned; struct onnxrun_string[] for STRING */
+	bool owns_data; /* false: wrapped caller memory or a slice of a session arena */
+	char *name;     /* owned, may be NULL */
+};
+
+/* Creates a tensor; data is zeroed and owned unless `borrowed` is given (then nbytes must
+ * match and nothing is allocated for data). Dims are checked (>= 0, product and byte size
+ * without overflow). Messages go to err. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_new(const struct onnxrun_env *env,
+                                                        enum onnxrun_dtype dtype, int32_t rank,
+                                                        const int64_t *dims, void *borrowed,
+                                                        struct onnxrun__err *err,
+                                                        struct onnxrun_tensor **out);
+/* Byte size of numel elements of dtype; false on overflow. */
+ONNXRUN__HIDDEN bool onnxrun__tensor_bytes(enum onnxrun_dtype dtype, int64_t numel, size_t *out);
+/* Sets element i of a STRING tensor to a copy of (data, size); frees the old one. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_string_set(struct onnxrun_tensor *t, int64_t i,
+                                                               const char *data, size_t size);
+/* Frees the strings of a STRING tensor's elements (not the array) and empties them. */
+ONNXRUN__HIDDEN void onnxrun__tensor_strings_clear(struct onnxrun_tensor *t);
+
+/* ---- graph IR ---------------------------------------------------------------------------- */
+
+/* Attribute types; values equal ONNX AttributeProto.AttributeType. */
+enum onnxrun__attr_type {
+	ONNXRUN__ATTR_UNDEFINED = 0,
+	ONNXRUN__ATTR_FLOAT = 1,
+	ONNXRUN__ATTR_INT = 2,
+	ONNXRUN__ATTR_STRING = 3,
+	ONNXRUN__ATTR_TENSOR = 4,
+	ONNXRUN__ATTR_GRAPH = 5,
+	ONNXRUN__ATTR_FLOATS = 6,
+	ONNXRUN__ATTR_INTS = 7,
+	ONNXRUN__ATTR_STRINGS = 8,
+	ONNXRUN__ATTR_TENSORS = 9,
+	ONNXRUN__ATTR_GRAPHS = 10,
+	ONNXRUN__ATTR_SPARSE_TENSOR = 11,
+	ONNXRUN__ATTR_SPARSE_TENSORS = 12,
+	ONNXRUN__ATTR_TYPE_PROTO = 13,
+	ONNXRUN__ATTR_TYPE_PROTOS = 14,
+};
+
+struct onnxrun__attr {
+	char *name;
+	enum onnxrun__attr_type type;
+	float f;                  /* FLOAT */
+	int64_t i;                /* INT */
+	struct onnxrun_string s;  /* STRING */
+	struct onnxrun_tensor *t; /* TENSOR */
+	size_t count;             /* element count of the list types below */
+	float *floats;            /* FLOATS */
+	int64_t *ints;            /* INTS */
+	struct onnxrun_string *strings;  /* STRINGS */
+	struct onnxrun_tensor **tensors; /* TENSORS */
+};
+
+struct onnxrun_model;
+struct onnxrun__node;
+struct onnxrun__run_ctx;
+
+/* One operator implementation. Built-ins and (later) custom ops use this struct. */
+struct onnxrun__op {
+	const char *domain; /* "" for ai.onnx */
+	const char *op_type;
+	int since_version;
+	/* Checks attributes and input dtypes/shapes and computes output dtypes and shapes.
+	 * Inputs may be symbolic (dims -1, rank -1); absent optional inputs have dtype
+	 * UNDEFINED. Outputs arrive zeroed with rank -1. Errors name the node (see
+	 * onnxrun__node_fail) and return INVALID_MODEL or UNSUPPORTED. Called at load with
+	 * symbolic shapes and again at run time with concrete ones. */
+	enum onnxrun_status (*infer)(const struct onnxrun__node *node, const struct onnxrun__type *inputs,
+	                             size_t n_inputs, struct onnxrun__type *outputs, size_t n_outputs,
+	                             struct onnxrun__err *err);
+	/* Computes outputs, which are allocated with the shapes infer gave for the concrete
+	 * inputs (STRING outputs hold empty strings). Absent optional inputs are NULL. */
+	enum onnxrun_status (*compute)(const struct onnxrun__node *node,
+	                               const struct onnxrun_tensor *const *inputs, size_t n_inputs,
+	                               struct onnxrun_tensor *const *outputs, size_t n_outputs,
+	                               struct onnxrun__run_ctx *ctx);
+};
+
+struct onnxrun__run_ctx {
+	const struct onnxrun_env *env;
+	int threads;
+	struct onnxrun__err *err;
+};
+
+struct onnxrun__node {
+	char *name;    /* "" when unnamed */
+	char *op_type;
+	char *domain;  /* normalized: "" for ai.onnx */
+	int64_t opset; /* the model's opset for the node's domain */
+	size_t n_inputs;
+	int32_t *inputs; /* value indices; -1 for an absent optional input */
+	size_t n_outputs;
+	int32_t *outputs; /* value indices; -1 for an absent optional output */
+	size_t n_attrs;
+	struct onnxrun__attr *attrs;
+	const struct onnxrun__op *op; /* resolved at load */
+	size_t file_index;            /* position in the file's node list */
+};
+
+/* Node helpers for ops (src/ops). Attribute getters fail with INVALID_MODEL naming the node
+ * and attribute when the attribute exists with another type; absent -> *found = false. */
+ONNXRUN__HIDDEN const struct onnxrun__attr *onnxrun__node_attr(const struct onnxrun__node *node,
+                                                               const char *name);
+/* Formats "node '<name>' (<op_type>): <reason>" into err and returns status. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__node_fail(struct onnxrun__err *err, enum onnxrun_status status,
+                                                       const struct onnxrun__node *node,
+                                                       const char *fmt, ...) ONNXRUN__PRINTF(4, 5);
+/* Gets an INT attribute, or def when absent. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__attr_int(const struct onnxrun__node *node, const char *name,
+                                                      int64_t def, int64_t *out, bool *found,
+                                                      struct onnxrun__err *err);
+/* Gets an INTS attribute: *out borrowed, *count elements; absent -> *out NULL, *count 0. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__attr_ints(const struct onnxrun__node *node, const char *name,
+                                                       const int64_t **out, size_t *count, bool *found,
+                                                       struct onnxrun__err *err);
+/* Gets a STRING attribute (borrowed), or def when absent. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__attr_string(const struct onnxrun__node *node,
+                                                         const char *name, const char *def,
+                                                         const char **out, bool *found,
+                                                         struct onnxrun__err *err);
+
+/* Where a value comes from. */
+enum onnxrun__value_kind {
+	ONNXRUN__VALUE_INTERMEDIATE = 0, /* produced by a node */
+	ONNXRUN__VALUE_INPUT = 1,        /* graph input that must be fed */
+	ONNXRUN__VALUE_INITIALIZER = 2,  /* constant */
+	ONNXRUN__VALUE_DEFAULTED = 3,    /* graph input with an initializer as its default */
+};
+
+struct onnxrun__value {
+	char *name;
+	enum onnxrun__value_kind kind;
+	bool is_output;               /* listed as a graph output */
+	int32_t producer;             /* node index (execution order) or -1 */
+	struct onnxrun_tensor *init;  /* INITIALIZER / DEFAULTED data */
+	bool has_declared;            /* declared type from input/output/value_info */
+	struct onnxrun__type declared;
+	struct onnxrun__type type;    /* inferred at load (symbolic) */
+	struct onnxrun_dim pub_dims[ONNXRUN_MAX_RANK]; /* for onnxrun_value_info */
+};
+
+struct onnxrun__opset {
+	char *domain; /* normalized: "" for ai.onnx */
+	int64_t version;
+};
+
+struct onnxrun_model {
+	struct onnxrun_env *env;
+	int64_t ir_version;
+	char *producer_name;
+	char *graph_name;
+	size_t n_opsets;
+	struct onnxrun__opset *opsets;
+	size_t n_values;
+	struct onnxrun__value *values;
+	size_t n_nodes;
+	struct onnxrun__node *nodes; /* execution (topological) order */
+	size_t n_inputs;
+	int32_t *inputs;  /* value indices of graph inputs to feed */
+	size_t n_outputs;
+	int32_t *outputs; /* value indices of graph outputs */
+	size_t n_params;
+	char **params;    /* every dim_param name seen, owned */
+	const char **node_in_names;  /* flattened name tables for onnxrun_node_info */
+	const char **node_out_names;
+};
+
+/* Value index by name, -1 if none. */
+ONNXRUN__HIDDEN int32_t onnxrun__model_find_value(const struct onnxrun_model *m, const char *name);
+/* Frees everything a model owns (NULL-safe). */
+ONNXRUN__HIDDEN void onnxrun__model_destroy(struct onnxrun_model *m);
+
+/* ---- registry (src/ops/registry.c) -------------------------------------------------------- */
+
+/* The implementation for (domain, op_type) at the given opset: the entry with the highest
+ * since_version <= opset; NULL when there is none. */
+ONNXRUN__HIDDEN const struct onnxrun__op *onnxrun__registry_find(const char *domain, const char *op_type,
+                                                                 int64_t opset);
+/* Newest known since_version of an op, 0 when unknown (for "opset newer than known" warnings). */
+ONNXRUN__HIDDEN int onnxrun__registry_newest(const char *domain, const char *op_type);
+
+#endif /* ONNXRUN_RUNTIME_H */
