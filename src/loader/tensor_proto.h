@@ -1,0 +1,31 @@
+/*
+ * tensor_proto.h - ONNX TensorProto <-> onnxrun tensor, inside the loader. Includes the
+ * generated protobuf-c header, so only src/loader (and tests) include this file.
+ */
+#ifndef ONNXRUN_TENSOR_PROTO_H
+#define ONNXRUN_TENSOR_PROTO_H
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "../runtime/runtime.h"
+#include "onnx.pb-c.h"
+
+/* Decodes a TensorProto of any onnxrun dtype into a new tensor named after it: from
+ * raw_data (little-endian), the typed field of its dtype, string_data, or external data
+ * (data_location EXTERNAL; read relative to base_dir, which must then be non-NULL, and
+ * never from outside it). Sizes are checked before anything large is allocated.
+ * Messages start with "tensor '<name>': ". Returns OK, INVALID_MODEL (malformed content),
+ * UNSUPPORTED (segments, data types newer than onnxrun), LIMIT (sizes that overflow or a
+ * rank above ONNXRUN_MAX_RANK), IO (unreadable external file) or OUT_OF_MEMORY. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_from_proto(const struct onnxrun_env *env,
+                                                               const Onnx__TensorProto *tp,
+                                                               const char *base_dir,
+                                                               struct onnxrun__err *err,
+                                                               struct onnxrun_tensor **out);
+
+/* Fills *out with a protobuf-c allocator that allocates through the env (for
+ * onnx__*__unpack and onnx__*__free_unpacked). *out keeps a pointer to env. */
+ONNXRUN__HIDDEN void onnxrun__tensor_proto_allocator(const struct onnxrun_env *env,
+                                                     ProtobufCAllocator *out);
+
+#endif

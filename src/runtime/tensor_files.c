@@ -1,0 +1,177 @@
+/*
+ * tensor_files.c - the public tensor file API: .pb (one serialized TensorProto) and .npy.
+ * Files are read whole (up to a size cap) and decoded from memory; saving encodes into
+ * memory and writes once. Every message names the file: "file '<path>': <reason>".
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../loader/loader.h"
+#include "npy.h"
+#include "runtime.h"
+
+/* Tensor files larger than this are refused rather than read into memory. */
+#define MAX_FILE_BYTES ((uint64_t)16 << 30)
+
+typedef enum onnxrun_status (*decode_fn)(const struct onnxrun_env *env, const void *data, size_t size,
+                                         struct onnxrun__err *err, struct onnxrun_tensor **out);
+typedef enum onnxrun_status (*encode_fn)(const struct onnxrun_env *env, const struct onnxrun_tensor *t,
+                                         struct onnxrun__err *err, uint8_t **out, size_t *out_size);
+
+/* Checks that an open file is a regular file of at most MAX_FILE_BYTES; gives its size. */
+static enum onnxrun_status file_size(FILE *f, struct onnxrun__err *err, size_t *out)
+{
+	struct stat sb;
+	if (fstat(fileno(f), &sb) != 0)
+		return onnxrun__fail(err, ONNXRUN_ERROR_IO, "%s", strerror(errno));
+	if (S_ISDIR(sb.st_mode))
+		return onnxrun__fail(err, ONNXRUN_ERROR_IO, "%s", strerror(EISDIR));
+	if (!S_ISREG(sb.st_mode))
+		return onnxrun__fail(err, ONNXRUN_ERROR_IO, "not a regular file");
+	if ((uint64_t)sb.st_size > MAX_FILE_BYTES || (uint64_t)sb.st_size > SIZE_MAX)
+		return onnxrun__fail(err, ONNXRUN_ERROR_LIMIT, "%lld bytes is above the %llu GiB limit",
+		                     (long long)sb.st_size, (unsigned long long)(MAX_FILE_BYTES >> 30));
+	*out = (size_t)sb.st_size;
+	return ONNXRUN_OK;
+}
+
+/* Reads a whole regular file into *out (from onnxrun__malloc). */
+static enum onnxrun_status read_file(const struct onnxrun_env *env, const char *path, struct onnxrun__err *err,
+                                     uint8_t **out, size_t *out_size)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	size_t size = 0;
+	enum onnxrun_status st;
+	if (!f)
+		return onnxrun__fail(err, ONNXRUN_ERROR_IO, "%s", strerror(errno));
+	if ((st = file_size(f, err, &size)))
+		goto fail;
+	buf = onnxrun__malloc(env, size);
+	if (!buf) {
+		st = onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory reading %zu bytes", size);
+		goto fail;
+	}
+	if (fread(buf, 1, size, f) != size) {
+		st = onnxrun__fail(err, ONNXRUN_ERROR_IO, "%s",
+		                   ferror(f) ? strerror(errno) : "the file shrank while it was read");
+		goto fail;
+	}
+	fclose(f);
+	*out = buf;
+	*out_size = size;
+	return ONNXRUN_OK;
+fail:
+	fclose(f);
+	onnxrun__free(env, buf);
+	return st;
+}
+
+/* Writes size bytes to path (created or truncated); a partly written file is removed. */
+static enum onnxrun_status write_file(const char *path, const uint8_t *data, size_t size,
+                                      struct onnxrun__err *err)
+{
+	FILE *f = fopen(path, "wb");
+	bool ok;
+	if (!f)
+		return onnxrun__fail(err, ONNXRUN_ERROR_IO, "%s", strerror(errno));
+	ok = fwrite(data, 1, size, f) == size;
+	ok = (fclose(f) == 0) && ok;
+	if (!ok) {
+		int e = errno;
+		remove(path);
+		return onnxrun__fail(err, ONNXRUN_ERROR_IO, "write failed: %s", strerror(e));
+	}
+	return ONNXRUN_OK;
+}
+
+/* Shared body of the load functions. */
+static enum onnxrun_status load_file(struct onnxrun_env *env, const char *path, decode_fn decode,
+                                     struct onnxrun_tensor **out)
+{
+	uint8_t *data = NULL;
+	size_t size = 0;
+	enum onnxrun_status st;
+	if (!env)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	onnxrun__err_clear(&env->err);
+	if (!path || !out)
+		return onnxrun__fail(&env->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "%s is NULL", !path ? "path" : "out");
+	st = read_file(env, path, &env->err, &data, &size);
+	if (!st) {
+		st = decode(env, data, size, &env->err, out);
+		onnxrun__free(env, data);
+	}
+	if (st)
+		onnxrun__err_prefix(&env->err, "file '%s'", path);
+	return st;
+}
+
+/* Shared body of the decode functions. */
+static enum onnxrun_status decode_buffer(struct onnxrun_env *env, const void *data, size_t size,
+                                         decode_fn decode, struct onnxrun_tensor **out)
+{
+	if (!env)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	onnxrun__err_clear(&env->err);
+	if ((!data && size) || !out)
+		return onnxrun__fail(&env->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "%s is NULL", !out ? "out" : "data");
+	return decode(env, data ? data : "", size, &env->err, out);
+}
+
+/* Shared body of the save functions. */
+static enum onnxrun_status save_file(struct onnxrun_env *env, const struct onnxrun_tensor *t, const char *path,
+                                     encode_fn encode)
+{
+	uint8_t *data = NULL;
+	size_t size = 0;
+	enum onnxrun_status st;
+	if (!env)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	onnxrun__err_clear(&env->err);
+	if (!t || !path)
+		return onnxrun__fail(&env->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "%s is NULL", !t ? "tensor" : "path");
+	st = encode(env, t, &env->err, &data, &size);
+	if (!st)
+		st = write_file(path, data, size, &env->err);
+	onnxrun__free(env, data);
+	if (st)
+		onnxrun__err_prefix(&env->err, "file '%s'", path);
+	return st;
+}
+
+enum onnxrun_status onnxrun_tensor_load_pb(struct onnxrun_env *env, const char *path, struct onnxrun_tensor **out)
+{
+	return load_file(env, path, onnxrun__tensor_pb_decode, out);
+}
+
+enum onnxrun_status onnxrun_tensor_decode_pb(struct onnxrun_env *env, const void *data, size_t size,
+                                             struct onnxrun_tensor **out)
+{
+	return decode_buffer(env, data, size, onnxrun__tensor_pb_decode, out);
+}
+
+enum onnxrun_status onnxrun_tensor_save_pb(struct onnxrun_env *env, const struct onnxrun_tensor *tensor,
+                                           const char *path)
+{
+	return save_file(env, tensor, path, onnxrun__tensor_pb_encode);
+}
+
+enum onnxrun_status onnxrun_tensor_load_npy(struct onnxrun_env *env, const char *path, struct onnxrun_tensor **out)
+{
+	return load_file(env, path, onnxrun__npy_decode, out);
+}
+
+enum onnxrun_status onnxrun_tensor_decode_npy(struct onnxrun_env *env, const void *data, size_t size,
+                                              struct onnxrun_tensor **out)
+{
+	return decode_buffer(env, data, size, onnxrun__npy_decode, out);
+}
+
+enum onnxrun_status onnxrun_tensor_save_npy(struct onnxrun_env *env, const struct onnxrun_tensor *tensor,
+                                            const char *path)
+{
+	return save_file(env, tensor, path, onnxrun__npy_encode);
+}
