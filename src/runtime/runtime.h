@@ -205,6 +205,8 @@ struct onnxrun__node {
 	struct onnxrun__attr *attrs;
 	const struct onnxrun__op *op; /* resolved at load */
 	size_t file_index;            /* position in the file's node list */
+	const char **input_names;     /* borrowed value names ("" for absent), for node_info */
+	const char **output_names;
 };
 
 /* Node helpers for ops (src/ops). Attribute getters fail with INVALID_MODEL naming the node
@@ -271,14 +273,18 @@ struct onnxrun_model {
 	int32_t *outputs; /* value indices of graph outputs */
 	size_t n_params;
 	char **params;    /* every dim_param name seen, owned */
-	const char **node_in_names;  /* flattened name tables for onnxrun_node_info */
-	const char **node_out_names;
 };
 
 /* Value index by name, -1 if none. */
 ONNXRUN__HIDDEN int32_t onnxrun__model_find_value(const struct onnxrun_model *m, const char *name);
 /* Frees everything a model owns (NULL-safe). */
 ONNXRUN__HIDDEN void onnxrun__model_destroy(struct onnxrun_model *m);
+
+/* Reads a whole file (at most max_size bytes) into an onnxrun__malloc'd buffer. Errors name
+ * the file: IO when it cannot be opened or read, LIMIT when it is larger than max_size. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__read_file(const struct onnxrun_env *env, const char *path,
+                                                       uint64_t max_size, struct onnxrun__err *err,
+                                                       void **out, size_t *out_size);
 
 /* ---- registry (src/ops/registry.c) -------------------------------------------------------- */
 

@@ -1,0 +1,345 @@
+/*
+ * graph.c - after parsing: resolve each node's kernel, order the nodes (Kahn, ties in file
+ * order), and infer every value's dtype and (symbolic) shape.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "graph.h"
+
+/* Newest ai.onnx opset whose op versions onnxrun knows. */
+#define ONNXRUN__OPSET_KNOWN 28
+
+static int64_t opset_for(const struct onnxrun_model *m, const char *domain, bool *found)
+{
+	for (size_t i = 0; i < m->n_opsets; i++)
+		if (!strcmp(m->opsets[i].domain, domain)) {
+			*found = true;
+			return m->opsets[i].version;
+		}
+	*found = false;
+	return 0;
+}
+
+/* Appends "; node 'x' (Op, domain opset N)" to buf for the unsupported-node message. */
+static void append_unsupported(char *buf, size_t len, size_t *at, const struct onnxrun__node *node,
+                               bool imported)
+{
+	int n;
+	if (*at >= len)
+		return;
+	if (imported)
+		n = snprintf(buf + *at, len - *at, "%snode '%s' (%s, domain '%s' opset %lld)", *at ? "; " : "",
+		             node->name, node->op_type, node->domain[0] ? node->domain : "ai.onnx",
+		             (long long)node->opset);
+	else
+		n = snprintf(buf + *at, len - *at, "%snode '%s' (%s): domain '%s' has no opset import",
+		             *at ? "; " : "", node->name, node->op_type, node->domain[0] ? node->domain : "ai.onnx");
+	*at += n > 0 ? (size_t)n : 0;
+}
+
+enum onnxrun_status onnxrun__graph_resolve(struct onnxrun_model *m, struct onnxrun__err *err)
+{
+	char list[ONNXRUN__ERR_LEN - 64];
+	size_t at = 0, missing = 0;
+	bool found, warned = false;
+	list[0] = '\0';
+	for (size_t i = 0; i < m->n_nodes; i++) {
+		struct onnxrun__node *node = &m->nodes[i];
+		node->opset = opset_for(m, node->domain, &found);
+		if (found)
+			node->op = onnxrun__registry_find(node->domain, node->op_type, node->opset);
+		if (!node->op) {
+			append_unsupported(list, sizeof list, &at, node, found);
+			missing++;
+			continue;
+		}
+		if (!node->domain[0] && node->opset > ONNXRUN__OPSET_KNOWN && !warned) {
+			onnxrun__log(m->env, ONNXRUN_LOG_WARNING,
+			             "opset %lld of ai.onnx is newer than the newest known (%d); using the newest "
+			             "known op versions", (long long)node->opset, ONNXRUN__OPSET_KNOWN);
+			warned = true;
+		}
+	}
+	if (missing)
+		return onnxrun__fail(err, ONNXRUN_ERROR_UNSUPPORTED, "%zu unsupported node%s: %s", missing,
+		                     missing == 1 ? "" : "s", list);
+	return ONNXRUN_OK;
+}
+
+/* ---- topological order ---- */
+
+/* A binary min-heap of node file indices: Kahn's ready set, ties broken by file order. */
+struct heap {
+	size_t *a;
+	size_t n;
+};
+
+static void heap_push(struct heap *h, size_t v)
+{
+	size_t i = h->n++;
+	while (i && h->a[(i - 1) / 2] > v) {
+		h->a[i] = h->a[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->a[i] = v;
+}
+
+static size_t heap_pop(struct heap *h)
+{
+	size_t top = h->a[0], v = h->a[--h->n], i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && h->a[c + 1] < h->a[c])
+			c++;
+		if (h->a[c] >= v)
+			break;
+		h->a[i] = h->a[c];
+		i = c;
+	}
+	if (h->n)
+		h->a[i] = v;
+	return top;
+}
+
+/* Describes one cycle among the unscheduled nodes (indeg > 0) by walking producers. */
+static enum onnxrun_status cycle_error(const struct onnxrun_model *m, const size_t *indeg,
+                                       struct onnxrun__err *err)
+{
+	char buf[ONNXRUN__ERR_LEN - 64];
+	size_t at = 0, cur = 0, steps = 0, start;
+	while (indeg[cur] == 0)
+		cur++;
+	/* Walk back m->n_nodes steps: then we are surely inside a cycle. */
+	for (steps = 0; steps < m->n_nodes; steps++) {
+		const struct onnxrun__node *node = &m->nodes[cur];
+		for (size_t i = 0; i < node->n_inputs; i++) {
+			int32_t v = node->inputs[i];
+			if (v >= 0 && m->values[v].producer >= 0 && indeg[m->values[v].producer]) {
+				cur = (size_t)m->values[v].producer;
+				break;
+			}
+		}
+	}
+	start = cur;
+	buf[0] = '\0';
+	do {
+		const struct onnxrun__node *node = &m->nodes[cur];
+		int n = snprintf(buf + at, sizeof buf - at, "'%s' (%s) <- ", node->name, node->op_type);
+		at = n > 0 && at + (size_t)n < sizeof buf ? at + (size_t)n : sizeof buf - 1;
+		for (size_t i = 0; i < node->n_inputs; i++) {
+			int32_t v = node->inputs[i];
+			if (v >= 0 && m->values[v].producer >= 0 && indeg[m->values[v].producer]) {
+				cur = (size_t)m->values[v].producer;
+				break;
+			}
+		}
+	} while (cur != start && at < sizeof buf - 1);
+	snprintf(buf + at, sizeof buf - at, "'%s'", m->nodes[start].name);
+	return onnxrun__fail(err, ONNXRUN_ERROR_INVALID_MODEL, "graph has a cycle: %s", buf);
+}
+
+/* Counts, per node, inputs produced by other nodes (with multiplicity). */
+static void count_indegrees(const struct onnxrun_model *m, size_t *indeg)
+{
+	for (size_t n = 0; n < m->n_nodes; n++) {
+		const struct onnxrun__node *node = &m->nodes[n];
+		indeg[n] = 0;
+		for (size_t i = 0; i < node->n_inputs; i++)
+			if (node->inputs[i] >= 0 && m->values[node->inputs[i]].producer >= 0)
+				indeg[n]++;
+	}
+}
+
+/* Moves nodes into Kahn order and renumbers value producers. */
+static void apply_order(struct onnxrun_model *m, const size_t *order, struct onnxrun__node *tmp)
+{
+	memcpy(tmp, m->nodes, m->n_nodes * sizeof *tmp);
+	for (size_t k = 0; k < m->n_nodes; k++) {
+		m->nodes[k] = tmp[order[k]];
+		for (size_t o = 0; o < m->nodes[k].n_outputs; o++)
+			if (m->nodes[k].outputs[o] >= 0)
+				m->values[m->nodes[k].outputs[o]].producer = (int32_t)k;
+	}
+}
+
+/* Consumer lists per value in CSR form: consumers of v are cons[start[v] .. start[v+1]). */
+static bool build_consumers(const struct onnxrun_model *m, size_t **start_out, size_t **cons_out)
+{
+	size_t *start = onnxrun__calloc(m->env, m->n_values + 1, sizeof *start), total = 0;
+	size_t *cons, *fill;
+	if (!start)
+		return false;
+	for (size_t n = 0; n < m->n_nodes; n++)
+		for (size_t i = 0; i < m->nodes[n].n_inputs; i++)
+			if (m->nodes[n].inputs[i] >= 0)
+				start[m->nodes[n].inputs[i] + 1]++, total++;
+	for (size_t v = 0; v < m->n_values; v++)
+		start[v + 1] += start[v];
+	cons = onnxrun__malloc(m->env, (total ? total : 1) * sizeof *cons);
+	fill = onnxrun__malloc(m->env, (m->n_values ? m->n_values : 1) * sizeof *fill);
+	if (!cons || !fill) {
+		onnxrun__free(m->env, start);
+		onnxrun__free(m->env, cons);
+		onnxrun__free(m->env, fill);
+		return false;
+	}
+	if (m->n_values)
+		memcpy(fill, start, m->n_values * sizeof *fill);
+	for (size_t n = 0; n < m->n_nodes; n++)
+		for (size_t i = 0; i < m->nodes[n].n_inputs; i++)
+			if (m->nodes[n].inputs[i] >= 0)
+				cons[fill[m->nodes[n].inputs[i]]++] = n;
+	onnxrun__free(m->env, fill);
+	*start_out = start;
+	*cons_out = cons;
+	return true;
+}
+
+enum onnxrun_status onnxrun__graph_order(struct onnxrun_model *m, struct onnxrun__err *err)
+{
+	size_t n = m->n_nodes ? m->n_nodes : 1, done = 0;
+	size_t *indeg = onnxrun__malloc(m->env, n * sizeof *indeg);
+	size_t *order = onnxrun__malloc(m->env, n * sizeof *order);
+	struct heap h = { onnxrun__malloc(m->env, n * sizeof(size_t)), 0 };
+	struct onnxrun__node *tmp = onnxrun__malloc(m->env, n * sizeof *tmp);
+	size_t *start = NULL, *cons = NULL;
+	enum onnxrun_status st = ONNXRUN_OK;
+	if (!indeg || !order || !h.a || !tmp || !build_consumers(m, &start, &cons)) {
+		st = onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory ordering the graph");
+		goto fail;
+	}
+	count_indegrees(m, indeg);
+	for (size_t i = 0; i < m->n_nodes; i++)
+		if (!indeg[i])
+			heap_push(&h, i);
+	while (h.n) {
+		size_t cur = heap_pop(&h);
+		const struct onnxrun__node *node = &m->nodes[cur];
+		order[done++] = cur;
+		for (size_t o = 0; o < node->n_outputs; o++) {
+			int32_t v = node->outputs[o];
+			if (v < 0)
+				continue;
+			for (size_t k = start[v]; k < start[v + 1]; k++)
+				if (--indeg[cons[k]] == 0)
+					heap_push(&h, cons[k]);
+		}
+	}
+	if (done < m->n_nodes)
+		st = cycle_error(m, indeg, err);
+	else
+		apply_order(m, order, tmp);
+fail:
+	onnxrun__free(m->env, indeg);
+	onnxrun__free(m->env, order);
+	onnxrun__free(m->env, h.a);
+	onnxrun__free(m->env, tmp);
+	onnxrun__free(m->env, start);
+	onnxrun__free(m->env, cons);
+	return st;
+}
+
+/* ---- inference ---- */
+
+size_t onnxrun__graph_max_io(const struct onnxrun_model *m)
+{
+	size_t max = 1;
+	for (size_t i = 0; i < m->n_nodes; i++)
+		if (m->nodes[i].n_inputs + m->nodes[i].n_outputs > max)
+			max = m->nodes[i].n_inputs + m->nodes[i].n_outputs;
+	return max;
+}
+
+/* Checks an inferred type against the declared one and fills unknowns from it. */
+static enum onnxrun_status merge_declared(const struct onnxrun__node *node, const struct onnxrun__value *v,
+                                          struct onnxrun__type *t, struct onnxrun__err *err)
+{
+	const struct onnxrun__type *d = &v->declared;
+	char a[256], b[256];
+	if (!v->has_declared)
+		return ONNXRUN_OK;
+	if (d->dtype && t->dtype && d->dtype != t->dtype)
+		return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
+		                          "output '%s' is declared %s but computes %s", v->name,
+		                          onnxrun_dtype_name(d->dtype), onnxrun_dtype_name(t->dtype));
+	if (!t->dtype)
+		t->dtype = d->dtype;
+	if (d->shape.rank < 0)
+		return ONNXRUN_OK;
+	if (t->shape.rank < 0) {
+		t->shape = d->shape;
+		return ONNXRUN_OK;
+	}
+	if (d->shape.rank != t->shape.rank)
+		goto mismatch;
+	for (int32_t i = 0; i < t->shape.rank; i++) {
+		if (d->shape.dims[i] >= 0 && t->shape.dims[i] >= 0 && d->shape.dims[i] != t->shape.dims[i])
+			goto mismatch;
+		if (t->shape.dims[i] < 0 && (d->shape.dims[i] >= 0 || !t->shape.params[i])) {
+			t->shape.dims[i] = d->shape.dims[i];
+			t->shape.params[i] = d->shape.params[i];
+		}
+	}
+	return ONNXRUN_OK;
+mismatch:
+	return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
+	                          "output '%s' is declared with shape %s but has shape %s", v->name,
+	                          onnxrun__shape_str(&d->shape, a, sizeof a),
+	                          onnxrun__shape_str(&t->shape, b, sizeof b));
+}
+
+enum onnxrun_status onnxrun__graph_infer_node(const struct onnxrun_model *m, size_t k, struct onnxrun__type *types,
+                                              struct onnxrun__type *scratch, struct onnxrun__err *err)
+{
+	const struct onnxrun__node *node = &m->nodes[k];
+	struct onnxrun__type *in = scratch, *out = scratch + node->n_inputs;
+	enum onnxrun_status st;
+	for (size_t i = 0; i < node->n_inputs; i++) {
+		if (node->inputs[i] >= 0) {
+			in[i] = types[node->inputs[i]];
+		} else {
+			memset(&in[i], 0, sizeof in[i]);
+			in[i].shape.rank = -1;
+		}
+	}
+	for (size_t o = 0; o < node->n_outputs; o++) {
+		memset(&out[o], 0, sizeof out[o]);
+		out[o].shape.rank = -1;
+	}
+	st = node->op->infer(node, in, node->n_inputs, out, node->n_outputs, err);
+	if (st)
+		return st;
+	for (size_t o = 0; o < node->n_outputs; o++) {
+		int32_t v = node->outputs[o];
+		if (v < 0)
+			continue;
+		if ((st = merge_declared(node, &m->values[v], &out[o], err)))
+			return st;
+		types[v] = out[o];
+	}
+	return ONNXRUN_OK;
+}
+
+enum onnxrun_status onnxrun__graph_infer(struct onnxrun_model *m, struct onnxrun__err *err)
+{
+	struct onnxrun__type *types = onnxrun__calloc(m->env, m->n_values ? m->n_values : 1, sizeof *types);
+	struct onnxrun__type *scratch = onnxrun__calloc(m->env, onnxrun__graph_max_io(m), sizeof *scratch);
+	enum onnxrun_status st = ONNXRUN_OK;
+	if (!types || !scratch) {
+		st = onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory inferring shapes");
+		goto fail;
+	}
+	for (size_t v = 0; v < m->n_values; v++)
+		types[v] = m->values[v].type;
+	for (size_t k = 0; k < m->n_nodes && !st; k++)
+		st = onnxrun__graph_infer_node(m, k, types, scratch, err);
+	for (size_t v = 0; v < m->n_values && !st; v++)
+		m->values[v].type = types[v];
+fail:
+	onnxrun__free(m->env, types);
+	onnxrun__free(m->env, scratch);
+	return st;
+}

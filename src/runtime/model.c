@@ -1,0 +1,261 @@
+/*
+ * model.c - loading a model (parse, resolve, order, infer) and the model query API.
+ */
+#include <string.h>
+
+#include "../loader/loader.h"
+#include "graph.h"
+
+/* Model files larger than this are refused before reading (protobuf's own limit is 2 GiB). */
+#define ONNXRUN__MAX_MODEL_BYTES ((uint64_t)2 << 30)
+
+static void free_attr(const struct onnxrun_env *env, struct onnxrun__attr *a)
+{
+	onnxrun__free(env, a->name);
+	onnxrun__free(env, a->s.data);
+	onnxrun_tensor_free(a->t);
+	onnxrun__free(env, a->floats);
+	onnxrun__free(env, a->ints);
+	if (a->strings)
+		for (size_t i = 0; i < a->count; i++)
+			onnxrun__free(env, a->strings[i].data);
+	onnxrun__free(env, a->strings);
+	if (a->tensors)
+		for (size_t i = 0; i < a->count; i++)
+			onnxrun_tensor_free(a->tensors[i]);
+	onnxrun__free(env, a->tensors);
+}
+
+static void free_node(const struct onnxrun_env *env, struct onnxrun__node *node)
+{
+	onnxrun__free(env, node->name);
+	onnxrun__free(env, node->op_type);
+	onnxrun__free(env, node->domain);
+	onnxrun__free(env, node->inputs);
+	onnxrun__free(env, node->outputs);
+	for (size_t a = 0; a < node->n_attrs; a++)
+		free_attr(env, &node->attrs[a]);
+	onnxrun__free(env, node->attrs);
+	onnxrun__free(env, node->input_names);
+	onnxrun__free(env, node->output_names);
+}
+
+void onnxrun__model_destroy(struct onnxrun_model *m)
+{
+	const struct onnxrun_env *env;
+	if (!m)
+		return;
+	env = m->env;
+	for (size_t i = 0; i < m->n_nodes; i++)
+		free_node(env, &m->nodes[i]);
+	onnxrun__free(env, m->nodes);
+	for (size_t v = 0; v < m->n_values; v++) {
+		onnxrun__free(env, m->values[v].name);
+		onnxrun_tensor_free(m->values[v].init);
+	}
+	onnxrun__free(env, m->values);
+	for (size_t i = 0; i < m->n_opsets; i++)
+		onnxrun__free(env, m->opsets[i].domain);
+	onnxrun__free(env, m->opsets);
+	for (size_t i = 0; i < m->n_params; i++)
+		onnxrun__free(env, m->params[i]);
+	onnxrun__free(env, m->params);
+	onnxrun__free(env, m->inputs);
+	onnxrun__free(env, m->outputs);
+	onnxrun__free(env, m->producer_name);
+	onnxrun__free(env, m->graph_name);
+	onnxrun__free(env, m);
+}
+
+int32_t onnxrun__model_find_value(const struct onnxrun_model *m, const char *name)
+{
+	for (size_t v = 0; v < m->n_values; v++)
+		if (!strcmp(m->values[v].name, name))
+			return (int32_t)v;
+	return -1;
+}
+
+/* Builds the borrowed name and dim tables the query functions return. */
+static enum onnxrun_status build_name_tables(struct onnxrun_model *m, struct onnxrun__err *err)
+{
+	for (size_t v = 0; v < m->n_values; v++) {
+		const struct onnxrun__shape *s = &m->values[v].type.shape;
+		for (int32_t i = 0; i < s->rank; i++) {
+			m->values[v].pub_dims[i].value = s->dims[i];
+			m->values[v].pub_dims[i].param = s->dims[i] < 0 ? s->params[i] : NULL;
+		}
+	}
+	for (size_t k = 0; k < m->n_nodes; k++) {
+		struct onnxrun__node *node = &m->nodes[k];
+		node->input_names = onnxrun__malloc(m->env, (node->n_inputs + 1) * sizeof(char *));
+		node->output_names = onnxrun__malloc(m->env, (node->n_outputs + 1) * sizeof(char *));
+		if (!node->input_names || !node->output_names)
+			return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
+		for (size_t i = 0; i < node->n_inputs; i++)
+			node->input_names[i] = node->inputs[i] >= 0 ? m->values[node->inputs[i]].name : "";
+		for (size_t i = 0; i < node->n_outputs; i++)
+			node->output_names[i] = node->outputs[i] >= 0 ? m->values[node->outputs[i]].name : "";
+	}
+	return ONNXRUN_OK;
+}
+
+/* Parses, resolves, orders and infers; on failure frees everything. */
+static enum onnxrun_status load(struct onnxrun_env *env, const void *data, size_t size, const char *base_dir,
+                                struct onnxrun_model **out)
+{
+	struct onnxrun_model *m = onnxrun__calloc(env, 1, sizeof *m);
+	enum onnxrun_status st;
+	if (!m)
+		return onnxrun__fail(&env->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
+	m->env = env;
+	if ((st = onnxrun__load_model_proto(m, data, size, base_dir, &env->err)) ||
+	    (st = onnxrun__graph_resolve(m, &env->err)) || (st = onnxrun__graph_order(m, &env->err)) ||
+	    (st = onnxrun__graph_infer(m, &env->err)) || (st = build_name_tables(m, &env->err))) {
+		onnxrun__model_destroy(m);
+		return st;
+	}
+	*out = m;
+	return ONNXRUN_OK;
+}
+
+enum onnxrun_status onnxrun_model_load_buffer(struct onnxrun_env *env, const void *data, size_t size,
+                                              const char *base_dir, struct onnxrun_model **out)
+{
+	if (!env)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	onnxrun__err_clear(&env->err);
+	if (!out || (!data && size))
+		return onnxrun__fail(&env->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "NULL model buffer or out");
+	return load(env, data, size, base_dir, out);
+}
+
+enum onnxrun_status onnxrun_model_load_file(struct onnxrun_env *env, const char *path, struct onnxrun_model **out)
+{
+	void *data = NULL;
+	size_t size = 0;
+	const char *slash;
+	char *dir;
+	enum onnxrun_status st;
+	if (!env)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	onnxrun__err_clear(&env->err);
+	if (!path || !out)
+		return onnxrun__fail(&env->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "NULL path or out");
+	/* External data is read relative to the model's folder: "a/b.onnx" -> "a", "b.onnx" -> ".". */
+	slash = strrchr(path, '/');
+	if (!slash)
+		dir = onnxrun__strdup(env, ".");
+	else if (slash == path)
+		dir = onnxrun__strdup(env, "/");
+	else
+		dir = onnxrun__strndup(env, path, (size_t)(slash - path));
+	if (!dir)
+		return onnxrun__fail(&env->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
+	st = onnxrun__read_file(env, path, ONNXRUN__MAX_MODEL_BYTES, &env->err, &data, &size);
+	if (!st) {
+		st = load(env, data, size, dir, out);
+		if (st)
+			onnxrun__err_prefix(&env->err, "model '%s'", path);
+	}
+	onnxrun__free(env, data);
+	onnxrun__free(env, dir);
+	return st;
+}
+
+void onnxrun_model_free(struct onnxrun_model *m)
+{
+	onnxrun__model_destroy(m);
+}
+
+/* ---- queries ---- */
+
+static void fill_info(const struct onnxrun__value *v, struct onnxrun_value_info *out)
+{
+	const struct onnxrun__shape *s = &v->type.shape;
+	out->name = v->name;
+	out->dtype = v->type.dtype;
+	out->rank = s->rank;
+	out->dims = v->pub_dims;
+}
+
+int64_t onnxrun_model_ir_version(const struct onnxrun_model *m)
+{
+	return m ? m->ir_version : 0;
+}
+
+size_t onnxrun_model_opset_count(const struct onnxrun_model *m)
+{
+	return m ? m->n_opsets : 0;
+}
+
+enum onnxrun_status onnxrun_model_opset(const struct onnxrun_model *m, size_t i, const char **domain,
+                                        int64_t *version)
+{
+	if (!m || i >= m->n_opsets || !domain || !version)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	*domain = m->opsets[i].domain;
+	*version = m->opsets[i].version;
+	return ONNXRUN_OK;
+}
+
+size_t onnxrun_model_input_count(const struct onnxrun_model *m)
+{
+	return m ? m->n_inputs : 0;
+}
+
+enum onnxrun_status onnxrun_model_input_info(const struct onnxrun_model *m, size_t i,
+                                             struct onnxrun_value_info *out)
+{
+	if (!m || i >= m->n_inputs || !out)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	fill_info(&m->values[m->inputs[i]], out);
+	return ONNXRUN_OK;
+}
+
+size_t onnxrun_model_output_count(const struct onnxrun_model *m)
+{
+	return m ? m->n_outputs : 0;
+}
+
+enum onnxrun_status onnxrun_model_output_info(const struct onnxrun_model *m, size_t i,
+                                              struct onnxrun_value_info *out)
+{
+	if (!m || i >= m->n_outputs || !out)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	fill_info(&m->values[m->outputs[i]], out);
+	return ONNXRUN_OK;
+}
+
+size_t onnxrun_model_node_count(const struct onnxrun_model *m)
+{
+	return m ? m->n_nodes : 0;
+}
+
+enum onnxrun_status onnxrun_model_node_info(const struct onnxrun_model *m, size_t i, struct onnxrun_node_info *out)
+{
+	const struct onnxrun__node *node;
+	if (!m || i >= m->n_nodes || !out)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	node = &m->nodes[i];
+	out->name = node->name;
+	out->op_type = node->op_type;
+	out->domain = node->domain;
+	out->since_version = node->op->since_version;
+	out->input_count = node->n_inputs;
+	out->inputs = node->input_names;
+	out->output_count = node->n_outputs;
+	out->outputs = node->output_names;
+	return ONNXRUN_OK;
+}
+
+enum onnxrun_status onnxrun_model_value_info(const struct onnxrun_model *m, const char *name,
+                                             struct onnxrun_value_info *out)
+{
+	int32_t v;
+	if (!m || !name || !out)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	if ((v = onnxrun__model_find_value(m, name)) < 0)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	fill_info(&m->values[v], out);
+	return ONNXRUN_OK;
+}

@@ -1,0 +1,558 @@
+/*
+ * session.c - run state of a model: bound inputs and dims, concrete shapes (re-inferred only
+ * when an input shape changes), the planned arena of intermediates, and the run loop.
+ */
+#include <string.h>
+
+#include "graph.h"
+
+struct dim_bind {
+	char *name;
+	int64_t value;
+};
+
+struct onnxrun_session {
+	const struct onnxrun_model *model;
+	const struct onnxrun_env *env;
+	struct onnxrun__err err;
+	int threads;
+	size_t n_binds;
+	struct dim_bind *binds;
+	const struct onnxrun_tensor **feeds; /* per value: caller tensors of inputs */
+	struct onnxrun__type *types;         /* per value: concrete types after prepare */
+	struct onnxrun__type *scratch;       /* infer_node scratch */
+	struct onnxrun_tensor **tensors;     /* per value: node outputs */
+	struct onnxrun__type *fed;           /* per value: feed types at the last prepare */
+	struct onnxrun_dim *pub_dims;        /* per value * ONNXRUN_MAX_RANK, for value_info */
+	const struct onnxrun_tensor **in_ptrs;
+	struct onnxrun_tensor **out_ptrs;
+	bool prepared, ran;
+	void *arena;
+	uint64_t planned;
+};
+
+static const char *input_word(const struct onnxrun__value *v)
+{
+	return v->kind == ONNXRUN__VALUE_DEFAULTED ? "input (with default)" : "input";
+}
+
+/* ---- create / free ---- */
+
+enum onnxrun_status onnxrun_session_create(const struct onnxrun_model *m, struct onnxrun_session **out)
+{
+	const struct onnxrun_env *env;
+	struct onnxrun_session *s;
+	size_t nv, io;
+	if (!m || !out)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	env = m->env;
+	nv = m->n_values ? m->n_values : 1;
+	io = onnxrun__graph_max_io(m);
+	s = onnxrun__calloc(env, 1, sizeof *s);
+	if (!s)
+		return ONNXRUN_ERROR_OUT_OF_MEMORY;
+	s->model = m;
+	s->env = env;
+	s->threads = 1;
+	s->feeds = onnxrun__calloc(env, nv, sizeof *s->feeds);
+	s->types = onnxrun__calloc(env, nv, sizeof *s->types);
+	s->fed = onnxrun__calloc(env, nv, sizeof *s->fed);
+	s->scratch = onnxrun__calloc(env, io, sizeof *s->scratch);
+	s->tensors = onnxrun__calloc(env, nv, sizeof *s->tensors);
+	s->pub_dims = onnxrun__calloc(env, nv * ONNXRUN_MAX_RANK, sizeof *s->pub_dims);
+	s->in_ptrs = onnxrun__calloc(env, io, sizeof *s->in_ptrs);
+	s->out_ptrs = onnxrun__calloc(env, io, sizeof *s->out_ptrs);
+	if (!s->feeds || !s->types || !s->fed || !s->scratch || !s->tensors || !s->pub_dims || !s->in_ptrs ||
+	    !s->out_ptrs) {
+		onnxrun_session_free(s);
+		return ONNXRUN_ERROR_OUT_OF_MEMORY;
+	}
+	*out = s;
+	return ONNXRUN_OK;
+}
+
+/* Frees the node-output tensors and the arena of the last prepare. */
+static void release_buffers(struct onnxrun_session *s)
+{
+	for (size_t v = 0; v < s->model->n_values; v++) {
+		onnxrun_tensor_free(s->tensors[v]);
+		s->tensors[v] = NULL;
+	}
+	onnxrun__free(s->env, s->arena);
+	s->arena = NULL;
+	s->prepared = false;
+	s->ran = false;
+}
+
+void onnxrun_session_free(struct onnxrun_session *s)
+{
+	const struct onnxrun_env *env;
+	if (!s)
+		return;
+	env = s->env;
+	if (s->tensors)
+		release_buffers(s);
+	for (size_t i = 0; i < s->n_binds; i++)
+		onnxrun__free(env, s->binds[i].name);
+	onnxrun__free(env, s->binds);
+	onnxrun__free(env, s->feeds);
+	onnxrun__free(env, s->types);
+	onnxrun__free(env, s->fed);
+	onnxrun__free(env, s->scratch);
+	onnxrun__free(env, s->tensors);
+	onnxrun__free(env, s->pub_dims);
+	onnxrun__free(env, s->in_ptrs);
+	onnxrun__free(env, s->out_ptrs);
+	onnxrun__free(env, s);
+}
+
+const char *onnxrun_session_error(const struct onnxrun_session *s)
+{
+	return s ? s->err.msg : "no session";
+}
+
+enum onnxrun_status onnxrun_session_set_threads(struct onnxrun_session *s, int threads)
+{
+	if (!s)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	if (threads < 1)
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "threads must be >= 1, not %d",
+		                     threads);
+	s->threads = threads;
+	return ONNXRUN_OK;
+}
+
+/* ---- symbolic dims ---- */
+
+static const int64_t *bound_dim(const struct onnxrun_session *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_binds; i++)
+		if (!strcmp(s->binds[i].name, name))
+			return &s->binds[i].value;
+	return NULL;
+}
+
+enum onnxrun_status onnxrun_session_bind_dim(struct onnxrun_session *s, const char *name, int64_t value)
+{
+	const struct onnxrun_model *m;
+	struct dim_bind *grown;
+	int64_t *old;
+	bool known = false;
+	if (!s)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	onnxrun__err_clear(&s->err);
+	m = s->model;
+	if (!name || value < 0)
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT,
+		                     "bind dim: a name and a value >= 0 are needed");
+	for (size_t i = 0; i < m->n_params && !known; i++)
+		known = !strcmp(m->params[i], name);
+	if (!known)
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "model has no symbolic dim '%s'",
+		                     name);
+	if ((old = (int64_t *)bound_dim(s, name))) {
+		*old = value;
+	} else {
+		grown = onnxrun__malloc(s->env, (s->n_binds + 1) * sizeof *grown);
+		if (!grown)
+			return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
+		if (s->n_binds)
+			memcpy(grown, s->binds, s->n_binds * sizeof *grown);
+		grown[s->n_binds].name = onnxrun__strdup(s->env, name);
+		grown[s->n_binds].value = value;
+		if (!grown[s->n_binds].name) {
+			onnxrun__free(s->env, grown);
+			return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
+		}
+		onnxrun__free(s->env, s->binds);
+		s->binds = grown;
+		s->n_binds++;
+	}
+	s->prepared = false;
+	return ONNXRUN_OK;
+}
+
+/* ---- inputs ---- */
+
+/* Checks a tensor against a value's declared dtype and shape (and bound dims). */
+static enum onnxrun_status check_feed(struct onnxrun_session *s, const struct onnxrun__value *v,
+                                      const struct onnxrun_tensor *t)
+{
+	const struct onnxrun__type *d = &v->declared;
+	char a[256];
+	if (v->kind == ONNXRUN__VALUE_DEFAULTED && !v->has_declared)
+		d = &v->type;
+	if (d->dtype && t->dtype != d->dtype)
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_INPUT, "%s '%s': expected dtype %s, got %s",
+		                     input_word(v), v->name, onnxrun_dtype_name(d->dtype),
+		                     onnxrun_dtype_name(t->dtype));
+	if (d->shape.rank < 0)
+		return ONNXRUN_OK;
+	if (d->shape.rank != t->rank)
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_INPUT,
+		                     "%s '%s': expected rank %d %s, got rank %d", input_word(v), v->name,
+		                     (int)d->shape.rank, onnxrun__shape_str(&d->shape, a, sizeof a), (int)t->rank);
+	for (int32_t i = 0; i < t->rank; i++) {
+		const int64_t *b = d->shape.params[i] ? bound_dim(s, d->shape.params[i]) : NULL;
+		if (d->shape.dims[i] >= 0 && d->shape.dims[i] != t->dims[i])
+			return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_INPUT,
+			                     "%s '%s': dim %d is %lld but the model declares %s", input_word(v),
+			                     v->name, (int)i, (long long)t->dims[i],
+			                     onnxrun__shape_str(&d->shape, a, sizeof a));
+		if (b && *b != t->dims[i])
+			return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_INPUT,
+			                     "%s '%s': dim %d ('%s') is %lld but '%s' is bound to %lld",
+			                     input_word(v), v->name, (int)i, d->shape.params[i], (long long)t->dims[i],
+			                     d->shape.params[i], (long long)*b);
+	}
+	return ONNXRUN_OK;
+}
+
+static enum onnxrun_status set_feed(struct onnxrun_session *s, int32_t v, const struct onnxrun_tensor *t)
+{
+	enum onnxrun_status st;
+	if (!t)
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "input '%s': tensor is NULL",
+		                     s->model->values[v].name);
+	if ((st = check_feed(s, &s->model->values[v], t)))
+		return st;
+	s->feeds[v] = t;
+	return ONNXRUN_OK;
+}
+
+enum onnxrun_status onnxrun_session_set_input(struct onnxrun_session *s, size_t i, const struct onnxrun_tensor *t)
+{
+	if (!s)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	onnxrun__err_clear(&s->err);
+	if (i >= s->model->n_inputs)
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "input index %zu is out of range (%zu inputs)",
+		                     i, s->model->n_inputs);
+	return set_feed(s, s->model->inputs[i], t);
+}
+
+enum onnxrun_status onnxrun_session_set_input_by_name(struct onnxrun_session *s, const char *name,
+                                                      const struct onnxrun_tensor *t)
+{
+	int32_t v;
+	if (!s)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	onnxrun__err_clear(&s->err);
+	if (!name)
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "input name is NULL");
+	v = onnxrun__model_find_value(s->model, name);
+	if (v < 0 || (s->model->values[v].kind != ONNXRUN__VALUE_INPUT &&
+	              s->model->values[v].kind != ONNXRUN__VALUE_DEFAULTED))
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "model has no input named '%s'", name);
+	return set_feed(s, v, t);
+}
+
+/* ---- prepare: concrete types, plan, buffers ---- */
+
+static const struct onnxrun_tensor *value_tensor(const struct onnxrun_session *s, int32_t v)
+{
+	const struct onnxrun__value *val = &s->model->values[v];
+	switch (val->kind) {
+	case ONNXRUN__VALUE_INPUT: return s->feeds[v];
+	case ONNXRUN__VALUE_DEFAULTED: return s->feeds[v] ? s->feeds[v] : val->init;
+	case ONNXRUN__VALUE_INITIALIZER: return val->init;
+	default: return s->tensors[v];
+	}
+}
+
+static void type_of(const struct onnxrun_tensor *t, struct onnxrun__type *out)
+{
+	memset(out, 0, sizeof *out);
+	out->dtype = t->dtype;
+	out->shape.rank = t->rank;
+	memcpy(out->shape.dims, t->dims, (size_t)t->rank * sizeof *t->dims);
+}
+
+/* The type of an input that is not fed: its declared shape with bound dims filled in. */
+static enum onnxrun_status unfed_type(struct onnxrun_session *s, const struct onnxrun__value *v,
+                                      struct onnxrun__type *t)
+{
+	*t = v->declared;
+	if (!t->dtype || t->shape.rank < 0)
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_INPUT,
+		                     "input '%s' is not set and its type is not declared", v->name);
+	for (int32_t i = 0; i < t->shape.rank; i++) {
+		const int64_t *b;
+		if (t->shape.dims[i] >= 0)
+			continue;
+		b = t->shape.params[i] ? bound_dim(s, t->shape.params[i]) : NULL;
+		if (!b)
+			return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_INPUT,
+			                     "input '%s' is not set and its dim %d%s%s%s is unknown", v->name, (int)i,
+			                     t->shape.params[i] ? " ('" : "", t->shape.params[i] ? t->shape.params[i] : "",
+			                     t->shape.params[i] ? "')" : "");
+		t->shape.dims[i] = *b;
+	}
+	return ONNXRUN_OK;
+}
+
+/* Every symbolic dim must take one value across all inputs. */
+static enum onnxrun_status check_params(struct onnxrun_session *s)
+{
+	const struct onnxrun_model *m = s->model;
+	for (size_t i = 0; i < m->n_inputs; i++) {
+		const struct onnxrun__value *a = &m->values[m->inputs[i]];
+		for (int32_t d = 0; d < a->declared.shape.rank; d++) {
+			const char *p = a->declared.shape.params[d];
+			if (!p || a->declared.shape.dims[d] >= 0)
+				continue;
+			for (size_t j = 0; j < i; j++) {
+				const struct onnxrun__value *b = &m->values[m->inputs[j]];
+				for (int32_t e = 0; e < b->declared.shape.rank; e++) {
+					if (b->declared.shape.params[e] != p)
+						continue;
+					if (s->types[m->inputs[i]].shape.dims[d] != s->types[m->inputs[j]].shape.dims[e])
+						return onnxrun__fail(
+							&s->err, ONNXRUN_ERROR_INVALID_INPUT,
+							"input '%s': dim %d ('%s') is %lld but input '%s' has '%s' = %lld",
+							a->name, (int)d, p, (long long)s->types[m->inputs[i]].shape.dims[d],
+							b->name, p, (long long)s->types[m->inputs[j]].shape.dims[e]);
+				}
+			}
+		}
+	}
+	return ONNXRUN_OK;
+}
+
+/* Sets types[] for inputs and constants from feeds, defaults and bound dims. */
+static enum onnxrun_status source_types(struct onnxrun_session *s)
+{
+	const struct onnxrun_model *m = s->model;
+	enum onnxrun_status st;
+	for (size_t v = 0; v < m->n_values; v++) {
+		const struct onnxrun__value *val = &m->values[v];
+		if (val->kind == ONNXRUN__VALUE_INTERMEDIATE) {
+			memset(&s->types[v], 0, sizeof s->types[v]);
+			s->types[v].shape.rank = -1;
+		} else if (value_tensor(s, (int32_t)v)) {
+			type_of(value_tensor(s, (int32_t)v), &s->types[v]);
+		} else if ((st = unfed_type(s, val, &s->types[v]))) {
+			return st;
+		}
+	}
+	return check_params(s);
+}
+
+/* Plans the arena for node outputs that are not graph outputs or strings. */
+static enum onnxrun_status plan_arena(struct onnxrun_session *s, struct onnxrun__plan_item *items,
+                                      int32_t *item_value, size_t *n_items, size_t *arena_size)
+{
+	const struct onnxrun_model *m = s->model;
+	size_t n = 0;
+	for (size_t k = 0; k < m->n_nodes; k++) {
+		const struct onnxrun__node *node = &m->nodes[k];
+		for (size_t o = 0; o < node->n_outputs; o++) {
+			int32_t v = node->outputs[o];
+			int64_t numel;
+			if (v < 0 || m->values[v].is_output || s->types[v].dtype == ONNXRUN_DTYPE_STRING)
+				continue;
+			if (!onnxrun__shape_numel(&s->types[v].shape, &numel) ||
+			    !onnxrun__tensor_bytes(s->types[v].dtype, numel, &items[n].size))
+				return onnxrun__node_fail(&s->err, ONNXRUN_ERROR_LIMIT, node,
+				                          "output '%s' is too large", m->values[v].name);
+			items[n].first = items[n].last = k;
+			item_value[n++] = v;
+		}
+	}
+	/* A buffer lives until its last consumer. */
+	for (size_t k = 0; k < m->n_nodes; k++)
+		for (size_t i = 0; i < m->nodes[k].n_inputs; i++)
+			for (size_t it = 0; it < n; it++)
+				if (item_value[it] == m->nodes[k].inputs[i] && items[it].last < k)
+					items[it].last = k;
+	*n_items = n;
+	if (onnxrun__plan(s->env, items, n, arena_size))
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_LIMIT, "memory plan does not fit in the address space");
+	return ONNXRUN_OK;
+}
+
+/* Creates the tensor objects of node outputs: arena slices or owned buffers. */
+static enum onnxrun_status make_tensors(struct onnxrun_session *s, const struct onnxrun__plan_item *items,
+                                        const int32_t *item_value, size_t n_items)
+{
+	const struct onnxrun_model *m = s->model;
+	enum onnxrun_status st;
+	for (size_t k = 0; k < m->n_nodes; k++) {
+		const struct onnxrun__node *node = &m->nodes[k];
+		for (size_t o = 0; o < node->n_outputs; o++) {
+			int32_t v = node->outputs[o];
+			void *at = NULL;
+			if (v < 0)
+				continue;
+			for (size_t it = 0; it < n_items; it++)
+				if (item_value[it] == v && items[it].size)
+					at = (char *)s->arena + items[it].offset;
+			st = onnxrun__tensor_new(s->env, s->types[v].dtype, s->types[v].shape.rank,
+			                         s->types[v].shape.dims, at, &s->err, &s->tensors[v]);
+			if (st) {
+				onnxrun__err_prefix(&s->err, "node '%s' (%s): output '%s'", node->name, node->op_type,
+				                    m->values[v].name);
+				return st;
+			}
+			if (m->values[v].is_output)
+				s->planned += s->tensors[v]->nbytes;
+			if (onnxrun_tensor_set_name(s->tensors[v], m->values[v].name))
+				return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
+		}
+	}
+	return ONNXRUN_OK;
+}
+
+static enum onnxrun_status allocate(struct onnxrun_session *s)
+{
+	const struct onnxrun_model *m = s->model;
+	size_t nv = m->n_values ? m->n_values : 1, n_items = 0, arena_size = 0;
+	struct onnxrun__plan_item *items = onnxrun__calloc(s->env, nv, sizeof *items);
+	int32_t *item_value = onnxrun__calloc(s->env, nv, sizeof *item_value);
+	enum onnxrun_status st;
+	if (!items || !item_value) {
+		st = onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory planning memory");
+		goto fail;
+	}
+	if ((st = plan_arena(s, items, item_value, &n_items, &arena_size)))
+		goto fail;
+	if (arena_size && !(s->arena = onnxrun__malloc(s->env, arena_size))) {
+		st = onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY,
+		                   "out of memory allocating the %zu-byte arena", arena_size);
+		goto fail;
+	}
+	s->planned = arena_size;
+	st = make_tensors(s, items, item_value, n_items);
+fail:
+	onnxrun__free(s->env, items);
+	onnxrun__free(s->env, item_value);
+	return st;
+}
+
+enum onnxrun_status onnxrun_session_prepare(struct onnxrun_session *s)
+{
+	const struct onnxrun_model *m;
+	enum onnxrun_status st;
+	if (!s)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	onnxrun__err_clear(&s->err);
+	m = s->model;
+	release_buffers(s);
+	if ((st = source_types(s)))
+		return st;
+	for (size_t k = 0; k < m->n_nodes; k++)
+		if ((st = onnxrun__graph_infer_node(m, k, s->types, s->scratch, &s->err)))
+			return st;
+	for (size_t v = 0; v < m->n_values; v++)
+		if (m->values[v].producer >= 0 && !onnxrun__shape_concrete(&s->types[v].shape))
+			return onnxrun__node_fail(&s->err, ONNXRUN_ERROR_RUNTIME, &m->nodes[m->values[v].producer],
+			                          "output '%s' has no concrete shape", m->values[v].name);
+	if ((st = allocate(s))) {
+		release_buffers(s);
+		return st;
+	}
+	for (size_t v = 0; v < m->n_values; v++)
+		s->fed[v] = s->types[v];
+	s->prepared = true;
+	return ONNXRUN_OK;
+}
+
+/* True when a fed tensor's dtype or shape differs from the one the plan was made for. */
+static bool feeds_changed(const struct onnxrun_session *s)
+{
+	const struct onnxrun_model *m = s->model;
+	for (size_t v = 0; v < m->n_values; v++) {
+		const struct onnxrun_tensor *t;
+		if (m->values[v].kind == ONNXRUN__VALUE_INTERMEDIATE)
+			continue;
+		t = value_tensor(s, (int32_t)v);
+		if (!t || t->dtype != s->fed[v].dtype || t->rank != s->fed[v].shape.rank ||
+		    memcmp(t->dims, s->fed[v].shape.dims, (size_t)t->rank * sizeof *t->dims))
+			return true;
+	}
+	return false;
+}
+
+/* ---- run ---- */
+
+static enum onnxrun_status run_node(struct onnxrun_session *s, size_t k)
+{
+	const struct onnxrun__node *node = &s->model->nodes[k];
+	struct onnxrun__run_ctx ctx = { s->env, s->threads, &s->err };
+	enum onnxrun_status st;
+	for (size_t i = 0; i < node->n_inputs; i++)
+		s->in_ptrs[i] = node->inputs[i] >= 0 ? value_tensor(s, node->inputs[i]) : NULL;
+	for (size_t o = 0; o < node->n_outputs; o++) {
+		struct onnxrun_tensor *t = node->outputs[o] >= 0 ? s->tensors[node->outputs[o]] : NULL;
+		if (t)
+			onnxrun__tensor_strings_clear(t);
+		s->out_ptrs[o] = t;
+	}
+	st = node->op->compute(node, s->in_ptrs, node->n_inputs, s->out_ptrs, node->n_outputs, &ctx);
+	if (st && !s->err.msg[0])
+		onnxrun__node_fail(&s->err, st, node, "failed: %s", onnxrun_status_str(st));
+	return st;
+}
+
+enum onnxrun_status onnxrun_session_run(struct onnxrun_session *s)
+{
+	const struct onnxrun_model *m;
+	enum onnxrun_status st;
+	if (!s)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	onnxrun__err_clear(&s->err);
+	m = s->model;
+	for (size_t i = 0; i < m->n_inputs; i++)
+		if (!s->feeds[m->inputs[i]])
+			return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_INPUT, "input '%s' is not set",
+			                     m->values[m->inputs[i]].name);
+	if ((!s->prepared || feeds_changed(s)) && (st = onnxrun_session_prepare(s)))
+		return st;
+	s->ran = false;
+	for (size_t k = 0; k < m->n_nodes; k++)
+		if ((st = run_node(s, k)))
+			return st;
+	s->ran = true;
+	return ONNXRUN_OK;
+}
+
+/* ---- results ---- */
+
+enum onnxrun_status onnxrun_session_output(const struct onnxrun_session *s, size_t i,
+                                           const struct onnxrun_tensor **out)
+{
+	if (!s || !out || i >= s->model->n_outputs || !s->ran)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	*out = value_tensor(s, s->model->outputs[i]);
+	return *out ? ONNXRUN_OK : ONNXRUN_ERROR_INVALID_ARGUMENT;
+}
+
+enum onnxrun_status onnxrun_session_value_info(const struct onnxrun_session *cs, const char *name,
+                                               struct onnxrun_value_info *out)
+{
+	struct onnxrun_session *s = (struct onnxrun_session *)cs; /* pub_dims: a per-session cache */
+	struct onnxrun_dim *dims;
+	int32_t v;
+	if (!s || !name || !out || !s->prepared)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	if ((v = onnxrun__model_find_value(s->model, name)) < 0)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	dims = &s->pub_dims[(size_t)v * ONNXRUN_MAX_RANK];
+	for (int32_t i = 0; i < s->types[v].shape.rank; i++) {
+		dims[i].value = s->types[v].shape.dims[i];
+		dims[i].param = NULL;
+	}
+	out->name = s->model->values[v].name;
+	out->dtype = s->types[v].dtype;
+	out->rank = s->types[v].shape.rank;
+	out->dims = dims;
+	return ONNXRUN_OK;
+}
+
+enum onnxrun_status onnxrun_session_planned_bytes(const struct onnxrun_session *s, uint64_t *out)
+{
+	if (!s || !out || !s->prepared)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	*out = s->planned;
+	return ONNXRUN_OK;
+}
