@@ -1,0 +1,313 @@
+/*
+ * args.c - command-line parsing for onnxrun (DESIGN.md §4).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+enum opt_id {
+	OPT_HELP,
+	OPT_VERSION,
+	OPT_OUTPUT,
+	OPT_NPY,
+	OPT_RANDOM,
+	OPT_DIM,
+	OPT_THREADS,
+	OPT_INFO,
+	OPT_BENCH,
+	OPT_PROFILE,
+	OPT_RTOL,
+	OPT_ATOL,
+};
+
+/* value: 0 none, 1 required, 2 optional (only as --name=VALUE) */
+struct opt_def {
+	const char *name;
+	int value;
+	enum opt_id id;
+};
+
+static const struct opt_def opt_defs[] = {
+	{"help", 0, OPT_HELP},       {"version", 0, OPT_VERSION}, {"output", 1, OPT_OUTPUT},
+	{"npy", 0, OPT_NPY},         {"random", 2, OPT_RANDOM},   {"dim", 1, OPT_DIM},
+	{"threads", 1, OPT_THREADS}, {"info", 0, OPT_INFO},       {"bench", 1, OPT_BENCH},
+	{"profile", 0, OPT_PROFILE}, {"rtol", 1, OPT_RTOL},       {"atol", 1, OPT_ATOL},
+};
+
+/* Prints the usage text. */
+void cli_print_usage(FILE *f)
+{
+	fputs("usage: onnxrun [options] MODEL [INPUTS...]\n"
+	      "\n"
+	      "Runs an ONNX model. INPUTS is a folder in the ONNX test layout (input_<i>.pb,\n"
+	      "expected outputs output_<i>.pb) and/or tensor files named after the inputs\n"
+	      "(<name>.pb or <name>.npy). With expected outputs, each output is compared and\n"
+	      "a PASS/FAIL line printed; otherwise a one-line summary per output.\n"
+	      "\n"
+	      "options:\n"
+	      "  -o, --output DIR    write DIR/output_<i>.pb (created if missing)\n"
+	      "      --npy           with -o, also write DIR/<output name>.npy\n"
+	      "      --random[=SEED] fill missing inputs with pseudo-random values (seed 0)\n"
+	      "      --dim NAME=N    bind the symbolic dim NAME to N (repeatable)\n"
+	      "      --threads N     worker threads (default: all online cores)\n"
+	      "      --rtol X        relative tolerance (default 1e-3)\n"
+	      "      --atol X        absolute tolerance (default 1e-7)\n"
+	      "      --info          print the model's inputs, outputs, nodes and planned\n"
+	      "                      memory, and run nothing\n"
+	      "      --bench N       time N runs after one warm-up run\n"
+	      "      --profile       per-node timings (not available yet)\n"
+	      "  -h, --help          print this help and exit\n"
+	      "      --version       print the version and exit\n"
+	      "\n"
+	      "exit status: 0 success, 1 an output differs from the expected one, 2 error\n",
+	      f);
+}
+
+static void usage_error(const char *what, const char *arg)
+{
+	cli_error("%s '%s' (see 'onnxrun --help')", what, arg);
+}
+
+/* Parses a thread count or run count: a decimal integer in [1, max]. */
+static int parse_count(const char *opt, const char *s, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (s[0] == '\0' || *end != '\0' || errno != 0 || v < 1 || v > max) {
+		cli_error("--%s needs an integer from 1 to %ld, not '%s'", opt, max, s);
+		return CLI_ERROR;
+	}
+	*out = v;
+	return CLI_OK;
+}
+
+/* Parses a tolerance: a finite number >= 0. */
+static int parse_tolerance(const char *opt, const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (s[0] == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v < 0) {
+		cli_error("--%s needs a finite number >= 0, not '%s'", opt, s);
+		return CLI_ERROR;
+	}
+	*out = v;
+	return CLI_OK;
+}
+
+/* Parses the --random seed: an unsigned 64-bit decimal (or 0x hex) integer. */
+static int parse_seed(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (s[0] == '\0' || s[0] == '-' || *end != '\0' || errno != 0) {
+		cli_error("--random needs an unsigned integer seed, not '%s'", s);
+		return CLI_ERROR;
+	}
+	*out = (uint64_t)v;
+	return CLI_OK;
+}
+
+/* Parses NAME=VALUE of --dim and appends it to opts->dims. */
+static int parse_dim(const char *s, struct cli_options *opts)
+{
+	const char *eq = strrchr(s, '=');
+	char *end;
+	long long v;
+
+	if (eq == NULL || eq == s || eq[1] == '\0') {
+		cli_error("--dim needs NAME=VALUE, not '%s'", s);
+		return CLI_ERROR;
+	}
+	errno = 0;
+	v = strtoll(eq + 1, &end, 10);
+	if (*end != '\0' || errno != 0 || v < 0) {
+		cli_error("--dim %.*s needs an integer value >= 0, not '%s'", (int)(eq - s), s,
+		          eq + 1);
+		return CLI_ERROR;
+	}
+	struct cli_dim *dims = realloc(opts->dims, (opts->dim_count + 1) * sizeof *dims);
+	if (dims == NULL) {
+		cli_error("out of memory");
+		return CLI_ERROR;
+	}
+	opts->dims = dims;
+	dims[opts->dim_count++] = (struct cli_dim){s, (size_t)(eq - s), (int64_t)v};
+	return CLI_OK;
+}
+
+/* Applies one option with its value (NULL when it takes none). */
+static int apply_option(enum opt_id id, const char *name, const char *val,
+                        struct cli_options *opts)
+{
+	long n;
+
+	switch (id) {
+	case OPT_HELP: opts->help = 1; return CLI_OK;
+	case OPT_VERSION: opts->version = 1; return CLI_OK;
+	case OPT_OUTPUT: opts->output_dir = val; return CLI_OK;
+	case OPT_NPY: opts->write_npy = 1; return CLI_OK;
+	case OPT_INFO: opts->info = 1; return CLI_OK;
+	case OPT_RANDOM:
+		opts->random = 1;
+		return val != NULL ? parse_seed(val, &opts->seed) : CLI_OK;
+	case OPT_DIM: return parse_dim(val, opts);
+	case OPT_THREADS:
+		if (parse_count(name, val, 4096, &n) != CLI_OK)
+			return CLI_ERROR;
+		opts->threads = (int)n;
+		return CLI_OK;
+	case OPT_BENCH: return parse_count(name, val, 100000000L, &opts->bench_runs);
+	case OPT_RTOL: return parse_tolerance(name, val, &opts->rtol);
+	case OPT_ATOL: return parse_tolerance(name, val, &opts->atol);
+	case OPT_PROFILE: cli_error("--profile is not available yet"); return CLI_ERROR;
+	}
+	return CLI_ERROR;
+}
+
+/* Finds a long option by name (the text between "--" and '=' or the end). */
+static const struct opt_def *find_option(const char *name, size_t len)
+{
+	for (size_t i = 0; i < sizeof opt_defs / sizeof opt_defs[0]; i++) {
+		if (strlen(opt_defs[i].name) == len && strncmp(opt_defs[i].name, name, len) == 0)
+			return &opt_defs[i];
+	}
+	return NULL;
+}
+
+/* Handles argv[*i], a long option "--name[=value]"; may consume argv[*i + 1]. */
+static int parse_long(int argc, char **argv, int *i, struct cli_options *opts)
+{
+	const char *arg = argv[*i] + 2;
+	const char *eq = strchr(arg, '=');
+	size_t len = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
+	const struct opt_def *def = find_option(arg, len);
+	const char *val = eq != NULL ? eq + 1 : NULL;
+
+	if (def == NULL) {
+		usage_error("unknown option", argv[*i]);
+		return CLI_ERROR;
+	}
+	if (def->value == 0 && val != NULL) {
+		usage_error("option takes no value:", argv[*i]);
+		return CLI_ERROR;
+	}
+	if (def->value == 1 && val == NULL) {
+		if (*i + 1 >= argc) {
+			cli_error("option '--%s' needs a value (see 'onnxrun --help')", def->name);
+			return CLI_ERROR;
+		}
+		val = argv[++*i];
+	}
+	return apply_option(def->id, def->name, val, opts);
+}
+
+/* Handles argv[*i], a short option: -h or -o DIR / -oDIR. */
+static int parse_short(int argc, char **argv, int *i, struct cli_options *opts)
+{
+	const char *arg = argv[*i];
+
+	if (strcmp(arg, "-h") == 0)
+		return apply_option(OPT_HELP, "help", NULL, opts);
+	if (strncmp(arg, "-o", 2) != 0) {
+		usage_error("unknown option", arg);
+		return CLI_ERROR;
+	}
+	if (arg[2] != '\0')
+		return apply_option(OPT_OUTPUT, "output", arg + 2, opts);
+	if (*i + 1 >= argc) {
+		cli_error("option '-o' needs a value (see 'onnxrun --help')");
+		return CLI_ERROR;
+	}
+	return apply_option(OPT_OUTPUT, "output", argv[++*i], opts);
+}
+
+/* Adds a positional argument: the model first, then INPUTS. */
+static int add_positional(const char *arg, struct cli_options *opts)
+{
+	if (opts->model_path == NULL) {
+		opts->model_path = arg;
+		return CLI_OK;
+	}
+	opts->inputs[opts->input_count++] = arg;
+	return CLI_OK;
+}
+
+/* Checks combinations once everything is parsed. */
+static int check_options(const struct cli_options *opts)
+{
+	if (opts->help || opts->version)
+		return CLI_OK;
+	if (opts->model_path == NULL) {
+		cli_error("missing MODEL (see 'onnxrun --help')");
+		return CLI_ERROR;
+	}
+	if (opts->write_npy && opts->output_dir == NULL) {
+		cli_error("--npy needs -o DIR");
+		return CLI_ERROR;
+	}
+	return CLI_OK;
+}
+
+/*
+ * Parses argv into opts (zeroed first; defaults filled in). Reports usage errors itself.
+ * On failure opts may still own memory: call cli_options_free either way.
+ */
+int cli_parse_args(int argc, char **argv, struct cli_options *opts)
+{
+	int only_positional = 0;
+
+	memset(opts, 0, sizeof *opts);
+	opts->rtol = 1e-3;
+	opts->atol = 1e-7;
+	opts->inputs = cli_calloc((size_t)(argc > 0 ? argc : 1), sizeof *opts->inputs);
+	if (opts->inputs == NULL)
+		return CLI_ERROR;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		int rc;
+		if (only_positional || arg[0] != '-' || arg[1] == '\0')
+			rc = add_positional(arg, opts);
+		else if (strcmp(arg, "--") == 0)
+			only_positional = 1, rc = CLI_OK;
+		else if (arg[1] == '-')
+			rc = parse_long(argc, argv, &i, opts);
+		else
+			rc = parse_short(argc, argv, &i, opts);
+		if (rc != CLI_OK)
+			return rc;
+	}
+	return check_options(opts);
+}
+
+void cli_options_free(struct cli_options *opts)
+{
+	free(opts->inputs);
+	free(opts->dims);
+	opts->inputs = NULL;
+	opts->dims = NULL;
+}
+
+/* The last --dim binding for `name`, or NULL. */
+const struct cli_dim *cli_find_dim(const struct cli_options *opts, const char *name)
+{
+	const struct cli_dim *found = NULL;
+
+	for (size_t i = 0; i < opts->dim_count; i++) {
+		const struct cli_dim *d = &opts->dims[i];
+		if (strlen(name) == d->name_len && strncmp(name, d->name, d->name_len) == 0)
+			found = d;
+	}
+	return found;
+}

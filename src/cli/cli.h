@@ -1,0 +1,131 @@
+/*
+ * cli.h - internals of the onnxrun command-line tool, shared by the files of src/cli/.
+ *
+ * The tool uses only the public API (onnxrun.h). Every function that can fail returns
+ * CLI_OK or CLI_ERROR; the failing function prints the single "onnxrun: error: ..." line
+ * itself (cli_error), so callers only propagate the code.
+ */
+#ifndef ONNXRUN_CLI_H
+#define ONNXRUN_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "onnxrun.h"
+
+/* Process exit codes of the tool (DESIGN.md §4). */
+enum cli_exit {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_MISMATCH = 1,
+	CLI_EXIT_ERROR = 2,
+};
+
+/* Return codes of the tool's internal functions. */
+enum cli_rc {
+	CLI_OK = 0,
+	CLI_ERROR = 1,
+};
+
+/* One --dim NAME=VALUE binding; points into argv. */
+struct cli_dim {
+	const char *name;
+	size_t name_len;
+	int64_t value;
+};
+
+/* Parsed command line. Strings point into argv; arrays are heap-allocated. */
+struct cli_options {
+	const char *model_path;
+	const char **inputs; /* INPUTS arguments: one folder and/or tensor files */
+	size_t input_count;
+	const char *output_dir; /* -o DIR, NULL if absent */
+	int write_npy;
+	int random;
+	uint64_t seed;
+	struct cli_dim *dims;
+	size_t dim_count;
+	int threads; /* 0: number of online cores */
+	int info;
+	long bench_runs; /* 0: no --bench */
+	double rtol;
+	double atol;
+	int help;
+	int version;
+};
+
+/* Inputs and expected outputs gathered from the INPUTS arguments. Tensors are owned. */
+struct cli_data {
+	size_t input_count;
+	struct onnxrun_tensor **inputs;   /* [input_count], NULL where missing */
+	char **input_sources;             /* [input_count] file each came from, or NULL */
+	size_t output_count;
+	struct onnxrun_tensor **expected; /* [output_count], NULL where none */
+	char **expected_sources;          /* [output_count] file each came from, or NULL */
+	size_t override_count; /* extra files bound by name (initializer overrides) */
+	struct onnxrun_tensor **overrides;
+	char **override_sources;
+	char **override_names;
+};
+
+/* util.c */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_lib_error(const char *message, enum onnxrun_status status, const char *context);
+void cli_log(void *ctx, enum onnxrun_log_level level, const char *message);
+void *cli_calloc(size_t count, size_t size);
+char *cli_strdup(const char *s);
+char *cli_path_join(const char *dir, const char *name);
+int cli_is_dir(const char *path);
+int cli_is_file(const char *path);
+int cli_mkdirs(const char *path);
+char *cli_sanitize_name(const char *name, size_t index);
+void cli_print_shape(FILE *f, int32_t rank, const int64_t *dims);
+void cli_print_tensor_type(FILE *f, const struct onnxrun_tensor *t);
+void cli_print_value_type(FILE *f, const struct onnxrun_value_info *info);
+void cli_format_bytes(uint64_t bytes, char *buf, size_t size);
+float cli_half_to_float(uint16_t h);
+uint16_t cli_float_to_half(float f);
+float cli_bf16_to_float(uint16_t b);
+uint16_t cli_float_to_bf16(float f);
+
+/* args.c */
+int cli_parse_args(int argc, char **argv, struct cli_options *opts);
+void cli_options_free(struct cli_options *opts);
+void cli_print_usage(FILE *f);
+const struct cli_dim *cli_find_dim(const struct cli_options *opts, const char *name);
+
+/* main.c */
+int cli_bind_dims(struct onnxrun_session *session, const struct cli_options *opts);
+
+/* inputs.c */
+int cli_data_collect(struct onnxrun_env *env, const struct onnxrun_model *model,
+                     const struct cli_options *opts, struct cli_data *data);
+int cli_data_bind(struct onnxrun_session *session, const struct onnxrun_model *model,
+                  const struct cli_data *data);
+void cli_data_free(struct cli_data *data);
+
+/* random.c */
+int cli_random_fill(struct onnxrun_env *env, const struct onnxrun_model *model,
+                    const struct cli_options *opts, struct cli_data *data);
+
+/* compare.c */
+int cli_compare_outputs(const struct onnxrun_session *session, const struct onnxrun_model *model,
+                        const struct cli_data *data, const struct cli_options *opts,
+                        int *mismatch);
+
+/* values.c */
+int cli_dtype_is_float(enum onnxrun_dtype dtype);
+int cli_dtype_parts(enum onnxrun_dtype dtype);
+double cli_element_value(enum onnxrun_dtype dtype, const void *data, int64_t i, int part);
+void cli_print_element(FILE *f, const struct onnxrun_tensor *t, int64_t i, int precise);
+void cli_print_summary(const char *name, const struct onnxrun_tensor *t);
+
+/* outputs.c */
+int cli_write_outputs(struct onnxrun_env *env, const struct onnxrun_session *session,
+                      const struct onnxrun_model *model, const struct cli_options *opts);
+
+/* info.c */
+int cli_print_info(const struct onnxrun_model *model, const struct cli_options *opts);
+
+#endif /* ONNXRUN_CLI_H */

@@ -1,0 +1,181 @@
+/*
+ * main.c - the onnxrun command-line tool: loads a model, binds inputs, runs (or benchmarks)
+ * it, compares or summarizes the outputs and writes them on request. DESIGN.md §4 is the
+ * contract; everything goes through the public API in onnxrun.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* Binds every --dim NAME=VALUE to the session. */
+int cli_bind_dims(struct onnxrun_session *session, const struct cli_options *opts)
+{
+	for (size_t i = 0; i < opts->dim_count; i++) {
+		const struct cli_dim *d = &opts->dims[i];
+		char *name = cli_calloc(d->name_len + 1, 1);
+		if (name == NULL)
+			return CLI_ERROR;
+		memcpy(name, d->name, d->name_len);
+		enum onnxrun_status st = onnxrun_session_bind_dim(session, name, d->value);
+		if (st != ONNXRUN_OK)
+			cli_lib_error(onnxrun_session_error(session), st, "--dim");
+		free(name);
+		if (st != ONNXRUN_OK)
+			return CLI_ERROR;
+	}
+	return CLI_OK;
+}
+
+/* Runs the session once; a failure prints the library's message (it names the node). */
+static int run_once(struct onnxrun_session *session)
+{
+	enum onnxrun_status st = onnxrun_session_run(session);
+
+	if (st != ONNXRUN_OK) {
+		cli_lib_error(onnxrun_session_error(session), st, NULL);
+		return CLI_ERROR;
+	}
+	return CLI_OK;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* --bench N: one warm-up run, then N timed runs; prints the bench line. */
+static int run_bench(struct onnxrun_session *session, long runs)
+{
+	double *times = cli_calloc((size_t)runs, sizeof *times);
+	int rc = CLI_ERROR;
+
+	if (times == NULL || run_once(session) != CLI_OK)
+		goto done;
+	for (long i = 0; i < runs; i++) {
+		double t0 = now_ms();
+		if (run_once(session) != CLI_OK)
+			goto done;
+		times[i] = now_ms() - t0;
+	}
+	qsort(times, (size_t)runs, sizeof *times, compare_double);
+	double median = runs % 2 != 0 ? times[runs / 2]
+	                              : 0.5 * (times[runs / 2 - 1] + times[runs / 2]);
+	printf("bench: runs=%ld median_ms=%.3f min_ms=%.3f\n", runs, median, times[0]);
+	rc = CLI_OK;
+done:
+	free(times);
+	return rc;
+}
+
+/* Creates the session with the thread count and dims of the options. */
+static int make_session(const struct onnxrun_model *model, const struct cli_options *opts,
+                        struct onnxrun_session **out)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	int threads = opts->threads > 0 ? opts->threads : cores > 0 ? (int)cores : 1;
+	enum onnxrun_status st = onnxrun_session_create(model, out);
+
+	if (st != ONNXRUN_OK) {
+		cli_error("cannot create a session: %s", onnxrun_status_str(st));
+		return CLI_ERROR;
+	}
+	st = onnxrun_session_set_threads(*out, threads);
+	if (st != ONNXRUN_OK) {
+		cli_lib_error(onnxrun_session_error(*out), st, "--threads");
+		return CLI_ERROR;
+	}
+	return cli_bind_dims(*out, opts);
+}
+
+/*
+ * Runs the model on the gathered data and reports. Returns the exit code. With --bench the
+ * bench line is printed after the outputs' lines, which describe the last run.
+ */
+static int run_model(struct onnxrun_env *env, const struct onnxrun_model *model,
+                     const struct cli_options *opts, struct cli_data *data)
+{
+	struct onnxrun_session *session = NULL;
+	int code = CLI_EXIT_ERROR, mismatch = 0;
+
+	if (cli_data_collect(env, model, opts, data) != CLI_OK)
+		goto done;
+	if (opts->random && cli_random_fill(env, model, opts, data) != CLI_OK)
+		goto done;
+	if (make_session(model, opts, &session) != CLI_OK ||
+	    cli_data_bind(session, model, data) != CLI_OK)
+		goto done;
+	int rc = opts->bench_runs > 0 ? run_bench(session, opts->bench_runs) : run_once(session);
+	if (rc != CLI_OK || cli_compare_outputs(session, model, data, opts, &mismatch) != CLI_OK)
+		goto done;
+	if (opts->output_dir != NULL && cli_write_outputs(env, session, model, opts) != CLI_OK)
+		goto done;
+	code = mismatch ? CLI_EXIT_MISMATCH : CLI_EXIT_OK;
+done:
+	onnxrun_session_free(session);
+	return code;
+}
+
+/* Loads the model and does what the options ask; returns the exit code. */
+static int run_tool(const struct cli_options *opts)
+{
+	struct onnxrun_env *env = NULL;
+	struct onnxrun_model *model = NULL;
+	struct cli_data data;
+	int code = CLI_EXIT_ERROR;
+	enum onnxrun_status st = onnxrun_env_create(NULL, &env);
+
+	memset(&data, 0, sizeof data);
+	if (st != ONNXRUN_OK) {
+		cli_error("cannot create the environment: %s", onnxrun_status_str(st));
+		return CLI_EXIT_ERROR;
+	}
+	onnxrun_env_set_log(env, cli_log, NULL);
+	st = onnxrun_model_load_file(env, opts->model_path, &model);
+	if (st != ONNXRUN_OK)
+		cli_lib_error(onnxrun_env_error(env), st, opts->model_path);
+	else if (opts->info)
+		code = cli_print_info(model, opts) == CLI_OK ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+	else
+		code = run_model(env, model, opts, &data);
+	cli_data_free(&data);
+	onnxrun_model_free(model);
+	onnxrun_env_free(env);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli_options opts;
+	int code;
+
+	if (cli_parse_args(argc, argv, &opts) != CLI_OK) {
+		code = CLI_EXIT_ERROR;
+	} else if (opts.help) {
+		cli_print_usage(stdout);
+		code = CLI_EXIT_OK;
+	} else if (opts.version) {
+		printf("onnxrun %s\n", onnxrun_version());
+		code = CLI_EXIT_OK;
+	} else {
+		code = run_tool(&opts);
+	}
+	cli_options_free(&opts);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cli_error("cannot write to standard output");
+		code = CLI_EXIT_ERROR;
+	}
+	return code;
+}
