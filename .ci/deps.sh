@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what onnxrun needs to build (and, with --test, to test) on Debian 12.
+# As root it runs apt-get; otherwise it prints the one command to run and fails.
+set -euo pipefail
+want_tests=0
+[ "${1:-}" = "--test" ] && want_tests=1
+
+missing=()
+need_cmd() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
+need_pc() { pkg-config --exists "$1" 2>/dev/null || missing+=("$2"); }
+
+need_cmd cmake cmake
+need_cmd cc gcc
+need_cmd make make
+need_cmd pkg-config pkg-config
+need_cmd protoc-c protobuf-c-compiler
+if command -v pkg-config >/dev/null 2>&1; then
+	need_pc libprotobuf-c libprotobuf-c-dev
+	[ $want_tests = 1 ] && need_pc cmocka libcmocka-dev
+else
+	missing+=(libprotobuf-c-dev)
+	[ $want_tests = 1 ] && missing+=(libcmocka-dev)
+fi
+[ -f /usr/include/onnx/onnx.proto ] || missing+=(libonnx-dev)
+[ $want_tests = 1 ] && need_cmd valgrind valgrind
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+# shellcheck disable=SC2207
+missing=($(printf '%s\n' "${missing[@]}" | sort -u))
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+	echo "deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+	echo "deps: missing packages; run:" >&2
+	echo "  sudo apt-get install -y ${missing[*]}" >&2
+	exit 1
+fi
