@@ -343,12 +343,21 @@ static void missing_input(const struct onnxrun_model *model, size_t i)
 	free(safe);
 }
 
-/* Binds every loaded tensor to the session; a missing input is an error naming it. */
+/* Binds every loaded tensor to the session (by-name files first, as a file that matches
+ * nothing is the likelier mistake); a missing input is an error naming it. */
 int cli_data_bind(struct onnxrun_session *session, const struct onnxrun_model *model,
                   const struct cli_data *data)
 {
 	enum onnxrun_status st;
 
+	for (size_t i = 0; i < data->override_count; i++) {
+		st = onnxrun_session_set_input_by_name(session, data->override_names[i],
+		                                       data->overrides[i]);
+		if (st != ONNXRUN_OK) {
+			cli_lib_error(onnxrun_session_error(session), st, data->override_sources[i]);
+			return CLI_ERROR;
+		}
+	}
 	for (size_t i = 0; i < data->input_count; i++) {
 		if (data->inputs[i] == NULL) {
 			missing_input(model, i);
@@ -357,14 +366,6 @@ int cli_data_bind(struct onnxrun_session *session, const struct onnxrun_model *m
 		st = onnxrun_session_set_input(session, i, data->inputs[i]);
 		if (st != ONNXRUN_OK) {
 			cli_lib_error(onnxrun_session_error(session), st, data->input_sources[i]);
-			return CLI_ERROR;
-		}
-	}
-	for (size_t i = 0; i < data->override_count; i++) {
-		st = onnxrun_session_set_input_by_name(session, data->override_names[i],
-		                                       data->overrides[i]);
-		if (st != ONNXRUN_OK) {
-			cli_lib_error(onnxrun_session_error(session), st, data->override_sources[i]);
 			return CLI_ERROR;
 		}
 	}

@@ -56,8 +56,14 @@ static int compare_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* --bench N: one warm-up run, then N timed runs; prints the bench line. */
-static int run_bench(struct onnxrun_session *session, long runs)
+/* Timings of --bench, in milliseconds. */
+struct bench_result {
+	double median_ms;
+	double min_ms;
+};
+
+/* --bench N: one warm-up run, then N timed runs. */
+static int run_bench(struct onnxrun_session *session, long runs, struct bench_result *res)
 {
 	double *times = cli_calloc((size_t)runs, sizeof *times);
 	int rc = CLI_ERROR;
@@ -71,9 +77,9 @@ static int run_bench(struct onnxrun_session *session, long runs)
 		times[i] = now_ms() - t0;
 	}
 	qsort(times, (size_t)runs, sizeof *times, compare_double);
-	double median = runs % 2 != 0 ? times[runs / 2]
-	                              : 0.5 * (times[runs / 2 - 1] + times[runs / 2]);
-	printf("bench: runs=%ld median_ms=%.3f min_ms=%.3f\n", runs, median, times[0]);
+	res->median_ms = runs % 2 != 0 ? times[runs / 2]
+	                               : 0.5 * (times[runs / 2 - 1] + times[runs / 2]);
+	res->min_ms = times[0];
 	rc = CLI_OK;
 done:
 	free(times);
@@ -108,6 +114,7 @@ static int run_model(struct onnxrun_env *env, const struct onnxrun_model *model,
                      const struct cli_options *opts, struct cli_data *data)
 {
 	struct onnxrun_session *session = NULL;
+	struct bench_result bench = {0.0, 0.0};
 	int code = CLI_EXIT_ERROR, mismatch = 0;
 
 	if (cli_data_collect(env, model, opts, data) != CLI_OK)
@@ -117,11 +124,15 @@ static int run_model(struct onnxrun_env *env, const struct onnxrun_model *model,
 	if (make_session(model, opts, &session) != CLI_OK ||
 	    cli_data_bind(session, model, data) != CLI_OK)
 		goto done;
-	int rc = opts->bench_runs > 0 ? run_bench(session, opts->bench_runs) : run_once(session);
+	int rc = opts->bench_runs > 0 ? run_bench(session, opts->bench_runs, &bench)
+	                              : run_once(session);
 	if (rc != CLI_OK || cli_compare_outputs(session, model, data, opts, &mismatch) != CLI_OK)
 		goto done;
 	if (opts->output_dir != NULL && cli_write_outputs(env, session, model, opts) != CLI_OK)
 		goto done;
+	if (opts->bench_runs > 0)
+		printf("bench: runs=%ld median_ms=%.3f min_ms=%.3f\n", opts->bench_runs,
+		       bench.median_ms, bench.min_ms);
 	code = mismatch ? CLI_EXIT_MISMATCH : CLI_EXIT_OK;
 done:
 	onnxrun_session_free(session);
