@@ -162,10 +162,13 @@ static enum onnxrun_status check_lists(const struct onnxrun__node *node, const s
 		if (d < 1)
 			return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
 			                          "dilations[%zu]=%lld must be >= 1", i, (long long)d);
-		if (op < 0 || op >= (s > d ? s : d))
+		if (op < 0)
 			return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
-			                          "output_padding[%zu]=%lld must be >= 0 and < max(stride, "
-			                          "dilation)=%lld", i, (long long)op, (long long)(s > d ? s : d));
+			                          "output_padding[%zu]=%lld must be >= 0", i, (long long)op);
+		if (op >= (s > d ? s : d))
+			return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
+			                          "output_padding[%zu]=%lld must be < max(stride, dilation)=%lld",
+			                          i, (long long)op, (long long)(s > d ? s : d));
 		if (a->kernel_shape.found && a->kernel_shape.v[i] < 0)
 			return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
 			                          "kernel_shape[%zu]=%lld must be >= 0", i,

@@ -1,0 +1,929 @@
+/*
+ * test_op_conv_transpose.c - ConvTranspose: shape inference (every auto_pad mode, output_shape
+ * forms, symbolic dims), every validation error, fixed examples, and seeded random configs
+ * compared with a deliberately naive scatter reference written from the ONNX spec.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/ops.h"
+
+/* ---- hand-built nodes ------------------------------------------------------------------- */
+
+#define MAX_ATTRS 12
+#define MAX_INTS 16
+
+struct tnode {
+	struct onnxrun__node node;
+	struct onnxrun__attr attrs[MAX_ATTRS];
+	int64_t ints[MAX_ATTRS][MAX_INTS];
+};
+
+/* The table entry the registry would pick for this opset. */
+static const struct onnxrun__op *pick_op(int opset)
+{
+	const struct onnxrun__op *best = NULL;
+	for (const struct onnxrun__op *op = onnxrun__op_conv_transpose; op->op_type; op++)
+		if (op->since_version <= opset)
+			best = op;
+	return best;
+}
+
+static void tnode_init(struct tnode *t, int opset)
+{
+	memset(t, 0, sizeof *t);
+	t->node.name = (char *)"up1";
+	t->node.op_type = (char *)"ConvTranspose";
+	t->node.domain = (char *)"";
+	t->node.opset = opset;
+	t->node.attrs = t->attrs;
+	t->node.op = pick_op(opset);
+	assert_non_null(t->node.op);
+}
+
+static struct onnxrun__attr *new_attr(struct tnode *t, const char *name, enum onnxrun__attr_type type)
+{
+	struct onnxrun__attr *a = &t->attrs[t->node.n_attrs++];
+	assert_true(t->node.n_attrs <= MAX_ATTRS);
+	a->name = (char *)name;
+	a->type = type;
+	return a;
+}
+
+static void set_ints(struct tnode *t, const char *name, size_t count, const int64_t *v)
+{
+	struct onnxrun__attr *a = new_attr(t, name, ONNXRUN__ATTR_INTS);
+	int64_t *store = t->ints[t->node.n_attrs - 1];
+	assert_true(count <= MAX_INTS);
+	if (count)
+		memcpy(store, v, count * sizeof *v);
+	a->ints = store;
+	a->count = count;
+}
+
+static void set_int(struct tnode *t, const char *name, int64_t v)
+{
+	new_attr(t, name, ONNXRUN__ATTR_INT)->i = v;
+}
+
+static void set_str(struct tnode *t, const char *name, const char *s)
+{
+	struct onnxrun__attr *a = new_attr(t, name, ONNXRUN__ATTR_STRING);
+	a->s.data = (char *)s;
+	a->s.size = strlen(s);
+}
+
+#define INTS(...) (sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)), ((const int64_t[]){ __VA_ARGS__ })
+
+/* A type; dims of -1 are unknown. rank -1: unknown rank. */
+static struct onnxrun__type ty(enum onnxrun_dtype dt, int32_t rank, const int64_t *dims)
+{
+	struct onnxrun__type t;
+	memset(&t, 0, sizeof t);
+	t.dtype = dt;
+	t.shape.rank = rank;
+	for (int32_t i = 0; i < rank; i++)
+		t.shape.dims[i] = dims[i];
+	return t;
+}
+
+#define F ONNXRUN_DTYPE_FLOAT
+#define TY(dt, ...) ty(dt, (int32_t)(sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)), (const int64_t[]){ __VA_ARGS__ })
+
+static enum onnxrun_status run_infer(struct tnode *t, struct onnxrun__type *in, size_t n_in,
+                                     struct onnxrun__type *out, struct onnxrun__err *err)
+{
+	memset(out, 0, sizeof *out);
+	out->shape.rank = -1;
+	err->msg[0] = 0;
+	return t->node.op->infer(&t->node, in, n_in, out, 1, err);
+}
+
+/* Asserts a successful infer with the given output dims (-1 = unknown). */
+static void expect_shape(struct tnode *t, struct onnxrun__type *in, size_t n_in, int32_t rank,
+                         const int64_t *dims)
+{
+	struct onnxrun__type out;
+	struct onnxrun__err err;
+	enum onnxrun_status st = run_infer(t, in, n_in, &out, &err);
+	if (st)
+		fail_msg("infer failed: %s", err.msg);
+	assert_int_equal(out.dtype, in[0].dtype);
+	assert_int_equal(out.shape.rank, rank);
+	for (int32_t i = 0; i < rank; i++)
+		if (out.shape.dims[i] != dims[i])
+			fail_msg("dim %d: got %lld, want %lld", (int)i, (long long)out.shape.dims[i],
+			         (long long)dims[i]);
+}
+#define EXPECT_SHAPE(t, in, n_in, ...) \
+	expect_shape(t, in, n_in, (int32_t)(sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)), \
+	             (const int64_t[]){ __VA_ARGS__ })
+
+/* Asserts infer fails with status and a message naming the node and containing `what`. */
+static void expect_error(struct tnode *t, struct onnxrun__type *in, size_t n_in, enum onnxrun_status want,
+                         const char *what)
+{
+	struct onnxrun__type out;
+	struct onnxrun__err err;
+	enum onnxrun_status st = run_infer(t, in, n_in, &out, &err);
+	if (st != want)
+		fail_msg("status %d, want %d (%s); message: %s", (int)st, (int)want, what, err.msg);
+	if (!strstr(err.msg, "node 'up1' (ConvTranspose): ") || !strstr(err.msg, what))
+		fail_msg("message '%s' does not name the node or contain '%s'", err.msg, what);
+}
+
+/* X (1,1,3,3), W (1,2,3,3), no bias: the ONNX documentation's base case. */
+static void base2d(struct tnode *t, struct onnxrun__type in[3], int opset)
+{
+	tnode_init(t, opset);
+	in[0] = TY(F, 1, 1, 3, 3);
+	in[1] = TY(F, 1, 2, 3, 3);
+	in[2] = ty(ONNXRUN_DTYPE_UNDEFINED, -1, NULL);
+}
+
+/* ---- shape inference -------------------------------------------------------------------- */
+
+static void test_infer_basic(void **state)
+{
+	struct tnode t;
+	struct onnxrun__type in[3];
+	(void)state;
+	base2d(&t, in, 11);
+	EXPECT_SHAPE(&t, in, 2, 1, 2, 5, 5);
+	EXPECT_SHAPE(&t, in, 3, 1, 2, 5, 5); /* absent B as UNDEFINED */
+	set_ints(&t, "strides", INTS(3, 2));
+	set_ints(&t, "output_padding", INTS(1, 1));
+	EXPECT_SHAPE(&t, in, 2, 1, 2, 10, 8); /* ONNX example: 3*2+1+3 = 10, 2*2+1+3 = 8 */
+	base2d(&t, in, 11);
+	set_ints(&t, "strides", INTS(3, 2));
+	set_ints(&t, "pads", INTS(1, 2, 1, 2));
+	EXPECT_SHAPE(&t, in, 2, 1, 2, 7, 3);
+	base2d(&t, in, 11);
+	set_ints(&t, "dilations", INTS(2, 2));
+	set_ints(&t, "kernel_shape", INTS(3, 3));
+	EXPECT_SHAPE(&t, in, 2, 1, 2, 7, 7);
+	base2d(&t, in, 1);
+	in[2] = TY(F, 2);
+	EXPECT_SHAPE(&t, in, 3, 1, 2, 5, 5);
+}
+
+static void test_infer_auto_pad(void **state)
+{
+	struct tnode t;
+	struct onnxrun__type in[3];
+	(void)state;
+	static const char *const modes[] = { "SAME_UPPER", "SAME_LOWER" };
+	for (int i = 0; i < 2; i++) {
+		base2d(&t, in, 11);
+		set_str(&t, "auto_pad", modes[i]);
+		set_ints(&t, "strides", INTS(2, 2));
+		EXPECT_SHAPE(&t, in, 2, 1, 2, 6, 6); /* in * stride */
+		/* stride 3, kernel 1: natural 7 < 9 = in*stride, total padding -2 */
+		tnode_init(&t, 22);
+		in[1] = TY(F, 1, 2, 1, 1);
+		set_str(&t, "auto_pad", modes[i]);
+		set_ints(&t, "strides", INTS(3, 3));
+		EXPECT_SHAPE(&t, in, 2, 1, 2, 9, 9);
+	}
+	base2d(&t, in, 11);
+	set_str(&t, "auto_pad", "VALID");
+	set_ints(&t, "strides", INTS(2, 1));
+	set_ints(&t, "pads", INTS(5, 5, 5, 5)); /* ignored with VALID */
+	EXPECT_SHAPE(&t, in, 2, 1, 2, 7, 5);
+	base2d(&t, in, 11);
+	set_str(&t, "auto_pad", "NOTSET");
+	EXPECT_SHAPE(&t, in, 2, 1, 2, 5, 5);
+}
+
+static void test_infer_output_shape(void **state)
+{
+	struct tnode t;
+	struct onnxrun__type in[3];
+	(void)state;
+	base2d(&t, in, 11);
+	set_ints(&t, "strides", INTS(3, 2));
+	set_ints(&t, "output_shape", INTS(10, 8));
+	EXPECT_SHAPE(&t, in, 2, 1, 2, 10, 8);
+	base2d(&t, in, 11);
+	set_ints(&t, "strides", INTS(3, 2));
+	set_ints(&t, "output_shape", INTS(1, 2, 10, 8)); /* full form */
+	EXPECT_SHAPE(&t, in, 2, 1, 2, 10, 8);
+	base2d(&t, in, 11);
+	set_ints(&t, "output_shape", INTS(12, 2)); /* larger and smaller than natural 5 */
+	set_str(&t, "auto_pad", "SAME_UPPER");
+	EXPECT_SHAPE(&t, in, 2, 1, 2, 12, 2);
+	base2d(&t, in, 11);
+	set_ints(&t, "output_shape", INTS(0, 3));
+	EXPECT_SHAPE(&t, in, 2, 1, 2, 0, 3);
+}
+
+static void test_infer_ranks_groups(void **state)
+{
+	struct tnode t;
+	struct onnxrun__type in[3];
+	(void)state;
+	tnode_init(&t, 11); /* 1-D */
+	in[0] = TY(F, 2, 3, 5);
+	in[1] = TY(F, 3, 4, 3);
+	set_ints(&t, "strides", INTS(2));
+	EXPECT_SHAPE(&t, in, 2, 2, 4, 11);
+	tnode_init(&t, 11); /* 3-D */
+	in[0] = TY(F, 1, 2, 3, 4, 5);
+	in[1] = TY(F, 2, 1, 3, 2, 1);
+	set_ints(&t, "pads", INTS(1, 0, 0, 0, 1, 0));
+	EXPECT_SHAPE(&t, in, 2, 1, 1, 4, 4, 5);
+	tnode_init(&t, 11); /* groups: M = W.shape[1] * group */
+	in[0] = TY(F, 1, 4, 3, 3);
+	in[1] = TY(F, 4, 3, 2, 2);
+	in[2] = TY(F, 6);
+	set_int(&t, "group", 2);
+	EXPECT_SHAPE(&t, in, 3, 1, 6, 4, 4);
+	tnode_init(&t, 11); /* depthwise */
+	in[0] = TY(F, 1, 4, 3, 3);
+	in[1] = TY(F, 4, 1, 2, 2);
+	set_int(&t, "group", 4);
+	EXPECT_SHAPE(&t, in, 2, 1, 4, 4, 4);
+	tnode_init(&t, 22); /* every spatial rank up to the limit */
+	int64_t xd[ONNXRUN_MAX_RANK], wd[ONNXRUN_MAX_RANK], yd[ONNXRUN_MAX_RANK];
+	for (int i = 0; i < ONNXRUN_MAX_RANK; i++) {
+		xd[i] = 1;
+		wd[i] = 1;
+		yd[i] = 1;
+	}
+	in[0] = ty(F, ONNXRUN_MAX_RANK, xd);
+	in[1] = ty(F, ONNXRUN_MAX_RANK, wd);
+	expect_shape(&t, in, 2, ONNXRUN_MAX_RANK, yd);
+}
+
+static void test_infer_symbolic(void **state)
+{
+	struct tnode t;
+	struct onnxrun__type in[3], out;
+	struct onnxrun__err err;
+	(void)state;
+	base2d(&t, in, 11);
+	in[0].shape.dims[0] = -1;
+	in[0].shape.params[0] = "N";
+	in[0].shape.dims[3] = -1;
+	in[0].shape.params[3] = "W";
+	set_int(&t, "group", 1);
+	assert_int_equal(run_infer(&t, in, 2, &out, &err), ONNXRUN_OK);
+	assert_int_equal(out.shape.rank, 4);
+	assert_int_equal(out.shape.dims[0], -1);
+	assert_string_equal(out.shape.params[0], "N");
+	assert_int_equal(out.shape.dims[1], 2);
+	assert_int_equal(out.shape.dims[2], 5);
+	assert_int_equal(out.shape.dims[3], -1);
+	assert_null(out.shape.params[3]);
+
+	/* output_shape makes spatial dims known even when the input's are not */
+	set_ints(&t, "output_shape", INTS(4, 9));
+	EXPECT_SHAPE(&t, in, 2, -1, 2, 4, 9);
+
+	/* unknown X rank: rank from W; unknown C: still checks W against group */
+	base2d(&t, in, 11);
+	in[0] = ty(F, -1, NULL);
+	EXPECT_SHAPE(&t, in, 2, -1, 2, -1, -1);
+	set_int(&t, "group", 3);
+	in[1] = TY(F, 3, 2, 3, 3);
+	EXPECT_SHAPE(&t, in, 2, -1, 6, -1, -1);
+
+	/* unknown W: M from B, kernel from kernel_shape */
+	base2d(&t, in, 11);
+	in[1] = ty(F, -1, NULL);
+	in[2] = TY(F, 7);
+	set_ints(&t, "kernel_shape", INTS(2, 4));
+	EXPECT_SHAPE(&t, in, 3, 1, 7, 4, 6);
+
+	/* W's symbolic M passes through by name with group 1 */
+	base2d(&t, in, 11);
+	in[1].shape.dims[1] = -1;
+	in[1].shape.params[1] = "M";
+	assert_int_equal(run_infer(&t, in, 2, &out, &err), ONNXRUN_OK);
+	assert_int_equal(out.shape.dims[1], -1);
+	assert_string_equal(out.shape.params[1], "M");
+
+	/* nothing known: rank unknown, dtype known; rank from attributes */
+	tnode_init(&t, 11);
+	in[0] = ty(F, -1, NULL);
+	in[1] = ty(F, -1, NULL);
+	assert_int_equal(run_infer(&t, in, 2, &out, &err), ONNXRUN_OK);
+	assert_int_equal(out.dtype, F);
+	assert_int_equal(out.shape.rank, -1);
+	set_ints(&t, "strides", INTS(2, 2, 2));
+	EXPECT_SHAPE(&t, in, 2, -1, -1, -1, -1, -1);
+}
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+static void test_errors_shapes(void **state)
+{
+	struct tnode t;
+	struct onnxrun__type in[3];
+	const enum onnxrun_status bad = ONNXRUN_ERROR_INVALID_MODEL;
+	(void)state;
+
+	tnode_init(&t, 11);
+	in[0] = TY(F, 1, 3, 4, 4);
+	in[1] = TY(F, 3, 1, 2, 2);
+	set_int(&t, "group", 2);
+	expect_error(&t, in, 2, bad, "C=3 input channels are not divisible by group=2");
+	base2d(&t, in, 11);
+	in[1].shape.dims[0] = 2;
+	expect_error(&t, in, 2, bad, "W.shape[0]=2 must equal the input channels C=1");
+	base2d(&t, in, 11);
+	set_ints(&t, "kernel_shape", INTS(3, 2));
+	expect_error(&t, in, 2, bad, "kernel_shape[1]=2 does not match W.shape[3]=3");
+	base2d(&t, in, 11);
+	in[2] = TY(F, 3);
+	expect_error(&t, in, 3, bad, "B has 3 values but M = W.shape[1]*group = 2");
+	in[2] = TY(F, 1, 2);
+	expect_error(&t, in, 3, bad, "B has rank 2, expected 1");
+	base2d(&t, in, 11);
+	in[0] = TY(F, 1, 1);
+	expect_error(&t, in, 2, bad, "X has rank 2, expected at least 3");
+	base2d(&t, in, 11);
+	in[1] = TY(F, 1, 2, 3);
+	expect_error(&t, in, 2, bad, "W has rank 3 but X has rank 4");
+	base2d(&t, in, 11);
+	expect_error(&t, in, 1, bad, "has 1 inputs, expected 2 or 3");
+	base2d(&t, in, 11);
+	set_ints(&t, "output_shape", INTS(2, 2, 5, 5));
+	expect_error(&t, in, 2, bad, "output_shape[0]=2 does not match the batch N=1");
+	base2d(&t, in, 11);
+	set_ints(&t, "output_shape", INTS(1, 3, 5, 5));
+	expect_error(&t, in, 2, bad, "output_shape[1]=3 does not match the output channels M=2");
+	base2d(&t, in, 11);
+	in[0].shape.dims[2] = INT64_MAX / 2;
+	set_ints(&t, "strides", INTS(4, 1));
+	expect_error(&t, in, 2, bad, "output size of spatial axis 0 overflows int64");
+}
+
+static void test_errors_attributes(void **state)
+{
+	static const struct {
+		const char *name;
+		size_t count;
+		int64_t v[6];
+		const char *what;
+	} cases[] = {
+		{ "pads", 2, { 0, 0 }, "attribute 'pads' has 2 values, expected 4 (begins then ends)" },
+		{ "strides", 3, { 1, 1, 1 }, "attribute 'strides' has 3 values, expected 2" },
+		{ "dilations", 1, { 1 }, "attribute 'dilations' has 1 values, expected 2" },
+		{ "output_padding", 3, { 0, 0, 0 }, "attribute 'output_padding' has 3 values, expected 2" },
+		{ "kernel_shape", 1, { 3 }, "attribute 'kernel_shape' has 1 values, expected 2" },
+		{ "output_shape", 3, { 1, 5, 5 }, "attribute 'output_shape' has 3 values, expected 2" },
+		{ "strides", 2, { 1, 0 }, "strides[1]=0 must be >= 1" },
+		{ "dilations", 2, { -1, 1 }, "dilations[0]=-1 must be >= 1" },
+		{ "pads", 4, { 0, 0, -1, 0 }, "pads[2]=-1 must be >= 0" },
+		{ "pads", 4, { 3, 0, 2, 0 }, "output size 0 of spatial axis 0 is < 1" },
+		{ "output_padding", 2, { 1, 0 }, "output_padding[0]=1 must be < max(stride, dilation)=1" },
+		{ "output_padding", 2, { 0, -1 }, "output_padding[1]=-1 must be >= 0" },
+		{ "output_shape", 2, { 5, -2 }, "output_shape[1]=-2 must be >= 0" },
+		{ "kernel_shape", 2, { -3, 3 }, "kernel_shape[0]=-3 must be >= 0" },
+	};
+	struct tnode t;
+	struct onnxrun__type in[3];
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		base2d(&t, in, 11);
+		set_ints(&t, cases[i].name, cases[i].count, cases[i].v);
+		expect_error(&t, in, 2, ONNXRUN_ERROR_INVALID_MODEL, cases[i].what);
+	}
+	/* the message quoted in STYLE.md */
+	base2d(&t, in, 11);
+	set_ints(&t, "strides", INTS(2, 1));
+	set_ints(&t, "output_padding", INTS(2, 0));
+	expect_error(&t, in, 2, ONNXRUN_ERROR_INVALID_MODEL,
+	             "node 'up1' (ConvTranspose): output_padding[0]=2 must be < max(stride, dilation)=2");
+	base2d(&t, in, 11);
+	set_str(&t, "auto_pad", "SAME");
+	expect_error(&t, in, 2, ONNXRUN_ERROR_INVALID_MODEL,
+	             "auto_pad 'SAME' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID");
+	base2d(&t, in, 11);
+	set_int(&t, "group", 0);
+	expect_error(&t, in, 2, ONNXRUN_ERROR_INVALID_MODEL, "group=0 must be >= 1");
+	base2d(&t, in, 11);
+	set_int(&t, "strides", 2);
+	expect_error(&t, in, 2, ONNXRUN_ERROR_INVALID_MODEL, "attribute 'strides' must be of type ints");
+	/* explicit pads may empty the output when an input spatial dim is 0 */
+	base2d(&t, in, 11);
+	in[0].shape.dims[3] = 0;
+	set_ints(&t, "pads", INTS(4, 4, 4, 4));
+	EXPECT_SHAPE(&t, in, 2, 1, 2, 0, 0);
+}
+
+static void test_errors_dtypes(void **state)
+{
+	struct tnode t;
+	struct onnxrun__type in[3];
+	const enum onnxrun_status bad = ONNXRUN_ERROR_INVALID_MODEL;
+	(void)state;
+	static const int opsets[] = { 1, 11, 21 };
+	for (int i = 0; i < 3; i++) {
+		base2d(&t, in, opsets[i]);
+		in[0].dtype = in[1].dtype = ONNXRUN_DTYPE_BFLOAT16;
+		expect_error(&t, in, 2, bad, "X has dtype bfloat16, not allowed in version");
+		in[0].dtype = in[1].dtype = ONNXRUN_DTYPE_FLOAT16;
+		EXPECT_SHAPE(&t, in, 2, 1, 2, 5, 5);
+		in[0].dtype = in[1].dtype = ONNXRUN_DTYPE_DOUBLE;
+		EXPECT_SHAPE(&t, in, 2, 1, 2, 5, 5);
+	}
+	base2d(&t, in, 22);
+	in[0].dtype = in[1].dtype = ONNXRUN_DTYPE_BFLOAT16;
+	EXPECT_SHAPE(&t, in, 2, 1, 2, 5, 5);
+	in[0].dtype = in[1].dtype = ONNXRUN_DTYPE_INT32;
+	expect_error(&t, in, 2, bad, "X has dtype int32, not allowed in version 22");
+	base2d(&t, in, 22);
+	in[1].dtype = ONNXRUN_DTYPE_DOUBLE;
+	expect_error(&t, in, 2, bad, "W has dtype double but X has dtype float");
+	base2d(&t, in, 22);
+	in[2] = TY(ONNXRUN_DTYPE_FLOAT16, 2);
+	expect_error(&t, in, 3, bad, "B has dtype float16 but X has dtype float");
+	base2d(&t, in, 22);
+	in[1].dtype = ONNXRUN_DTYPE_UNDEFINED;
+	expect_error(&t, in, 2, bad, "input W is missing");
+}
+
+/* ---- compute: fixed cases ----------------------------------------------------------------- */
+
+struct fixture {
+	struct onnxrun_env *env;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof *f);
+	if (!f || onnxrun_env_create(NULL, &f->env))
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	onnxrun_env_free(f->env);
+	free(f);
+	return 0;
+}
+
+static struct onnxrun_tensor *new_tensor(struct onnxrun_env *env, const struct onnxrun__type *t)
+{
+	struct onnxrun_tensor *out = NULL;
+	assert_int_equal(onnxrun_tensor_create(env, t->dtype, t->shape.rank, t->shape.dims, &out), ONNXRUN_OK);
+	return out;
+}
+
+/* Infers, allocates the output (filled with NaN bytes so unwritten elements show) and
+ * computes. Returns the output; the caller frees it. */
+static struct onnxrun_tensor *run_node(struct onnxrun_env *env, struct tnode *t, struct onnxrun__type *in,
+                                       size_t n_in, struct onnxrun_tensor *const *tensors)
+{
+	struct onnxrun__type out;
+	struct onnxrun__err err;
+	struct onnxrun__run_ctx ctx = { env, 1, &err };
+	struct onnxrun_tensor *y;
+	enum onnxrun_status st = run_infer(t, in, n_in, &out, &err);
+	if (st)
+		fail_msg("infer failed: %s", err.msg);
+	y = new_tensor(env, &out);
+	if (y->nbytes)
+		memset(y->data, 0xff, y->nbytes);
+	st = t->node.op->compute(&t->node, (const struct onnxrun_tensor *const *)tensors, n_in, &y, 1, &ctx);
+	if (st)
+		fail_msg("compute failed: %s", err.msg);
+	return y;
+}
+
+static void test_compute_onnx_example(void **state)
+{
+	static const float want[25] = { 0, 1, 3, 3, 2, 3, 8, 15, 12, 7, 9, 21, 36, 27, 15,
+		                        9, 20, 33, 24, 13, 6, 13, 21, 15, 8 };
+	struct fixture *f = *state;
+	struct tnode t;
+	struct onnxrun__type in[3];
+	struct onnxrun_tensor *x, *w, *y;
+	base2d(&t, in, 11);
+	x = new_tensor(f->env, &in[0]);
+	w = new_tensor(f->env, &in[1]);
+	for (int i = 0; i < 9; i++)
+		((float *)x->data)[i] = (float)i;
+	for (int i = 0; i < 18; i++)
+		((float *)w->data)[i] = 1.0f;
+	y = run_node(f->env, &t, in, 2, (struct onnxrun_tensor *[]){ x, w });
+	assert_int_equal(y->numel, 50);
+	for (int i = 0; i < 50; i++)
+		assert_true(((float *)y->data)[i] == want[i % 25]);
+	onnxrun_tensor_free(x);
+	onnxrun_tensor_free(w);
+	onnxrun_tensor_free(y);
+}
+
+/* SAME_UPPER / SAME_LOWER with a stride larger than the kernel: negative total padding
+ * (1-D, in 3, stride 2, kernel 1: natural 5, output 6, total -1). SAME_UPPER: begin
+ * floor(-1/2) = -1, so x[i] lands on 2i+1; SAME_LOWER: end = -1, begin = 0, x[i] on 2i.
+ * Positions nothing lands on hold the bias. */
+static void test_compute_negative_total(void **state)
+{
+	struct fixture *f = *state;
+	struct tnode t;
+	struct onnxrun__type in[3] = { TY(F, 1, 1, 3), TY(F, 1, 1, 1), TY(F, 1) };
+	static const float upper[6] = { 10, 11, 10, 12, 10, 13 }, lower[6] = { 11, 10, 12, 10, 13, 10 };
+	for (int mode = 0; mode < 3; mode++) {
+		struct onnxrun_tensor *x = new_tensor(f->env, &in[0]), *w = new_tensor(f->env, &in[1]);
+		struct onnxrun_tensor *b = new_tensor(f->env, &in[2]), *y;
+		tnode_init(&t, 22);
+		if (mode < 2)
+			set_str(&t, "auto_pad", mode == 0 ? "SAME_UPPER" : "SAME_LOWER");
+		else
+			set_ints(&t, "output_shape", INTS(6)); /* NOTSET split, as SAME_LOWER */
+		set_ints(&t, "strides", INTS(2));
+		for (int i = 0; i < 3; i++)
+			((float *)x->data)[i] = (float)(i + 1);
+		((float *)w->data)[0] = 1.0f;
+		((float *)b->data)[0] = 10.0f;
+		y = run_node(f->env, &t, in, 3, (struct onnxrun_tensor *[]){ x, w, b });
+		assert_int_equal(y->numel, 6);
+		for (int i = 0; i < 6; i++)
+			assert_true(((float *)y->data)[i] == (mode == 0 ? upper : lower)[i]);
+		onnxrun_tensor_free(x);
+		onnxrun_tensor_free(w);
+		onnxrun_tensor_free(b);
+		onnxrun_tensor_free(y);
+	}
+}
+
+/* Zero-sized dims: empty input spatial dim -> bias only; N = 0 -> empty; C = 0 -> bias. */
+static void test_compute_zero_sized(void **state)
+{
+	struct fixture *f = *state;
+	static const int64_t xs[3][3] = { { 1, 1, 0 }, { 0, 1, 4 }, { 2, 0, 3 } };
+	static const int64_t ws[3][3] = { { 1, 2, 3 }, { 1, 2, 3 }, { 0, 1, 2 } };
+	static const int64_t ys[3][3] = { { 1, 2, 1 }, { 0, 2, 9 }, { 2, 2, 6 } };
+	for (int c = 0; c < 3; c++) {
+		struct tnode t;
+		struct onnxrun__type in[3] = { ty(F, 3, xs[c]), ty(F, 3, ws[c]), TY(F, 2) };
+		struct onnxrun_tensor *x = new_tensor(f->env, &in[0]), *w = new_tensor(f->env, &in[1]);
+		struct onnxrun_tensor *b = new_tensor(f->env, &in[2]), *y;
+		tnode_init(&t, 11);
+		set_ints(&t, "strides", INTS(2));
+		if (c == 2)
+			set_int(&t, "group", 2);
+		((float *)b->data)[0] = 1.5f;
+		((float *)b->data)[1] = -2.0f;
+		for (int64_t i = 0; i < w->numel; i++)
+			((float *)w->data)[i] = 1.0f;
+		y = run_node(f->env, &t, in, 3, (struct onnxrun_tensor *[]){ x, w, b });
+		assert_int_equal(y->rank, 3);
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(y->dims[i], ys[c][i]);
+		for (int64_t i = 0; i < y->numel; i++)
+			assert_true(((float *)y->data)[i] == ((i / ys[c][2]) % 2 ? -2.0f : 1.5f));
+		onnxrun_tensor_free(x);
+		onnxrun_tensor_free(w);
+		onnxrun_tensor_free(b);
+		onnxrun_tensor_free(y);
+	}
+}
+
+/* ---- compute: seeded random configs against the naive reference ---------------------------- */
+
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15u);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+	return z ^ (z >> 31);
+}
+
+static int64_t rng_int(uint64_t *s, int64_t lo, int64_t hi) /* inclusive */
+{
+	return lo + (int64_t)(rng_next(s) % (uint64_t)(hi - lo + 1));
+}
+
+static double rng_unit(uint64_t *s) /* [-1, 1) */
+{
+	return (double)(rng_next(s) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+enum { MODE_PADS, MODE_VALID, MODE_SAME_UPPER, MODE_SAME_LOWER, MODE_OUT_SHAPE, MODE_OUT_SHAPE_FULL };
+static const char *const mode_names[] = { "pads", "VALID", "SAME_UPPER", "SAME_LOWER", "output_shape",
+	                                  "output_shape(full)" };
+
+struct cfg {
+	uint64_t seed;
+	int n, mode, opset;
+	const char *os_pad; /* auto_pad used together with output_shape */
+	enum onnxrun_dtype dt;
+	bool bias, kernel_attr;
+	int64_t batch, group, cg, mg;
+	int64_t in[3], k[3], s[3], d[3], op[3], pads[6], os[3];
+	/* reference geometry */
+	int64_t out[3], pb[3];
+};
+
+static void cfg_str(const struct cfg *c, char *buf, size_t len)
+{
+	int at = snprintf(buf, len, "seed=%llu dtype=%s opset=%d mode=%s%s%s N=%lld group=%lld Cg=%lld "
+	                  "Mg=%lld bias=%d", (unsigned long long)c->seed, onnxrun_dtype_name(c->dt),
+	                  c->opset, mode_names[c->mode], c->os_pad ? "+" : "", c->os_pad ? c->os_pad : "",
+	                  (long long)c->batch, (long long)c->group, (long long)c->cg, (long long)c->mg,
+	                  (int)c->bias);
+	for (int i = 0; i < c->n && at > 0 && (size_t)at < len; i++)
+		at += snprintf(buf + at, len - (size_t)at,
+		               " | in=%lld k=%lld s=%lld d=%lld op=%lld pads=%lld,%lld os=%lld out=%lld",
+		               (long long)c->in[i], (long long)c->k[i], (long long)c->s[i], (long long)c->d[i],
+		               (long long)c->op[i], (long long)c->pads[i], (long long)c->pads[c->n + i],
+		               (long long)c->os[i], (long long)c->out[i]);
+}
+
+/* The spec's output size and begin pads, written independently of the library: natural =
+ * s*(in-1) + op + ((k-1)*d + 1); with output_shape or SAME_*, total = natural - out and the
+ * halves use floor(); otherwise out = natural - pads (VALID: pads 0). */
+static void ref_geometry(struct cfg *c)
+{
+	for (int i = 0; i < c->n; i++) {
+		int64_t natural = c->s[i] * (c->in[i] - 1) + c->op[i] + ((c->k[i] - 1) * c->d[i] + 1);
+		bool upper = c->mode == MODE_SAME_UPPER || (c->os_pad && !strcmp(c->os_pad, "SAME_UPPER"));
+		if (c->mode >= MODE_SAME_UPPER) {
+			int64_t out = c->mode >= MODE_OUT_SHAPE ? c->os[i] : c->in[i] * c->s[i];
+			int64_t total = natural - out;
+			int64_t half = (int64_t)floor((double)total / 2.0);
+			c->out[i] = out;
+			c->pb[i] = upper ? half : total - half;
+		} else if (c->mode == MODE_VALID) {
+			c->out[i] = natural;
+			c->pb[i] = 0;
+		} else {
+			c->out[i] = natural - c->pads[i] - c->pads[c->n + i];
+			c->pb[i] = c->pads[i];
+		}
+	}
+}
+
+/* A random config with a valid (>= 1) output size. */
+static void random_cfg(struct cfg *c, uint64_t seed)
+{
+	static const enum onnxrun_dtype dts[] = { ONNXRUN_DTYPE_FLOAT, ONNXRUN_DTYPE_DOUBLE,
+		                                  ONNXRUN_DTYPE_FLOAT16, ONNXRUN_DTYPE_BFLOAT16 };
+	static const char *const os_pads[] = { NULL, "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID" };
+	static const int opsets[] = { 1, 11, 22 };
+	uint64_t s = seed;
+	bool ok;
+	memset(c, 0, sizeof *c);
+	c->seed = seed;
+	c->n = (int)rng_int(&s, 1, 3);
+	c->dt = dts[rng_int(&s, 0, 3)];
+	c->opset = c->dt == ONNXRUN_DTYPE_BFLOAT16 ? 22 : opsets[rng_int(&s, 0, 2)];
+	c->mode = (int)rng_int(&s, 0, 5);
+	c->os_pad = c->mode >= MODE_OUT_SHAPE ? os_pads[rng_int(&s, 0, 4)] : NULL;
+	c->bias = rng_int(&s, 0, 1);
+	c->kernel_attr = rng_int(&s, 0, 1);
+	c->batch = rng_int(&s, 1, 2);
+	c->group = rng_int(&s, 1, 3);
+	c->cg = rng_int(&s, 1, c->n == 3 ? 2 : 3);
+	c->mg = rng_int(&s, 1, c->n == 3 ? 2 : 3);
+	do {
+		ok = true;
+		for (int i = 0; i < c->n; i++) {
+			int64_t mx;
+			c->in[i] = rng_int(&s, 1, c->n == 3 ? 4 : 6);
+			c->k[i] = rng_int(&s, 1, c->n == 3 ? 3 : 5);
+			c->s[i] = rng_int(&s, 1, 4);
+			c->d[i] = rng_int(&s, 1, 3);
+			mx = c->s[i] > c->d[i] ? c->s[i] : c->d[i];
+			c->op[i] = rng_int(&s, 0, 2) ? 0 : rng_int(&s, 0, mx - 1);
+			c->pads[i] = rng_int(&s, 0, 3);
+			c->pads[c->n + i] = rng_int(&s, 0, 3);
+			c->os[i] = c->s[i] * (c->in[i] - 1) + c->op[i] + (c->k[i] - 1) * c->d[i] + 1 +
+			           rng_int(&s, -4, 4);
+			if (c->os[i] < 1)
+				c->os[i] = 1;
+		}
+		ref_geometry(c);
+		for (int i = 0; i < c->n; i++)
+			ok = ok && c->out[i] >= 1;
+	} while (!ok);
+}
+
+static void build_node(const struct cfg *c, struct tnode *t, struct onnxrun__type in[3])
+{
+	int64_t xd[5] = { c->batch, c->group * c->cg }, wd[5] = { c->group * c->cg, c->mg }, os[5];
+	static const char *const autopads[] = { NULL, "VALID", "SAME_UPPER", "SAME_LOWER" };
+	tnode_init(t, c->opset);
+	for (int i = 0; i < c->n; i++) {
+		xd[2 + i] = c->in[i];
+		wd[2 + i] = c->k[i];
+	}
+	in[0] = ty(c->dt, c->n + 2, xd);
+	in[1] = ty(c->dt, c->n + 2, wd);
+	in[2] = TY(c->dt, c->group * c->mg);
+	if (c->group > 1 || rng_int(&(uint64_t){ c->seed ^ 7 }, 0, 1))
+		set_int(t, "group", c->group);
+	if (c->kernel_attr)
+		set_ints(t, "kernel_shape", (size_t)c->n, c->k);
+	set_ints(t, "strides", (size_t)c->n, c->s);
+	set_ints(t, "dilations", (size_t)c->n, c->d);
+	set_ints(t, "output_padding", (size_t)c->n, c->op);
+	if (c->mode == MODE_PADS || c->mode >= MODE_OUT_SHAPE)
+		set_ints(t, "pads", 2 * (size_t)c->n, c->pads); /* ignored with output_shape */
+	if (c->mode < MODE_OUT_SHAPE && autopads[c->mode])
+		set_str(t, "auto_pad", autopads[c->mode]);
+	if (c->mode == MODE_OUT_SHAPE) {
+		set_ints(t, "output_shape", (size_t)c->n, c->os);
+	} else if (c->mode == MODE_OUT_SHAPE_FULL) {
+		os[0] = c->batch;
+		os[1] = c->group * c->mg;
+		memcpy(os + 2, c->os, (size_t)c->n * sizeof os[0]);
+		set_ints(t, "output_shape", (size_t)c->n + 2, os);
+	}
+	if (c->os_pad)
+		set_str(t, "auto_pad", c->os_pad);
+}
+
+static double get_value(const struct onnxrun_tensor *t, int64_t i)
+{
+	switch (t->dtype) {
+	case ONNXRUN_DTYPE_FLOAT: return ((const float *)t->data)[i];
+	case ONNXRUN_DTYPE_DOUBLE: return ((const double *)t->data)[i];
+	case ONNXRUN_DTYPE_FLOAT16: return onnxrun__f16_to_f32(((const uint16_t *)t->data)[i]);
+	default: return onnxrun__bf16_to_f32(((const uint16_t *)t->data)[i]);
+	}
+}
+
+/* Stores v rounded to the tensor's dtype. */
+static void set_value(struct onnxrun_tensor *t, int64_t i, double v)
+{
+	switch (t->dtype) {
+	case ONNXRUN_DTYPE_FLOAT: ((float *)t->data)[i] = (float)v; break;
+	case ONNXRUN_DTYPE_DOUBLE: ((double *)t->data)[i] = v; break;
+	case ONNXRUN_DTYPE_FLOAT16: ((uint16_t *)t->data)[i] = onnxrun__f32_to_f16((float)v); break;
+	default: ((uint16_t *)t->data)[i] = onnxrun__f32_to_bf16((float)v); break;
+	}
+}
+
+/* The spec's definition as a direct scatter, in long double, with the sum of |terms| per
+ * output for the error bound: for each n, group g, input channel c, input position i and
+ * kernel position k, out[n, g*Mg + m, i*s - pad_begin + k*d] += x * w. */
+static void ref_scatter(const struct cfg *c, const struct onnxrun_tensor *x, const struct onnxrun_tensor *w,
+                        const struct onnxrun_tensor *b, long double *ref, long double *abssum)
+{
+	int64_t in_sz = 1, k_sz = 1, out_sz = 1, m_all = c->group * c->mg, c_all = c->group * c->cg;
+	for (int a = 0; a < c->n; a++) {
+		in_sz *= c->in[a];
+		k_sz *= c->k[a];
+		out_sz *= c->out[a];
+	}
+	for (int64_t o = 0; o < c->batch * m_all * out_sz; o++) {
+		ref[o] = c->bias ? get_value(b, (o / out_sz) % m_all) : 0.0;
+		abssum[o] = fabsl(ref[o]);
+	}
+	for (int64_t nb = 0; nb < c->batch; nb++)
+	for (int64_t g = 0; g < c->group; g++)
+	for (int64_t ci = 0; ci < c->cg; ci++)
+	for (int64_t ip = 0; ip < in_sz; ip++)
+	for (int64_t m = 0; m < c->mg; m++)
+	for (int64_t kp = 0; kp < k_sz; kp++) {
+		int64_t rem_i = ip, rem_k = kp, opos = 0, mul = 1;
+		bool inside = true;
+		for (int a = c->n - 1; a >= 0; a--) {
+			int64_t i = rem_i % c->in[a], k = rem_k % c->k[a];
+			int64_t o = i * c->s[a] - c->pb[a] + k * c->d[a];
+			rem_i /= c->in[a];
+			rem_k /= c->k[a];
+			inside = inside && o >= 0 && o < c->out[a];
+			opos += o * mul;
+			mul *= c->out[a];
+		}
+		if (!inside)
+			continue;
+		int64_t ic = g * c->cg + ci, oc = g * c->mg + m;
+		long double term = (long double)get_value(x, (nb * c_all + ic) * in_sz + ip) *
+		                   get_value(w, (ic * c->mg + m) * k_sz + kp);
+		ref[(nb * m_all + oc) * out_sz + opos] += term;
+		abssum[(nb * m_all + oc) * out_sz + opos] += fabsl(term);
+	}
+}
+
+/* Error bound for one output: the implementation sums at most K = Cg*prod(k) + 1 terms
+ * (bias included) in float32 (double for double): |err| <= gamma_K * sum|terms|, gamma_K =
+ * K*u/(1 - K*u) (recursive summation with rounded products). float16/bfloat16 then round
+ * once: + u_half * |value| + half the smallest subnormal. The long double reference adds
+ * its own (tiny) gamma. */
+static double tolerance(const struct cfg *c, long double value, long double abssum)
+{
+	double k = (double)c->cg, u = c->dt == ONNXRUN_DTYPE_DOUBLE ? 0x1p-53 : 0x1p-24, acc, tol;
+	for (int a = 0; a < c->n; a++)
+		k *= (double)c->k[a];
+	k += 1;
+	acc = k * u / (1 - k * u) * (double)abssum;
+	tol = acc + k * 0x1p-63 / (1 - k * 0x1p-63) * (double)abssum;
+	if (c->dt == ONNXRUN_DTYPE_FLOAT16)
+		tol += 0x1p-11 * (fabs((double)value) + acc) + 0x1p-25;
+	else if (c->dt == ONNXRUN_DTYPE_BFLOAT16)
+		tol += 0x1p-8 * (fabs((double)value) + acc) + 0x1p-134;
+	return tol;
+}
+
+/* Runs one config; returns false (after printing it) on a mismatch. */
+static bool check_cfg(struct onnxrun_env *env, struct cfg *c)
+{
+	struct tnode t;
+	struct onnxrun__type in[3];
+	struct onnxrun_tensor *x, *w, *b, *y;
+	uint64_t s = c->seed * 31 + 1;
+	long double *ref, *abssum;
+	char desc[1024];
+	bool ok = true;
+
+	build_node(c, &t, in);
+	cfg_str(c, desc, sizeof desc);
+	x = new_tensor(env, &in[0]);
+	w = new_tensor(env, &in[1]);
+	b = new_tensor(env, &in[2]);
+	for (int64_t i = 0; i < x->numel; i++)
+		set_value(x, i, rng_unit(&s));
+	for (int64_t i = 0; i < w->numel; i++)
+		set_value(w, i, rng_unit(&s));
+	for (int64_t i = 0; i < b->numel; i++)
+		set_value(b, i, rng_unit(&s));
+	y = run_node(env, &t, in, c->bias ? 3 : 2, (struct onnxrun_tensor *[]){ x, w, b });
+	if (y->dims[0] != c->batch || y->dims[1] != c->group * c->mg) {
+		print_error("batch/channel mismatch: %s\n", desc);
+		ok = false;
+	}
+	for (int a = 0; a < c->n && ok; a++)
+		if (y->dims[2 + a] != c->out[a]) {
+			print_error("axis %d: size %lld, want %lld: %s\n", a, (long long)y->dims[2 + a],
+			            (long long)c->out[a], desc);
+			ok = false;
+		}
+	if (ok) {
+		ref = calloc((size_t)y->numel, sizeof *ref);
+		abssum = calloc((size_t)y->numel, sizeof *abssum);
+		assert_non_null(ref);
+		assert_non_null(abssum);
+		ref_scatter(c, x, w, b, ref, abssum);
+		for (int64_t i = 0; i < y->numel && ok; i++) {
+			double got = get_value(y, i), tol = tolerance(c, ref[i], abssum[i]);
+			if (!(fabs(got - (double)ref[i]) <= tol)) {
+				print_error("element %lld: got %.9g, want %.9Lg (tol %.3g): %s\n", (long long)i,
+				            got, ref[i], tol, desc);
+				ok = false;
+			}
+		}
+		free(ref);
+		free(abssum);
+	}
+	onnxrun_tensor_free(x);
+	onnxrun_tensor_free(w);
+	onnxrun_tensor_free(b);
+	onnxrun_tensor_free(y);
+	return ok;
+}
+
+#define N_RANDOM 600
+
+static void test_random_vs_reference(void **state)
+{
+	struct fixture *f = *state;
+	int failures = 0, runs = 0, per_mode[6] = { 0 };
+	for (uint64_t seed = 1; seed <= N_RANDOM && failures < 5; seed++, runs++) {
+		struct cfg c;
+		random_cfg(&c, seed);
+		per_mode[c.mode]++;
+		failures += !check_cfg(f->env, &c);
+	}
+	print_message("%d random configs (pads %d, VALID %d, SAME_UPPER %d, SAME_LOWER %d, "
+	              "output_shape %d + %d full), %d failures\n", runs, per_mode[0], per_mode[1],
+	              per_mode[2], per_mode[3], per_mode[4], per_mode[5], failures);
+	assert_int_equal(failures, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_infer_basic),
+		cmocka_unit_test(test_infer_auto_pad),
+		cmocka_unit_test(test_infer_output_shape),
+		cmocka_unit_test(test_infer_ranks_groups),
+		cmocka_unit_test(test_infer_symbolic),
+		cmocka_unit_test(test_errors_shapes),
+		cmocka_unit_test(test_errors_attributes),
+		cmocka_unit_test(test_errors_dtypes),
+		cmocka_unit_test_setup_teardown(test_compute_onnx_example, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compute_negative_total, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compute_zero_sized, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_random_vs_reference, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
