@@ -17,14 +17,24 @@
 
 /* ---- protobuf-c allocations go through the env's allocator ---- */
 
+/* Remembers whether an allocation failed: protobuf-c reports both that and bad bytes as NULL. */
+struct pb_bridge {
+	const struct onnxrun_env *env;
+	bool failed;
+};
+
 static void *pb_alloc(void *ctx, size_t size)
 {
-	return onnxrun__malloc(ctx, size);
+	struct pb_bridge *b = ctx;
+	void *p = onnxrun__malloc(b->env, size);
+	if (!p)
+		b->failed = true;
+	return p;
 }
 
 static void pb_free(void *ctx, void *ptr)
 {
-	onnxrun__free(ctx, ptr);
+	onnxrun__free(((struct pb_bridge *)ctx)->env, ptr);
 }
 
 /* ---- the value table: a hash of names to indices into m->values ---- */
@@ -623,12 +633,15 @@ static enum onnxrun_status load_header(struct builder *b)
 enum onnxrun_status onnxrun__load_model_proto(struct onnxrun_model *m, const void *data, size_t size,
                                               const char *base_dir, struct onnxrun__err *err)
 {
-	ProtobufCAllocator pa = { pb_alloc, pb_free, (void *)m->env };
+	struct pb_bridge bridge = { m->env, false };
+	ProtobufCAllocator pa = { pb_alloc, pb_free, &bridge };
 	struct builder b = { m, NULL, base_dir, err, 0, NULL, 0 };
 	enum onnxrun_status st;
 	if (size == 0)
 		return onnxrun__fail(err, ONNXRUN_ERROR_INVALID_MODEL, "the model is empty (0 bytes)");
 	b.mp = onnx__model_proto__unpack(&pa, size, data);
+	if (!b.mp && bridge.failed)
+		return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory parsing the model");
 	if (!b.mp)
 		return onnxrun__fail(err, ONNXRUN_ERROR_INVALID_MODEL,
 		                     "not a valid ONNX model: the protobuf is truncated or corrupt");

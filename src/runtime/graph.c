@@ -22,24 +22,28 @@ static int64_t opset_for(const struct onnxrun_model *m, const char *domain, bool
 }
 
 /* Appends "; node 'x' (Op, domain opset N)" to buf for the unsupported-node message. */
-static void append_unsupported(char *buf, size_t len, size_t *at, const struct onnxrun__node *node,
-                               bool imported)
+static void append_unsupported(char *buf, size_t len, size_t *at, const struct onnxrun__node *node)
 {
 	int n;
 	if (*at >= len)
 		return;
-	if (imported)
-		n = snprintf(buf + *at, len - *at, "%snode '%s' (%s, domain '%s' opset %lld)", *at ? "; " : "",
-		             node->name, node->op_type, node->domain[0] ? node->domain : "ai.onnx",
-		             (long long)node->opset);
-	else
-		n = snprintf(buf + *at, len - *at, "%snode '%s' (%s): domain '%s' has no opset import",
-		             *at ? "; " : "", node->name, node->op_type, node->domain[0] ? node->domain : "ai.onnx");
+	n = snprintf(buf + *at, len - *at, "%snode '%s' (%s, domain '%s' opset %lld)", *at ? "; " : "",
+	             node->name, node->op_type, node->domain[0] ? node->domain : "ai.onnx",
+	             (long long)node->opset);
 	*at += n > 0 ? (size_t)n : 0;
 }
 
 enum onnxrun_status onnxrun__graph_resolve(struct onnxrun_model *m, struct onnxrun__err *err)
 {
+	/* A node in a domain the model does not import makes the model invalid (not unsupported). */
+	for (size_t i = 0; i < m->n_nodes; i++) {
+		bool imported;
+		opset_for(m, m->nodes[i].domain, &imported);
+		if (!imported)
+			return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, &m->nodes[i],
+			                          "domain '%s' has no opset import",
+			                          m->nodes[i].domain[0] ? m->nodes[i].domain : "ai.onnx");
+	}
 	char list[ONNXRUN__ERR_LEN - 64];
 	size_t at = 0, missing = 0;
 	bool found, warned = false;
@@ -47,10 +51,9 @@ enum onnxrun_status onnxrun__graph_resolve(struct onnxrun_model *m, struct onnxr
 	for (size_t i = 0; i < m->n_nodes; i++) {
 		struct onnxrun__node *node = &m->nodes[i];
 		node->opset = opset_for(m, node->domain, &found);
-		if (found)
-			node->op = onnxrun__registry_find(node->domain, node->op_type, node->opset);
+		node->op = onnxrun__registry_find(node->domain, node->op_type, node->opset);
 		if (!node->op) {
-			append_unsupported(list, sizeof list, &at, node, found);
+			append_unsupported(list, sizeof list, &at, node);
 			missing++;
 			continue;
 		}

@@ -9,9 +9,10 @@ from onnx import TensorProto, helper, numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def save(name, nodes, inputs, outputs, inits=(), opset=13):
+def save(name, nodes, inputs, outputs, inits=(), opset=13, extra_opsets=()):
     g = helper.make_graph(nodes, name, inputs, outputs, list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)] +
+                          [helper.make_opsetid(d, v) for d, v in extra_opsets])
     m.ir_version = 7
     with open(os.path.join(HERE, name + ".onnx"), "wb") as f:
         f.write(m.SerializeToString())
@@ -31,7 +32,7 @@ save("self_loop", [helper.make_node(inputs=["t"], outputs=["t"], name="selfish",
 # two unsupported nodes, to be listed in one error
 save("unsupported", [helper.make_node("Relu", ["x"], ["r"], name="relu1"),
                      helper.make_node("Foo", ["r"], ["y"], name="foo1", domain="com.example")],
-     [x], [y])
+     [x], [y], extra_opsets=[("com.example", 1)])
 # an input nobody produces
 save("dangling", [helper.make_node(inputs=["ghost"], outputs=["y"], name="d", **d2s)], [x], [y])
 # blocksize 3 does not divide 4 channels
