@@ -80,6 +80,8 @@ static enum onnxrun_status d2s_infer(const struct onnxrun__node *node, const str
 	outputs[0].dtype = t;
 	onnxrun__shape_unknown(out);
 	out->rank = 4;
+	for (int i = 0; i < 4; i++)
+		out->dims[i] = -1;
 	if (in->rank < 0)
 		return ONNXRUN_OK;
 	if (in->dims[1] >= 0 && in->dims[1] % bb)
