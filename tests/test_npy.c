@@ -20,17 +20,42 @@
 
 static struct onnxrun_env *env;
 
+/* An allocator that can fail its fail_at-th allocation and counts live blocks. */
+static size_t live, fail_at, seen;
+
+static void *npy_test_alloc(void *ctx, size_t size, size_t align)
+{
+	void *p = NULL;
+	(void)ctx;
+	if (fail_at && ++seen == fail_at)
+		return NULL;
+	if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1))
+		return NULL;
+	live++;
+	return p;
+}
+
+static void npy_test_free(void *ctx, void *ptr, size_t size)
+{
+	(void)ctx;
+	(void)size;
+	live--;
+	free(ptr);
+}
+
 static int setup(void **state)
 {
+	struct onnxrun_allocator a = { NULL, npy_test_alloc, npy_test_free };
 	(void)state;
-	return onnxrun_env_create(NULL, &env) != ONNXRUN_OK;
+	live = fail_at = seen = 0;
+	return onnxrun_env_create(&a, &env) != ONNXRUN_OK;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
 	onnxrun_env_free(env);
-	return 0;
+	return live != 0;
 }
 
 #define CHECK_FAIL(expr, status, text)                                                           \
@@ -467,7 +492,7 @@ static void test_file_errors(void **state)
 	fclose(f);
 	CHECK_FAIL(onnxrun_tensor_load_npy(env, path, &t), ONNXRUN_ERROR_INVALID_INPUT, "");
 	assert_string_equal(onnxrun_env_error(env), "file '" ONNXRUN_TEST_TMP "/npy_bad.npy': not a .npy file (bad magic)");
-	CHECK_FAIL(onnxrun_tensor_load_npy(env, ONNXRUN_TEST_TMP, &t), ONNXRUN_ERROR_IO, "Is a directory");
+	CHECK_FAIL(onnxrun_tensor_load_npy(env, ONNXRUN_TEST_TMP, &t), ONNXRUN_ERROR_IO, "not a regular file");
 	assert_int_equal(onnxrun_tensor_load_npy(env, NULL, &t), ONNXRUN_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(onnxrun_tensor_load_npy(env, path, NULL), ONNXRUN_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(onnxrun_tensor_load_npy(NULL, path, &t), ONNXRUN_ERROR_INVALID_ARGUMENT);
@@ -477,6 +502,37 @@ static void test_file_errors(void **state)
 	/* success clears the previous message */
 	t = load_fixture(FIXTURE("f8_scalar.npy"), ONNXRUN_DTYPE_DOUBLE, 0, NULL);
 	assert_string_equal(onnxrun_env_error(env), "");
+	onnxrun_tensor_free(t);
+}
+
+/* Each failing allocation of a save + load gives OUT_OF_MEMORY and leaks nothing. */
+static void test_out_of_memory(void **state)
+{
+	static const int64_t dims[2] = { 2, 3 };
+	const char *path = ONNXRUN_TEST_TMP "/npy_oom.npy";
+	struct onnxrun_tensor *t = NULL, *back;
+	size_t base;
+	(void)state;
+	CHECK_OK(onnxrun_tensor_create(env, ONNXRUN_DTYPE_INT16, 2, dims, &t));
+	base = live;
+	for (size_t n = 1;; n++) {
+		enum onnxrun_status st;
+		back = NULL;
+		fail_at = n;
+		seen = 0;
+		st = onnxrun_tensor_save_npy(env, t, path);
+		if (!st)
+			st = onnxrun_tensor_load_npy(env, path, &back);
+		fail_at = 0;
+		onnxrun_tensor_free(back);
+		assert_int_equal(live, base);
+		if (st == ONNXRUN_OK) {
+			assert_true(n > 3);
+			break;
+		}
+		if (st != ONNXRUN_ERROR_OUT_OF_MEMORY)
+			fail_msg("allocation %zu: status %d (%s)", n, (int)st, onnxrun_env_error(env));
+	}
 	onnxrun_tensor_free(t);
 }
 
@@ -495,6 +551,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_headers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_data_size_mismatch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_out_of_memory, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,6 +29,7 @@ static struct onnxrun__err err;
 
 struct counting {
 	size_t live, total, largest;
+	size_t fail_at, seen; /* fail_at > 0: the fail_at-th allocation from now fails */
 };
 static struct counting counts;
 
@@ -36,6 +37,8 @@ static void *count_alloc(void *ctx, size_t size, size_t align)
 {
 	struct counting *c = ctx;
 	void *p = NULL;
+	if (c->fail_at && ++c->seen == c->fail_at)
+		return NULL;
 	if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1))
 		return NULL;
 	c->live++;
@@ -654,19 +657,19 @@ static void assert_same_tensor(const struct onnxrun_tensor *a, const struct onnx
 /* Encodes, checks which field carries the data, decodes and compares. */
 static void round_trip(const struct onnxrun_tensor *t)
 {
-	ProtobufCAllocator a;
+	struct onnxrun__pb_allocator a;
 	Onnx__TensorProto *tp;
 	struct onnxrun_tensor *back = NULL;
 	uint8_t *buf = NULL;
 	size_t size = 0;
 	CHECK_OK(onnxrun__tensor_pb_encode(env, t, &err, &buf, &size));
-	onnxrun__tensor_proto_allocator(env, &a);
-	tp = onnx__tensor_proto__unpack(&a, size, buf);
+	onnxrun__pb_allocator_init(&a, env);
+	tp = onnx__tensor_proto__unpack(&a.base, size, buf);
 	assert_non_null(tp);
 	assert_int_equal(tp->data_type, t->dtype);
 	assert_int_equal(tp->has_raw_data, t->dtype != ONNXRUN_DTYPE_STRING);
 	assert_int_equal(tp->n_string_data, t->dtype == ONNXRUN_DTYPE_STRING ? (size_t)t->numel : 0);
-	onnx__tensor_proto__free_unpacked(tp, &a);
+	onnx__tensor_proto__free_unpacked(tp, &a.base);
 	CHECK_OK(onnxrun__tensor_pb_decode(env, buf, size, &err, &back));
 	assert_same_tensor(t, back);
 	onnxrun_tensor_free(back);
@@ -747,7 +750,7 @@ static void test_public_errors(void **state)
 	assert_int_equal(onnxrun_tensor_load_pb(env, ONNXRUN_TEST_TMP "/missing.pb", &t), ONNXRUN_ERROR_IO);
 	assert_string_equal(onnxrun_env_error(env), "file '" ONNXRUN_TEST_TMP "/missing.pb': No such file or directory");
 	assert_int_equal(onnxrun_tensor_load_pb(env, ONNXRUN_TEST_TMP, &t), ONNXRUN_ERROR_IO);
-	assert_non_null(strstr(onnxrun_env_error(env), "Is a directory"));
+	assert_non_null(strstr(onnxrun_env_error(env), "not a regular file"));
 	assert_int_equal(onnxrun_tensor_decode_pb(env, garbage, sizeof garbage, &t), ONNXRUN_ERROR_INVALID_INPUT);
 	assert_string_equal(onnxrun_env_error(env), "not a valid TensorProto");
 	/* a malformed tensor file is INVALID_INPUT, and the message names the file */
@@ -785,6 +788,82 @@ static void test_allocator_bridge(void **state)
 	assert_int_equal(counts.live, live);
 }
 
+/* Fails allocation 1, 2, ... of op() until it succeeds: each failure must be OUT_OF_MEMORY
+ * and leave nothing allocated. Returns the number of allocations op needs. */
+static size_t fail_each_allocation(enum onnxrun_status (*op)(void *ctx), void *ctx)
+{
+	size_t live = counts.live;
+	for (size_t n = 1;; n++) {
+		enum onnxrun_status st;
+		counts.fail_at = n;
+		counts.seen = 0;
+		st = op(ctx);
+		counts.fail_at = 0;
+		if (st == ONNXRUN_OK)
+			return n - 1;
+		if (st != ONNXRUN_ERROR_OUT_OF_MEMORY)
+			fail_msg("allocation %zu failed: status %d (%s), expected out of memory", n, (int)st,
+			         onnxrun_env_error(env)[0] ? onnxrun_env_error(env) : err.msg);
+		assert_int_equal(counts.live, live);
+	}
+}
+
+struct oom_case {
+	const struct onnxrun_tensor *t;
+	const uint8_t *buf;
+	size_t size;
+	const char *path;
+};
+
+static enum onnxrun_status oom_decode(void *ctx)
+{
+	struct oom_case *c = ctx;
+	struct onnxrun_tensor *t = NULL;
+	enum onnxrun_status st = onnxrun__tensor_pb_decode(env, c->buf, c->size, &err, &t);
+	onnxrun_tensor_free(t);
+	return st;
+}
+
+static enum onnxrun_status oom_encode(void *ctx)
+{
+	struct oom_case *c = ctx;
+	uint8_t *buf = NULL;
+	size_t size;
+	enum onnxrun_status st = onnxrun__tensor_pb_encode(env, c->t, &err, &buf, &size);
+	onnxrun__free(env, buf);
+	return st;
+}
+
+static enum onnxrun_status oom_files(void *ctx)
+{
+	struct oom_case *c = ctx;
+	struct onnxrun_tensor *t = NULL;
+	enum onnxrun_status st = onnxrun_tensor_save_pb(env, c->t, c->path);
+	if (!st)
+		st = onnxrun_tensor_load_pb(env, c->path, &t);
+	onnxrun_tensor_free(t);
+	return st;
+}
+
+static void test_out_of_memory(void **state)
+{
+	static const int64_t dims[2] = { 2, 3 };
+	struct oom_case c = { NULL, NULL, 0, ONNXRUN_TEST_TMP "/tp_oom.pb" };
+	uint8_t *buf = NULL;
+	(void)state;
+	for (int dt = ONNXRUN_DTYPE_FLOAT; dt <= ONNXRUN_DTYPE_STRING; dt += ONNXRUN_DTYPE_STRING - 1) {
+		struct onnxrun_tensor *t = make_pattern((enum onnxrun_dtype)dt, 2, dims);
+		c.t = t;
+		CHECK_OK(onnxrun__tensor_pb_encode(env, t, &err, &buf, &c.size));
+		c.buf = buf;
+		assert_true(fail_each_allocation(oom_decode, &c) >= 3);
+		assert_true(fail_each_allocation(oom_encode, &c) >= 1);
+		assert_true(fail_each_allocation(oom_files, &c) >= 4);
+		onnxrun__free(env, buf);
+		onnxrun_tensor_free(t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -808,6 +887,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_conformance_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_public_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_allocator_bridge, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_out_of_memory, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

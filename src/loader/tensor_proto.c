@@ -68,19 +68,26 @@ static enum onnxrun_status tensor_fail(struct onnxrun__err *err, enum onnxrun_st
 
 static void *pb_alloc(void *ctx, size_t size)
 {
-	return onnxrun__malloc(ctx, size);
+	struct onnxrun__pb_allocator *a = ctx;
+	void *p = onnxrun__malloc(a->env, size);
+	if (!p)
+		a->oom = true;
+	return p;
 }
 
 static void pb_free(void *ctx, void *ptr)
 {
-	onnxrun__free(ctx, ptr);
+	struct onnxrun__pb_allocator *a = ctx;
+	onnxrun__free(a->env, ptr);
 }
 
-void onnxrun__tensor_proto_allocator(const struct onnxrun_env *env, ProtobufCAllocator *out)
+void onnxrun__pb_allocator_init(struct onnxrun__pb_allocator *a, const struct onnxrun_env *env)
 {
-	out->alloc = pb_alloc;
-	out->free = pb_free;
-	out->allocator_data = (void *)env;
+	a->base.alloc = pb_alloc;
+	a->base.free = pb_free;
+	a->base.allocator_data = a;
+	a->env = env;
+	a->oom = false;
 }
 
 /* ---- header: dtype, dims, sizes ---- */
@@ -506,14 +513,18 @@ fail:
 
 /* ---- .pb tensor files ---- */
 
+/* Unpacks a .pb tensor file (see loader.h). Malformed content is INVALID_INPUT here: a tensor
+ * file is an input, not a model. */
 enum onnxrun_status onnxrun__tensor_pb_decode(const struct onnxrun_env *env, const void *data, size_t size,
                                               struct onnxrun__err *err, struct onnxrun_tensor **out)
 {
-	ProtobufCAllocator alloc;
+	struct onnxrun__pb_allocator alloc;
 	Onnx__TensorProto *tp;
 	enum onnxrun_status st;
-	onnxrun__tensor_proto_allocator(env, &alloc);
-	tp = onnx__tensor_proto__unpack(&alloc, size, data);
+	onnxrun__pb_allocator_init(&alloc, env);
+	tp = onnx__tensor_proto__unpack(&alloc.base, size, data);
+	if (!tp && alloc.oom)
+		return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory decoding a TensorProto");
 	if (!tp)
 		return onnxrun__fail(err, ONNXRUN_ERROR_INVALID_INPUT, "not a valid TensorProto");
 	if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
@@ -523,12 +534,13 @@ enum onnxrun_status onnxrun__tensor_pb_decode(const struct onnxrun_env *env, con
 	} else {
 		st = onnxrun__tensor_from_proto(env, tp, NULL, err, out);
 		if (st == ONNXRUN_ERROR_INVALID_MODEL)
-			st = ONNXRUN_ERROR_INVALID_INPUT; /* a tensor file is an input, not a model */
+			st = ONNXRUN_ERROR_INVALID_INPUT;
 	}
-	onnx__tensor_proto__free_unpacked(tp, &alloc);
+	onnx__tensor_proto__free_unpacked(tp, &alloc.base);
 	return st;
 }
 
+/* Packs dims, data_type, name and raw_data (string_data for strings) into a new buffer. */
 enum onnxrun_status onnxrun__tensor_pb_encode(const struct onnxrun_env *env, const struct onnxrun_tensor *t,
                                               struct onnxrun__err *err, uint8_t **out, size_t *out_size)
 {

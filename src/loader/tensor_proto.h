@@ -23,9 +23,15 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_from_proto(const struct onnx
                                                                struct onnxrun__err *err,
                                                                struct onnxrun_tensor **out);
 
-/* Fills *out with a protobuf-c allocator that allocates through the env (for
- * onnx__*__unpack and onnx__*__free_unpacked). *out keeps a pointer to env. */
-ONNXRUN__HIDDEN void onnxrun__tensor_proto_allocator(const struct onnxrun_env *env,
-                                                     ProtobufCAllocator *out);
+/* A protobuf-c allocator over the env's (for onnx__*__unpack / __free_unpacked): pass
+ * &a.base. `oom` becomes true when an allocation failed, which tells an unpack that failed
+ * for lack of memory from one that failed on malformed bytes. */
+struct onnxrun__pb_allocator {
+	ProtobufCAllocator base;
+	const struct onnxrun_env *env;
+	bool oom;
+};
+ONNXRUN__HIDDEN void onnxrun__pb_allocator_init(struct onnxrun__pb_allocator *a,
+                                                const struct onnxrun_env *env);
 
 #endif

@@ -1,12 +1,12 @@
 /*
  * tensor_files.c - the public tensor file API: .pb (one serialized TensorProto) and .npy.
- * Files are read whole (up to a size cap) and decoded from memory; saving encodes into
- * memory and writes once. Every message names the file: "file '<path>': <reason>".
+ * Files are read whole (onnxrun__read_file, up to MAX_FILE_BYTES) and decoded from memory;
+ * saving encodes into memory and writes once. Every message names the file:
+ * "file '<path>': <reason>".
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../loader/loader.h"
 #include "npy.h"
@@ -19,55 +19,6 @@ typedef enum onnxrun_status (*decode_fn)(const struct onnxrun_env *env, const vo
                                          struct onnxrun__err *err, struct onnxrun_tensor **out);
 typedef enum onnxrun_status (*encode_fn)(const struct onnxrun_env *env, const struct onnxrun_tensor *t,
                                          struct onnxrun__err *err, uint8_t **out, size_t *out_size);
-
-/* Checks that an open file is a regular file of at most MAX_FILE_BYTES; gives its size. */
-static enum onnxrun_status file_size(FILE *f, struct onnxrun__err *err, size_t *out)
-{
-	struct stat sb;
-	if (fstat(fileno(f), &sb) != 0)
-		return onnxrun__fail(err, ONNXRUN_ERROR_IO, "%s", strerror(errno));
-	if (S_ISDIR(sb.st_mode))
-		return onnxrun__fail(err, ONNXRUN_ERROR_IO, "%s", strerror(EISDIR));
-	if (!S_ISREG(sb.st_mode))
-		return onnxrun__fail(err, ONNXRUN_ERROR_IO, "not a regular file");
-	if ((uint64_t)sb.st_size > MAX_FILE_BYTES || (uint64_t)sb.st_size > SIZE_MAX)
-		return onnxrun__fail(err, ONNXRUN_ERROR_LIMIT, "%lld bytes is above the %llu GiB limit",
-		                     (long long)sb.st_size, (unsigned long long)(MAX_FILE_BYTES >> 30));
-	*out = (size_t)sb.st_size;
-	return ONNXRUN_OK;
-}
-
-/* Reads a whole regular file into *out (from onnxrun__malloc). */
-static enum onnxrun_status read_file(const struct onnxrun_env *env, const char *path, struct onnxrun__err *err,
-                                     uint8_t **out, size_t *out_size)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	size_t size = 0;
-	enum onnxrun_status st;
-	if (!f)
-		return onnxrun__fail(err, ONNXRUN_ERROR_IO, "%s", strerror(errno));
-	if ((st = file_size(f, err, &size)))
-		goto fail;
-	buf = onnxrun__malloc(env, size);
-	if (!buf) {
-		st = onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory reading %zu bytes", size);
-		goto fail;
-	}
-	if (fread(buf, 1, size, f) != size) {
-		st = onnxrun__fail(err, ONNXRUN_ERROR_IO, "%s",
-		                   ferror(f) ? strerror(errno) : "the file shrank while it was read");
-		goto fail;
-	}
-	fclose(f);
-	*out = buf;
-	*out_size = size;
-	return ONNXRUN_OK;
-fail:
-	fclose(f);
-	onnxrun__free(env, buf);
-	return st;
-}
 
 /* Writes size bytes to path (created or truncated); a partly written file is removed. */
 static enum onnxrun_status write_file(const char *path, const uint8_t *data, size_t size,
@@ -91,7 +42,7 @@ static enum onnxrun_status write_file(const char *path, const uint8_t *data, siz
 static enum onnxrun_status load_file(struct onnxrun_env *env, const char *path, decode_fn decode,
                                      struct onnxrun_tensor **out)
 {
-	uint8_t *data = NULL;
+	void *data = NULL;
 	size_t size = 0;
 	enum onnxrun_status st;
 	if (!env)
@@ -99,11 +50,11 @@ static enum onnxrun_status load_file(struct onnxrun_env *env, const char *path, 
 	onnxrun__err_clear(&env->err);
 	if (!path || !out)
 		return onnxrun__fail(&env->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "%s is NULL", !path ? "path" : "out");
-	st = read_file(env, path, &env->err, &data, &size);
-	if (!st) {
-		st = decode(env, data, size, &env->err, out);
-		onnxrun__free(env, data);
-	}
+	st = onnxrun__read_file(env, path, MAX_FILE_BYTES, &env->err, &data, &size);
+	if (st)
+		return st; /* the message already names the file */
+	st = decode(env, data, size, &env->err, out);
+	onnxrun__free(env, data);
 	if (st)
 		onnxrun__err_prefix(&env->err, "file '%s'", path);
 	return st;
