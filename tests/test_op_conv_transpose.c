@@ -626,9 +626,9 @@ struct cfg {
 	enum onnxrun_dtype dt;
 	bool bias, kernel_attr;
 	int64_t batch, group, cg, mg;
-	int64_t in[3], k[3], s[3], d[3], op[3], pads[6], os[3];
+	int64_t in[5], k[5], s[5], d[5], op[5], pads[10], os[5];
 	/* reference geometry */
-	int64_t out[3], pb[3];
+	int64_t out[5], pb[5];
 };
 
 static void cfg_str(const struct cfg *c, char *buf, size_t len)
@@ -681,7 +681,7 @@ static void random_cfg(struct cfg *c, uint64_t seed)
 	bool ok;
 	memset(c, 0, sizeof *c);
 	c->seed = seed;
-	c->n = (int)rng_int(&s, 1, 3);
+	c->n = rng_int(&s, 0, 9) ? (int)rng_int(&s, 1, 3) : (int)rng_int(&s, 4, 5);
 	c->dt = dts[rng_int(&s, 0, 3)];
 	c->opset = c->dt == ONNXRUN_DTYPE_BFLOAT16 ? 22 : opsets[rng_int(&s, 0, 2)];
 	c->mode = (int)rng_int(&s, 0, 5);
@@ -690,14 +690,14 @@ static void random_cfg(struct cfg *c, uint64_t seed)
 	c->kernel_attr = rng_int(&s, 0, 1);
 	c->batch = rng_int(&s, 1, 2);
 	c->group = rng_int(&s, 1, 3);
-	c->cg = rng_int(&s, 1, c->n == 3 ? 2 : 3);
-	c->mg = rng_int(&s, 1, c->n == 3 ? 2 : 3);
+	c->cg = rng_int(&s, 1, c->n >= 3 ? 2 : 3);
+	c->mg = rng_int(&s, 1, c->n >= 3 ? 2 : 3);
 	do {
 		ok = true;
 		for (int i = 0; i < c->n; i++) {
 			int64_t mx;
-			c->in[i] = rng_int(&s, 1, c->n == 3 ? 4 : 6);
-			c->k[i] = rng_int(&s, 1, c->n == 3 ? 3 : 5);
+			c->in[i] = rng_int(&s, 1, c->n >= 4 ? 2 : c->n == 3 ? 4 : 6);
+			c->k[i] = rng_int(&s, 1, c->n >= 4 ? 2 : c->n == 3 ? 3 : 5);
 			c->s[i] = rng_int(&s, 1, 4);
 			c->d[i] = rng_int(&s, 1, 3);
 			mx = c->s[i] > c->d[i] ? c->s[i] : c->d[i];
@@ -717,7 +717,7 @@ static void random_cfg(struct cfg *c, uint64_t seed)
 
 static void build_node(const struct cfg *c, struct tnode *t, struct onnxrun__type in[3])
 {
-	int64_t xd[5] = { c->batch, c->group * c->cg }, wd[5] = { c->group * c->cg, c->mg }, os[5];
+	int64_t xd[7] = { c->batch, c->group * c->cg }, wd[7] = { c->group * c->cg, c->mg }, os[7];
 	static const char *const autopads[] = { NULL, "VALID", "SAME_UPPER", "SAME_LOWER" };
 	tnode_init(t, c->opset);
 	for (int i = 0; i < c->n; i++) {
@@ -834,8 +834,9 @@ static double tolerance(const struct cfg *c, long double value, long double abss
 	return tol;
 }
 
-/* Runs one config; returns false (after printing it) on a mismatch. */
-static bool check_cfg(struct onnxrun_env *env, struct cfg *c)
+/* Runs one config; returns false (after printing it) on a mismatch. Adds the number of
+ * elements compared to *compared. */
+static bool check_cfg(struct onnxrun_env *env, struct cfg *c, int64_t *compared)
 {
 	struct tnode t;
 	struct onnxrun__type in[3];
@@ -883,6 +884,7 @@ static bool check_cfg(struct onnxrun_env *env, struct cfg *c)
 		}
 		free(ref);
 		free(abssum);
+		*compared += y->numel;
 	}
 	onnxrun_tensor_free(x);
 	onnxrun_tensor_free(w);
@@ -891,21 +893,25 @@ static bool check_cfg(struct onnxrun_env *env, struct cfg *c)
 	return ok;
 }
 
-#define N_RANDOM 600
+#define N_RANDOM 2000
 
 static void test_random_vs_reference(void **state)
 {
 	struct fixture *f = *state;
-	int failures = 0, runs = 0, per_mode[6] = { 0 };
+	int failures = 0, runs = 0, per_mode[6] = { 0 }, per_rank[6] = { 0 };
+	int64_t compared = 0;
 	for (uint64_t seed = 1; seed <= N_RANDOM && failures < 5; seed++, runs++) {
 		struct cfg c;
 		random_cfg(&c, seed);
 		per_mode[c.mode]++;
-		failures += !check_cfg(f->env, &c);
+		per_rank[c.n]++;
+		failures += !check_cfg(f->env, &c, &compared);
 	}
 	print_message("%d random configs (pads %d, VALID %d, SAME_UPPER %d, SAME_LOWER %d, "
-	              "output_shape %d + %d full), %d failures\n", runs, per_mode[0], per_mode[1],
-	              per_mode[2], per_mode[3], per_mode[4], per_mode[5], failures);
+	              "output_shape %d + %d full; 1-D %d, 2-D %d, 3-D %d, 4-D %d, 5-D %d), %lld "
+	              "elements compared, %d failures\n", runs, per_mode[0], per_mode[1], per_mode[2],
+	              per_mode[3], per_mode[4], per_mode[5], per_rank[1], per_rank[2], per_rank[3],
+	              per_rank[4], per_rank[5], (long long)compared, failures);
 	assert_int_equal(failures, 0);
 }
 

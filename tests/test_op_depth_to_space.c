@@ -374,7 +374,7 @@ static bool check_random(struct onnxrun_env *env, uint64_t seed)
 	return ok;
 }
 
-#define N_RANDOM 500
+#define N_RANDOM 2000
 
 static void test_random_vs_reference(void **state)
 {
