@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs onnxrun from BUILD_DIR into a temporary prefix, then builds every examples/*.c
+# against the installed package twice - once with pkg-config, once with CMake's
+# find_package(onnxrun) - and runs them on the bundled models. Also checks that the shared
+# library exports only onnxrun_* symbols.
+# Usage: install_test.sh SOURCE_DIR BUILD_DIR WORK_DIR
+set -euo pipefail
+src=$1 build=$2 work=$3
+rm -rf "$work"
+mkdir -p "$work"
+prefix=$work/prefix
+cmake --install "$build" --prefix "$prefix" >/dev/null
+libdir=$(dirname "$(find "$prefix" -name 'libonnxrun.so' | head -1)")
+export LD_LIBRARY_PATH=$libdir
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+
+bad=$(nm -D --defined-only "$libdir/libonnxrun.so" | awk '{print $3}' | grep -v '^onnxrun_' || true)
+if [ -n "$bad" ]; then
+	echo "FAIL: libonnxrun.so exports non-onnxrun symbols:"; echo "$bad" | head
+	exit 1
+fi
+nm -D --defined-only "$libdir/libonnxrun.so" | grep -q ' onnxrun_session_run$'
+soname=$(objdump -p "$libdir/libonnxrun.so" | awk '/SONAME/ {print $2}')
+[ "$soname" = "libonnxrun.so.0" ] || { echo "FAIL: SONAME is '$soname'"; exit 1; }
+
+run_examples() { # dir-with-binaries label
+	"$1/embed" "$src/models/upsampler/model.onnx" "$src/models/upsampler/test_data_set_0/input_0.pb" \
+		| grep -q "output 'upscaled': float \[1,3,128,128\]" || { echo "FAIL: embed ($2)"; exit 1; }
+	if [ -x "$1/custom_op" ]; then
+		"$1/custom_op" | grep -q "PASS" || { echo "FAIL: custom_op ($2)"; exit 1; }
+	fi
+}
+
+mkdir -p "$work/pc"
+for f in "$src"/examples/*.c; do
+	# shellcheck disable=SC2046
+	cc -std=c11 -Wall -Wextra -Werror "$f" $(pkg-config --cflags --libs onnxrun) \
+		-o "$work/pc/$(basename "$f" .c)"
+done
+run_examples "$work/pc" pkg-config
+
+cmake -S "$src/examples" -B "$work/cm" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/cm" >/dev/null
+run_examples "$work/cm" find_package
+echo "install: 1 passed, 0 failed"
