@@ -1,6 +1,15 @@
 /*
  * tensor_proto.c - ONNX TensorProto -> onnxrun tensor (every dtype; raw_data, typed fields,
  * string_data and external data) and tensor -> serialized TensorProto (.pb tensor files).
+ *
+ * Decisions where onnx.proto is silent:
+ *  - Exactly one data source: raw_data, the dtype's typed field, or external data; a second
+ *    one, or a typed field of another dtype, is an error. Empty tensors need no data.
+ *  - int32_data entries are narrowed to the element width (low bits, as ONNX Runtime does);
+ *    uint64_data likewise for uint32. Bools read as value != 0 from every source.
+ *  - External data: "checksum" and unknown keys are ignored; no "length" means "to the end
+ *    of the file"; the file must be a regular file inside base_dir after symlinks resolve.
+ *  - data_type 17..23 (float8, 4-bit types) is UNSUPPORTED rather than malformed.
  */
 #include <errno.h>
 #include <limits.h>

@@ -4,6 +4,12 @@
  *   "\x93NUMPY" major minor, header length (u16 for 1.0, u32 for 2.0/3.0, little-endian),
  *   a Python dict literal {'descr': ..., 'fortran_order': ..., 'shape': (...)} padded with
  *   spaces and ending in '\n', then the array data.
+ *
+ * Decisions: the header parser accepts what Python's literal_eval would (whitespace, either
+ * quote, trailing commas, any key order, Python 2 "3L" dims) but no other keys; '>' is
+ * refused only where byte order matters (item size > 1); fortran_order True is refused
+ * even when the layouts coincide; bool bytes are normalized to 0/1; the data must be exactly
+ * the shape's size (numpy ignores trailing bytes; a mismatch here is an error).
  */
 #include <stdio.h>
 #include <string.h>
