@@ -602,14 +602,15 @@ static void test_random_with_dim(void **state)
 
 /* DepthToSpace(blocksize 2) on `in_name` [N,4,1,1] -> `out_name` [N,1,2,2] of `dtype`:
  * with H = W = 1 the output holds the input's values in the same order. */
-static void write_d2s_model(const char *path, int dtype, const char *in_name, const char *out_name)
+static void write_d2s_model_opset(const char *path, int dtype, const char *in_name,
+                                  const char *out_name, int64_t opset)
 {
 	Onnx__ModelProto *m = mb_model(8);
 	Onnx__NodeProto *n;
 	uint8_t *bytes;
 	size_t size;
 
-	mb_opset(m, "", 13);
+	mb_opset(m, "", opset);
 	mb_input(m, in_name, dtype, "N,4,1,1");
 	mb_output(m, out_name, dtype, "N,1,2,2");
 	n = mb_node(m, "d2s", "DepthToSpace", "", in_name, out_name);
@@ -617,6 +618,11 @@ static void write_d2s_model(const char *path, int dtype, const char *in_name, co
 	bytes = mb_finish(m, &size);
 	write_all(path, bytes, size);
 	free(bytes);
+}
+
+static void write_d2s_model(const char *path, int dtype, const char *in_name, const char *out_name)
+{
+	write_d2s_model_opset(path, dtype, in_name, out_name, 13);
 }
 
 static void test_float16_compare_and_names(void **state)
@@ -731,6 +737,67 @@ static void test_string_outputs(void **state)
 	onnxrun_env_free(env);
 }
 
+static void test_complex_compare(void **state)
+{
+	const char *dir = fresh_dir("complex");
+	const char *model = path_of("%s/model.onnx", dir);
+	struct onnxrun_env *env = env_new();
+	const int64_t in_dims[4] = {1, 4, 1, 1}, out_dims[4] = {1, 1, 2, 2};
+	const float x[8] = {1, 2, -3, 4.5f, 0, 0, 7, 8};
+	const float off[8] = {1, 2, -3, 4.5f, 0, 0, 7, 8.5f};
+	struct run r;
+
+	(void)state;
+	write_d2s_model(model, 14 /* COMPLEX64 */, "x", "y");
+	save_pb(env, ONNXRUN_DTYPE_COMPLEX64, 4, in_dims, x, "x", path_of("%s/input_0.pb", dir));
+	save_pb(env, ONNXRUN_DTYPE_COMPLEX64, 4, out_dims, off, "y", path_of("%s/output_0.pb", dir));
+	onnxrun_env_free(env);
+	RUN(&r, model, dir);
+	assert_int_equal(r.status, 1); /* the imaginary part of element 3 differs */
+	assert_string_equal(r.out, "FAIL output 'y' (complex64 [1,1,2,2]): max_abs=0.5 max_rel=0.0588 "
+	                           "at index [0,0,1,1]: expected (7,8.5) got (7,8) (1 of 4 elements differ)\n");
+	run_free(&r);
+	RUN(&r, model, dir, "--atol", "0.5");
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+}
+
+/* Warnings of the library's log callback reach stderr as "onnxrun: warning:". */
+static void test_library_warning(void **state)
+{
+	const char *dir = fresh_dir("warning");
+	const char *model = path_of("%s/model.onnx", dir);
+	struct run r;
+
+	(void)state;
+	write_d2s_model_opset(model, MB_FLOAT, "x", "y", 99);
+	RUN(&r, model, "--random", "--dim", "N=1");
+	assert_int_equal(r.status, 0);
+	assert_true(has_line_matching(r.err, "^onnxrun: warning: .*"));
+	assert_null(strstr(r.err, "error"));
+	assert_true(has_line_matching(r.out, "^output 'y' \\(float \\[1,1,2,2\\]\\)"));
+	run_free(&r);
+}
+
+/* A file named after an initializer that is also a graph input (IR 3) overrides it. */
+static void test_initializer_override(void **state)
+{
+	const char *dir = fresh_dir("override");
+	struct onnxrun_env *env = env_new();
+	const char *tc = ONNXRUN_TEST_DATA "/test_ConvTranspose2d";
+	static float zeros[3 * 4 * 3 * 3];
+	struct run r;
+
+	(void)state;
+	save_pb(env, ONNXRUN_DTYPE_FLOAT, 4, (const int64_t[]){3, 4, 3, 3}, zeros, "1",
+	        path_of("%s/1.pb", dir));
+	onnxrun_env_free(env);
+	RUN(&r, path_of("%s/model.onnx", tc), path_of("%s/test_data_set_0", tc), path_of("%s/1.pb", dir));
+	assert_int_equal(r.status, 1); /* zero weights: the output is the bias only */
+	assert_true(has_line_matching(r.out, "^FAIL output '3' \\(float \\[1,4,20,12\\]\\): .*\\(960 of 960 elements differ\\)$"));
+	run_free(&r);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -762,6 +829,9 @@ int main(void)
 		cmocka_unit_test(test_float16_compare_and_names),
 		cmocka_unit_test(test_nan_compare),
 		cmocka_unit_test(test_string_outputs),
+		cmocka_unit_test(test_complex_compare),
+		cmocka_unit_test(test_library_warning),
+		cmocka_unit_test(test_initializer_override),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
