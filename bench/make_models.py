@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""Generate one single-node ONNX model per case of the benchmark suite.
+
+Usage (from the repo root):
+    /usr/bin/python3 bench/make_models.py [SUITE_JSON] [-o OUT_DIR] [--filter SUBSTR]
+
+Defaults: SUITE_JSON = ../shared/bench/suite.json (relative to the repo root),
+OUT_DIR = bench/build/models. Writes OUT_DIR/<case>/model.onnx.
+
+Each model: graph input X (float32, the case's x shape), initializers W and (if
+"bias") B filled with fixed-seed random values, one ConvTranspose or DepthToSpace
+node, output Y with the shape computed here from the spec (so both runtimes are
+checked against the same declared shape). Opset 13, IR version 7, so that the
+ONNX Runtime build shipped by onnxruntime-node loads them.
+
+Needs Debian's python3-onnx (1.12) and numpy: run it with /usr/bin/python3.
+Also writes OUT_DIR/<case>/meta.json (op, shapes, FLOPs for ConvTranspose or bytes
+moved for DepthToSpace; read by bench/report.py) and OUT_DIR/<case>/input.bin (the
+bench input X: uniform [-1, 1), fixed seed, raw little-endian float32; read by both
+bench tools so the ORT oracle check compares the same computation).
+"""
+import argparse
+import json
+import os
+import sys
+import zlib
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OPSET = 13
+IR_VERSION = 7
+
+
+def case_seed(name):
+    # Stable across Python runs (hash() is salted; crc32 is not).
+    return zlib.crc32(name.encode("utf-8")) & 0x7FFFFFFF
+
+
+def conv_transpose_out_shape(x, w, attrs):
+    """Output shape per the ONNX spec (NOTSET / explicit pads only: all the suite uses)."""
+    n, c = x[0], x[1]
+    spatial = x[2:]
+    d = len(spatial)
+    group = attrs.get("group", 1)
+    k = w[2:]
+    strides = attrs.get("strides", [1] * d)
+    dil = attrs.get("dilations", [1] * d)
+    pads = attrs.get("pads", [0] * (2 * d))
+    opad = attrs.get("output_padding", [0] * d)
+    if "auto_pad" in attrs and attrs["auto_pad"] not in ("NOTSET",):
+        raise ValueError("auto_pad other than NOTSET not supported by the generator")
+    if "output_shape" in attrs:
+        raise ValueError("output_shape not supported by the generator")
+    if w[0] != c:
+        raise ValueError("W.shape[0] must equal C")
+    m = w[1] * group
+    out = []
+    for i in range(d):
+        natural = strides[i] * (spatial[i] - 1) + opad[i] + (k[i] - 1) * dil[i] + 1
+        out.append(natural - pads[i] - pads[i + d])
+    return [n, m] + out
+
+
+def conv_transpose_flops(x, w, attrs):
+    # Convention (bench/README.md): every input element scatters into every kernel tap of
+    # the M/group output channels of its group: 2 * N * C_in * (M/group) * prod(k) * prod(in).
+    n, c = x[0], x[1]
+    m_per_group = w[1]
+    return 2 * n * c * m_per_group * int(np.prod(w[2:])) * int(np.prod(x[2:]))
+
+
+def depth_to_space_out_shape(x, attrs):
+    b = attrs["blocksize"]
+    n, c, h, w = x
+    if c % (b * b):
+        raise ValueError("C not divisible by blocksize^2")
+    return [n, c // (b * b), h * b, w * b]
+
+
+def build(case):
+    name = case["name"]
+    op = case["op"]
+    if case.get("dtype", "float32") != "float32":
+        raise ValueError(f"{name}: only float32 cases are supported")
+    x_shape = list(case["x"])
+    attrs = dict(case.get("attrs", {}))
+    rng = np.random.default_rng(case_seed(name))
+    inits = []
+    node_inputs = ["X"]
+    meta = {"case": name, "op": op, "x": x_shape, "attrs": attrs}
+    if op == "ConvTranspose":
+        w_shape = list(case["w"])
+        y_shape = conv_transpose_out_shape(x_shape, w_shape, attrs)
+        # Scale like a trained layer's init (keeps outputs O(1) and the oracle check meaningful).
+        fan = w_shape[0] * int(np.prod(w_shape[2:]))
+        wv = (rng.standard_normal(w_shape, dtype=np.float32) / np.float32(np.sqrt(fan))).astype(np.float32)
+        inits.append(numpy_helper.from_array(wv, "W"))
+        node_inputs.append("W")
+        if case.get("bias", False):
+            bv = rng.standard_normal([y_shape[1]], dtype=np.float32) * np.float32(0.1)
+            inits.append(numpy_helper.from_array(bv.astype(np.float32), "B"))
+            node_inputs.append("B")
+        meta.update(w=w_shape, bias=bool(case.get("bias", False)),
+                    flops=conv_transpose_flops(x_shape, w_shape, attrs))
+    elif op == "DepthToSpace":
+        y_shape = depth_to_space_out_shape(x_shape, attrs)
+        # read + write: 2 * tensor bytes (float32)
+        meta.update(bytes=2 * 4 * int(np.prod(x_shape)))
+    else:
+        raise ValueError(f"{name}: unknown op {op}")
+    meta["y"] = y_shape
+    node = helper.make_node(op, node_inputs, ["Y"], name=name, **attrs)
+    graph = helper.make_graph(
+        [node], name,
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, y_shape)],
+        initializer=inits)
+    model = helper.make_model(graph, producer_name="onnxrun-bench",
+                              opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = IR_VERSION
+    onnx.checker.check_model(model)
+    return model, meta
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("suite", nargs="?", default=os.path.join(REPO, "..", "shared", "bench", "suite.json"))
+    ap.add_argument("-o", "--out", default=os.path.join(REPO, "bench", "build", "models"))
+    ap.add_argument("--filter", default="", help="only cases whose name contains this")
+    args = ap.parse_args(argv)
+    with open(args.suite) as f:
+        suite = json.load(f)
+    n = 0
+    for case in suite["cases"]:
+        if args.filter and args.filter not in case["name"]:
+            continue
+        model, meta = build(case)
+        d = os.path.join(args.out, case["name"])
+        os.makedirs(d, exist_ok=True)
+        onnx.save(model, os.path.join(d, "model.onnx"))
+        # The bench input, shared by onnxrun_bench and ort_bench.js so the oracle check
+        # compares the same computation: uniform [-1, 1), fixed seed, raw little-endian float32.
+        xr = np.random.default_rng(case_seed(case["name"]) ^ 0x5EED)
+        xv = xr.uniform(-1.0, 1.0, size=meta["x"]).astype("<f4")
+        xv.tofile(os.path.join(d, "input.bin"))
+        with open(os.path.join(d, "meta.json"), "w") as f:
+            json.dump(meta, f, indent=1)
+        n += 1
+    print(f"make_models: wrote {n} models to {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

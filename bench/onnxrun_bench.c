@@ -1,0 +1,282 @@
+/*
+ * onnxrun_bench - in-process timer for one model, using only the public API (onnxrun.h).
+ *
+ *   onnxrun_bench MODEL [--case NAME] [--threads T] [--runs R] [--warmup W]
+ *                       [--input X.bin] [--seed S] [--output Y.bin] [--budget-s SEC]
+ *   onnxrun_bench --baseline
+ *
+ * Loads MODEL, creates a session, sets T threads, binds input 0 (raw little-endian float32
+ * from --input, or uniform [-1, 1) from a fixed-seed xorshift generator), does W warm-up
+ * runs (default 3) and R timed runs (default 20), each timed with clock_gettime
+ * (CLOCK_MONOTONIC) around onnxrun_session_run alone, and prints one JSON line:
+ *
+ *   {"case":..., "threads":T, "median_ms":..., "min_ms":..., "runs":R, "peak_rss_kb":...,
+ *    "warmup":W, "mean_ms":..., "max_ms":..., "load_ms":..., "runs_requested":R0}
+ *
+ * peak_rss_kb is getrusage(RUSAGE_SELF).ru_maxrss at the end, so run one process per case
+ * (bench/run.sh does). --output writes output 0 as raw float32 after the last timed run.
+ * --budget-s caps the timed phase: when one warm-up run shows that R runs would take longer
+ * than SEC seconds, fewer runs are done (at least 3) and "runs" says how many; "runs_requested"
+ * keeps the asked-for count. --baseline prints the peak RSS of this process with the
+ * library linked but no model loaded (the RSS floor of the tool itself).
+ *
+ * Exit status: 0 on success, 2 on any error (message on stderr).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "onnxrun.h"
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static long peak_rss_kb(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return -1;
+	return ru.ru_maxrss; /* kilobytes on Linux */
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void die(const char *what, const char *detail)
+{
+	fprintf(stderr, "onnxrun_bench: error: %s%s%s\n", what, detail && *detail ? ": " : "",
+	        detail ? detail : "");
+	exit(2);
+}
+
+/* JSON string body with the few escapes a case name could need. */
+static void put_json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static uint64_t xorshift64(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*s = x;
+	return x;
+}
+
+static long parse_long(const char *opt, const char *v, long lo, long hi)
+{
+	char *end;
+	errno = 0;
+	long x = strtol(v, &end, 10);
+	if (errno || *end || end == v || x < lo || x > hi)
+		die("bad value for option", opt);
+	return x;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+	        "usage: onnxrun_bench MODEL [--case NAME] [--threads T] [--runs R] [--warmup W]\n"
+	        "                     [--input X.bin] [--seed S] [--output Y.bin] [--budget-s SEC]\n"
+	        "       onnxrun_bench --baseline\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *model_path = NULL, *case_name = NULL, *input_path = NULL, *output_path = NULL;
+	long threads = 1, runs = 20, warmup = 3, budget_s = 0;
+	uint64_t seed = 0x0DDBA11CAFEULL;
+	int baseline = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--baseline")) {
+			baseline = 1;
+			continue;
+		}
+		if (a[0] != '-') {
+			if (model_path)
+				usage();
+			model_path = a;
+			continue;
+		}
+		if (!v)
+			usage();
+		i++;
+		if (!strcmp(a, "--case"))
+			case_name = v;
+		else if (!strcmp(a, "--threads"))
+			threads = parse_long(a, v, 1, 1024);
+		else if (!strcmp(a, "--runs"))
+			runs = parse_long(a, v, 1, 1000000);
+		else if (!strcmp(a, "--warmup"))
+			warmup = parse_long(a, v, 0, 1000000);
+		else if (!strcmp(a, "--budget-s"))
+			budget_s = parse_long(a, v, 0, 1000000);
+		else if (!strcmp(a, "--input"))
+			input_path = v;
+		else if (!strcmp(a, "--output"))
+			output_path = v;
+		else if (!strcmp(a, "--seed"))
+			seed = (uint64_t)parse_long(a, v, 1, 0x7fffffffffffffffL);
+		else
+			usage();
+	}
+
+	struct onnxrun_env *env = NULL;
+	if (onnxrun_env_create(NULL, &env) != ONNXRUN_OK)
+		die("creating env", NULL);
+	if (baseline) {
+		printf("{\"baseline\":\"onnxrun\",\"peak_rss_kb\":%ld}\n", peak_rss_kb());
+		onnxrun_env_free(env);
+		return 0;
+	}
+	if (!model_path)
+		usage();
+	if (!case_name)
+		case_name = model_path;
+
+	double t0 = now_ms();
+	struct onnxrun_model *model = NULL;
+	if (onnxrun_model_load_file(env, model_path, &model) != ONNXRUN_OK)
+		die("loading model", onnxrun_env_error(env));
+	struct onnxrun_session *sess = NULL;
+	if (onnxrun_session_create(model, &sess) != ONNXRUN_OK)
+		die("creating session", model_path);
+	if (onnxrun_session_set_threads(sess, (int)threads) != ONNXRUN_OK)
+		die("setting threads", onnxrun_session_error(sess));
+	double load_ms = now_ms() - t0;
+
+	if (onnxrun_model_input_count(model) != 1)
+		die("the model must have exactly one input to feed", model_path);
+	struct onnxrun_value_info in;
+	if (onnxrun_model_input_info(model, 0, &in) != ONNXRUN_OK)
+		die("reading input info", onnxrun_env_error(env));
+	if (in.dtype != ONNXRUN_DTYPE_FLOAT)
+		die("input 0 is not float32", in.name);
+	int64_t dims[ONNXRUN_MAX_RANK];
+	int64_t numel = 1;
+	for (int32_t d = 0; d < in.rank; d++) {
+		if (in.dims[d].value < 0)
+			die("input 0 has a symbolic dim", in.name);
+		dims[d] = in.dims[d].value;
+		numel *= dims[d];
+	}
+	size_t nbytes = (size_t)numel * sizeof(float);
+	float *x = malloc(nbytes ? nbytes : 1);
+	if (!x)
+		die("out of memory for the input", NULL);
+	if (input_path) {
+		FILE *f = fopen(input_path, "rb");
+		if (!f)
+			die("opening input", input_path);
+		if (fread(x, 1, nbytes, f) != nbytes || fgetc(f) != EOF)
+			die("input file size does not match the model's input", input_path);
+		fclose(f);
+	} else {
+		uint64_t s = seed;
+		for (int64_t i = 0; i < numel; i++)
+			x[i] = (float)((double)(xorshift64(&s) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+	}
+	struct onnxrun_tensor *xt = NULL;
+	if (onnxrun_tensor_wrap(env, ONNXRUN_DTYPE_FLOAT, in.rank, dims, x, nbytes, &xt) != ONNXRUN_OK)
+		die("wrapping input", onnxrun_env_error(env));
+	if (onnxrun_session_set_input(sess, 0, xt) != ONNXRUN_OK)
+		die("binding input", onnxrun_session_error(sess));
+
+	double first_ms = 0;
+	for (long i = 0; i < warmup; i++) {
+		double a = now_ms();
+		if (onnxrun_session_run(sess) != ONNXRUN_OK)
+			die("warm-up run", onnxrun_session_error(sess));
+		if (i == 0)
+			first_ms = now_ms() - a;
+	}
+	long runs_requested = runs;
+	if (budget_s > 0) {
+		if (warmup == 0) { /* need one run's time to apply the budget */
+			double a = now_ms();
+			if (onnxrun_session_run(sess) != ONNXRUN_OK)
+				die("probe run", onnxrun_session_error(sess));
+			first_ms = now_ms() - a;
+		}
+		double est = first_ms > 0 ? first_ms : 1e-3;
+		long fit = (long)((double)budget_s * 1e3 / est);
+		if (fit < runs)
+			runs = fit < 3 ? 3 : fit;
+	}
+
+	double *t = malloc((size_t)runs * sizeof *t);
+	if (!t)
+		die("out of memory", NULL);
+	for (long i = 0; i < runs; i++) {
+		double a = now_ms();
+		enum onnxrun_status st = onnxrun_session_run(sess);
+		t[i] = now_ms() - a;
+		if (st != ONNXRUN_OK)
+			die("timed run", onnxrun_session_error(sess));
+	}
+	double sum = 0;
+	for (long i = 0; i < runs; i++)
+		sum += t[i];
+	qsort(t, (size_t)runs, sizeof *t, cmp_double);
+	double median = runs % 2 ? t[runs / 2] : 0.5 * (t[runs / 2 - 1] + t[runs / 2]);
+
+	if (output_path) {
+		const struct onnxrun_tensor *y = NULL;
+		if (onnxrun_session_output(sess, 0, &y) != ONNXRUN_OK)
+			die("reading output", onnxrun_session_error(sess));
+		if (onnxrun_tensor_dtype(y) != ONNXRUN_DTYPE_FLOAT)
+			die("output 0 is not float32", output_path);
+		FILE *f = fopen(output_path, "wb");
+		if (!f)
+			die("opening output file", output_path);
+		size_t yb = onnxrun_tensor_nbytes(y);
+		if (yb && fwrite(onnxrun_tensor_data(y), 1, yb, f) != yb)
+			die("writing output file", output_path);
+		if (fclose(f) != 0)
+			die("writing output file", output_path);
+	}
+
+	long rss = peak_rss_kb();
+	printf("{\"case\":");
+	put_json_string(case_name);
+	printf(",\"threads\":%ld,\"median_ms\":%.4f,\"min_ms\":%.4f,\"runs\":%ld,\"peak_rss_kb\":%ld,"
+	       "\"warmup\":%ld,\"mean_ms\":%.4f,\"max_ms\":%.4f,\"load_ms\":%.3f,\"runs_requested\":%ld}\n",
+	       threads, median, t[0], runs, rss, warmup, sum / (double)runs, t[runs - 1], load_ms,
+	       runs_requested);
+
+	free(t);
+	onnxrun_tensor_free(xt);
+	free(x);
+	onnxrun_session_free(sess);
+	onnxrun_model_free(model);
+	onnxrun_env_free(env);
+	return 0;
+}
