@@ -234,14 +234,12 @@ static int parse_short(int argc, char **argv, int *i, struct cli_options *opts)
 }
 
 /* Adds a positional argument: the model first, then INPUTS. */
-static int add_positional(const char *arg, struct cli_options *opts)
+static void add_positional(const char *arg, struct cli_options *opts)
 {
-	if (opts->model_path == NULL) {
+	if (opts->model_path == NULL)
 		opts->model_path = arg;
-		return CLI_OK;
-	}
-	opts->inputs[opts->input_count++] = arg;
-	return CLI_OK;
+	else
+		opts->inputs[opts->input_count++] = arg;
 }
 
 /* Checks combinations once everything is parsed. */
@@ -276,11 +274,11 @@ int cli_parse_args(int argc, char **argv, struct cli_options *opts)
 		return CLI_ERROR;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
-		int rc;
+		int rc = CLI_OK;
 		if (only_positional || arg[0] != '-' || arg[1] == '\0')
-			rc = add_positional(arg, opts);
+			add_positional(arg, opts);
 		else if (strcmp(arg, "--") == 0)
-			only_positional = 1, rc = CLI_OK;
+			only_positional = 1;
 		else if (arg[1] == '-')
 			rc = parse_long(argc, argv, &i, opts);
 		else
