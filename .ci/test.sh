@@ -1,10 +1,25 @@
 #!/usr/bin/env bash
-# Quick start 2: builds onnxrun with warnings as errors and runs every test (CTest: cmocka
-# unit, op, conformance and CLI tests; then valgrind over the CLI on good and bad inputs).
+# Quick start 2: builds onnxrun with warnings as errors and runs every test:
+#  1. the CTest suite (cmocka unit, op, conformance, API and CLI tests; valgrind memcheck of
+#     the CLI; install + examples via pkg-config and find_package);
+#  2. the same cmocka suite built with AddressSanitizer + UndefinedBehaviorSanitizer;
+#  3. the API tests (a model shared by four threads) under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/deps.sh --test
+jobs=$(nproc)
+
+echo "== build and test (RelWithDebInfo, -Werror)"
 cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXRUN_WERROR=ON >/dev/null
-cmake --build build-test -j"$(nproc)"
-cd build-test
-ctest --output-on-failure -j"$(nproc)"
+cmake --build build-test -j"$jobs" >/dev/null
+(cd build-test && ctest --output-on-failure -j"$jobs")
+
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DONNXRUN_WERROR=ON -DONNXRUN_SANITIZE=ON >/dev/null
+cmake --build build-asan -j"$jobs" >/dev/null
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -E 'valgrind|install')
+
+echo "== ThreadSanitizer"
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXRUN_WERROR=ON -DONNXRUN_TSAN=ON >/dev/null
+cmake --build build-tsan -j"$jobs" --target test_api >/dev/null
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^test_api$')

@@ -174,7 +174,7 @@ ONNXRUN_API enum onnxrun_status onnxrun_tensor_load_npy(struct onnxrun_env *env,
                                                         struct onnxrun_tensor **out);
 ONNXRUN_API enum onnxrun_status onnxrun_tensor_decode_npy(struct onnxrun_env *env, const void *data,
                                                           size_t size, struct onnxrun_tensor **out);
-/* STRING, COMPLEX and BFLOAT16 have no .npy form: UNSUPPORTED. */
+/* STRING and BFLOAT16 have no .npy form: UNSUPPORTED. */
 ONNXRUN_API enum onnxrun_status onnxrun_tensor_save_npy(struct onnxrun_env *env,
                                                         const struct onnxrun_tensor *tensor,
                                                         const char *path);

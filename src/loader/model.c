@@ -15,28 +15,6 @@
 #define ONNXRUN__MAX_NODE_IO 100000
 #define ONNXRUN__MAX_ATTRS 10000
 
-/* ---- protobuf-c allocations go through the env's allocator ---- */
-
-/* Remembers whether an allocation failed: protobuf-c reports both that and bad bytes as NULL. */
-struct pb_bridge {
-	const struct onnxrun_env *env;
-	bool failed;
-};
-
-static void *pb_alloc(void *ctx, size_t size)
-{
-	struct pb_bridge *b = ctx;
-	void *p = onnxrun__malloc(b->env, size);
-	if (!p)
-		b->failed = true;
-	return p;
-}
-
-static void pb_free(void *ctx, void *ptr)
-{
-	onnxrun__free(((struct pb_bridge *)ctx)->env, ptr);
-}
-
 /* ---- the value table: a hash of names to indices into m->values ---- */
 
 struct builder {
@@ -633,14 +611,14 @@ static enum onnxrun_status load_header(struct builder *b)
 enum onnxrun_status onnxrun__load_model_proto(struct onnxrun_model *m, const void *data, size_t size,
                                               const char *base_dir, struct onnxrun__err *err)
 {
-	struct pb_bridge bridge = { m->env, false };
-	ProtobufCAllocator pa = { pb_alloc, pb_free, &bridge };
+	struct onnxrun__pb_allocator pa;
 	struct builder b = { m, NULL, base_dir, err, 0, NULL, 0 };
 	enum onnxrun_status st;
 	if (size == 0)
 		return onnxrun__fail(err, ONNXRUN_ERROR_INVALID_MODEL, "the model is empty (0 bytes)");
-	b.mp = onnx__model_proto__unpack(&pa, size, data);
-	if (!b.mp && bridge.failed)
+	onnxrun__pb_allocator_init(&pa, m->env);
+	b.mp = onnx__model_proto__unpack(&pa.base, size, data);
+	if (!b.mp && pa.oom)
 		return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory parsing the model");
 	if (!b.mp)
 		return onnxrun__fail(err, ONNXRUN_ERROR_INVALID_MODEL,
@@ -650,7 +628,7 @@ enum onnxrun_status onnxrun__load_model_proto(struct onnxrun_model *m, const voi
 	    !(st = load_nodes(&b, b.mp->graph)) && !(st = load_outputs(&b, b.mp->graph)) &&
 	    !(st = load_value_info(&b, b.mp->graph)))
 		st = check_dangling(&b);
-	onnx__model_proto__free_unpacked((Onnx__ModelProto *)b.mp, &pa);
+	onnx__model_proto__free_unpacked((Onnx__ModelProto *)b.mp, &pa.base);
 	onnxrun__free(m->env, b.slots);
 	return st;
 }

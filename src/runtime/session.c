@@ -366,9 +366,11 @@ static enum onnxrun_status plan_arena(struct onnxrun_session *s, struct onnxrun_
 				if (item_value[it] == m->nodes[k].inputs[i] && items[it].last < k)
 					items[it].last = k;
 	*n_items = n;
-	if (onnxrun__plan(s->env, items, n, arena_size))
-		return onnxrun__fail(&s->err, ONNXRUN_ERROR_LIMIT, "memory plan does not fit in the address space");
-	return ONNXRUN_OK;
+	switch (onnxrun__plan(s->env, items, n, arena_size)) {
+	case ONNXRUN_OK: return ONNXRUN_OK;
+	case ONNXRUN_ERROR_OUT_OF_MEMORY: return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory planning memory");
+	default: return onnxrun__fail(&s->err, ONNXRUN_ERROR_LIMIT, "memory plan does not fit in the address space");
+	}
 }
 
 /* Creates the tensor objects of node outputs: arena slices or owned buffers. */
