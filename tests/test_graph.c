@@ -531,6 +531,63 @@ static void test_infer_error_names_node(void **state)
 	expect_load_error(m, ONNXRUN_ERROR_INVALID_MODEL, needles, 2);
 }
 
+/* An input declared without a shape: inference gives unknown rank; any rank-4 input runs. */
+static void test_unknown_rank_input(void **state)
+{
+	struct onnxrun_env *env = th_env();
+	struct onnxrun_model *model;
+	struct onnxrun_value_info vi;
+	float x[24], want[24], *got;
+	Onnx__ModelProto *m = mb_model(8);
+	Onnx__NodeProto *n;
+	(void)state;
+	for (int i = 0; i < 24; i++)
+		x[i] = (float)i;
+	mb_opset(m, "", 13);
+	mb_input(m, "x", MB_FLOAT, NULL);
+	mb_output(m, "y", MB_FLOAT, NULL);
+	n = mb_node(m, "d2s", "DepthToSpace", "", "x", "y");
+	mb_attr_int(n, "blocksize", 2);
+	model = th_load_ok(env, m);
+	assert_int_equal(onnxrun_model_input_info(model, 0, &vi), ONNXRUN_OK);
+	assert_int_equal(vi.rank, -1);
+	assert_int_equal(onnxrun_model_value_info(model, "y", &vi), ONNXRUN_OK);
+	assert_int_equal(vi.dtype, ONNXRUN_DTYPE_FLOAT);
+	assert_true(vi.rank == -1 || vi.rank == 4);
+	th_ref_depth_to_space(x, want, sizeof(float), 2, 4, 1, 3, 2, false);
+	got = run1(env, model, D4(2, 4, 1, 3), x, D4(2, 1, 2, 6));
+	assert_memory_equal(got, want, sizeof want);
+	free(got);
+	onnxrun_model_free(model);
+	onnxrun_env_free(env);
+}
+
+/* Unnamed nodes order and report like named ones (name ""). */
+static void test_unnamed_nodes(void **state)
+{
+	struct onnxrun_env *env = th_env();
+	struct onnxrun_model *model;
+	struct onnxrun_node_info ni;
+	Onnx__ModelProto *m = mb_model(8);
+	Onnx__NodeProto *n;
+	(void)state;
+	mb_opset(m, "", 13);
+	mb_input(m, "x", MB_FLOAT, "1,16,1,1");
+	mb_output(m, "y", MB_FLOAT, NULL);
+	n = mb_node(m, NULL, "DepthToSpace", "", "t", "y");
+	mb_attr_int(n, "blocksize", 2);
+	n = mb_node(m, NULL, "DepthToSpace", "", "x", "t");
+	mb_attr_int(n, "blocksize", 2);
+	model = th_load_ok(env, m);
+	assert_int_equal(onnxrun_model_node_info(model, 0, &ni), ONNXRUN_OK);
+	assert_string_equal(ni.name, "");
+	assert_string_equal(ni.outputs[0], "t");
+	assert_int_equal(onnxrun_model_node_info(model, 1, &ni), ONNXRUN_OK);
+	assert_string_equal(ni.outputs[0], "y");
+	onnxrun_model_free(model);
+	onnxrun_env_free(env);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -551,6 +608,8 @@ int main(void)
 		cmocka_unit_test(test_declared_shape_mismatch),
 		cmocka_unit_test(test_declared_shape_compatible),
 		cmocka_unit_test(test_infer_error_names_node),
+		cmocka_unit_test(test_unknown_rank_input),
+		cmocka_unit_test(test_unnamed_nodes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -433,6 +433,93 @@ static void test_constant_not_overridable(void **state)
 	onnxrun_env_free(env);
 }
 
+/* An override of a default is checked against the declared type like any input. */
+static void test_default_override_checked(void **state)
+{
+	struct onnxrun_env *env = th_env();
+	struct onnxrun_model *model;
+	struct onnxrun_session *s = NULL;
+	struct onnxrun_tensor *bad_shape, *bad_type = NULL;
+	const float w[6] = { 1, 2, 3, 4, 5, 6 };
+	Onnx__ModelProto *m = mb_model(3);
+	(void)state;
+	mb_opset(m, "", 11);
+	mb_input(m, "w", MB_FLOAT, "2,3,1,1");
+	mb_input(m, "x", MB_FLOAT, "1,2,2,2");
+	mb_output(m, "y", MB_FLOAT, NULL);
+	mb_initializer_f32(m, "w", D4(2, 3, 1, 1), w);
+	mb_node(m, "up", "ConvTranspose", "", "x,w", "y");
+	model = th_load_ok(env, m);
+	bad_shape = th_tensor_f32(env, D4(2, 4, 1, 1), NULL);
+	assert_int_equal(onnxrun_tensor_create(env, ONNXRUN_DTYPE_INT64, D4(2, 3, 1, 1), &bad_type), ONNXRUN_OK);
+	TH_ASSERT_STATUS(onnxrun_session_create(model, &s), ONNXRUN_OK, onnxrun_env_error(env));
+	TH_ASSERT_STATUS(onnxrun_session_set_input_by_name(s, "w", bad_shape), ONNXRUN_ERROR_INVALID_INPUT,
+	                 onnxrun_session_error(s));
+	TH_ASSERT_MSG_HAS(onnxrun_session_error(s), "'w'");
+	TH_ASSERT_STATUS(onnxrun_session_set_input_by_name(s, "w", bad_type), ONNXRUN_ERROR_INVALID_INPUT,
+	                 onnxrun_session_error(s));
+	TH_ASSERT_MSG_HAS(onnxrun_session_error(s), "'w'");
+	onnxrun_session_free(s);
+	onnxrun_tensor_free(bad_shape);
+	onnxrun_tensor_free(bad_type);
+	onnxrun_model_free(model);
+	onnxrun_env_free(env);
+}
+
+/* Initializers that contradict their graph-input declaration, or share a name. */
+static Onnx__ModelProto *conflict_model(int ir, int declared_dtype, const char *declared_shape, int n_inits)
+{
+	static const float w[6] = { 1, 2, 3, 4, 5, 6 };
+	Onnx__ModelProto *m = mb_model(ir);
+	Onnx__NodeProto *n;
+	mb_opset(m, "", 13);
+	if (declared_dtype != MB_UNDEFINED)
+		mb_input(m, "c", declared_dtype, declared_shape);
+	mb_output(m, "y", MB_UNDEFINED, NULL);
+	for (int i = 0; i < n_inits; i++)
+		mb_initializer_f32(m, "c", D4(1, 1, 2, 3), w);
+	n = mb_node(m, "copy", "DepthToSpace", "", "c", "y");
+	mb_attr_int(n, "blocksize", 1);
+	return m;
+}
+
+static void test_initializer_conflicts(void **state)
+{
+	static const struct {
+		const char *what;
+		int ir, dtype;
+		const char *shape;
+		int n_inits;
+	} cases[] = {
+		{ "declared [1,1,3,2], initializer [1,1,2,3]", 3, MB_FLOAT, "1,1,3,2", 1 },
+		{ "declared rank 3, initializer rank 4", 3, MB_FLOAT, "1,2,3", 1 },
+		{ "declared double, initializer float", 3, MB_DOUBLE, "1,1,2,3", 1 },
+		{ "two initializers named 'c'", 8, MB_UNDEFINED, NULL, 2 },
+	};
+	struct onnxrun_env *env = th_env();
+	char failures[2048] = "";
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct onnxrun_model *model = NULL;
+		Onnx__ModelProto *m = conflict_model(cases[i].ir, cases[i].dtype, cases[i].shape, cases[i].n_inits);
+		enum onnxrun_status st = th_load(env, m, &model);
+		if (st != ONNXRUN_ERROR_INVALID_MODEL || !th_contains(onnxrun_env_error(env), "'c'")) {
+			size_t len = strlen(failures);
+			snprintf(failures + len, sizeof failures - len, "[%s: %s \"%s\"] ", cases[i].what,
+			         onnxrun_status_str(st), onnxrun_env_error(env));
+		}
+		onnxrun_model_free(model);
+	}
+	if (failures[0])
+		fail_msg("expected invalid model naming 'c': %s", failures);
+	/* the consistent declaration loads */
+	{
+		struct onnxrun_model *model = th_load_ok(env, conflict_model(3, MB_FLOAT, "1,1,2,3", 1));
+		onnxrun_model_free(model);
+	}
+	onnxrun_env_free(env);
+}
+
 /* ---- opset imports and IR versions ---- */
 
 static void test_opset_domain_aliases(void **state)
@@ -1091,6 +1178,8 @@ int main(void)
 		cmocka_unit_test(test_initializer_size_mismatch),
 		cmocka_unit_test(test_defaulted_input),
 		cmocka_unit_test(test_constant_not_overridable),
+		cmocka_unit_test(test_default_override_checked),
+		cmocka_unit_test(test_initializer_conflicts),
 		cmocka_unit_test(test_opset_domain_aliases),
 		cmocka_unit_test(test_since_version_resolution),
 		cmocka_unit_test(test_ir_version_too_old),

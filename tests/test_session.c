@@ -355,6 +355,71 @@ static void test_output_is_input(void **state)
 	onnxrun_env_free(env);
 }
 
+/*
+ * Strings through two nodes: s [1,4,1,2] -> DepthToSpace(2, CRD) -> mid -> DepthToSpace(1) -> y.
+ * Run twice with different contents (no stale or leaked strings under valgrind).
+ */
+static void test_string_pipeline(void **state)
+{
+	struct onnxrun_env *env = th_env();
+	struct onnxrun_model *model;
+	struct onnxrun_session *s;
+	struct onnxrun_tensor *tx = NULL;
+	Onnx__ModelProto *m = mb_model(8);
+	Onnx__NodeProto *n;
+	char in[8][32], want[8][32];
+	(void)state;
+	mb_opset(m, "", 13);
+	mb_input(m, "s", MB_STRING, "1,4,1,2");
+	mb_output(m, "y", MB_STRING, "1,1,2,4");
+	n = mb_node(m, "A", "DepthToSpace", "", "s", "mid");
+	mb_attr_int(n, "blocksize", 2);
+	mb_attr_string(n, "mode", "CRD");
+	n = mb_node(m, "B", "DepthToSpace", "", "mid", "y");
+	mb_attr_int(n, "blocksize", 1);
+	model = th_load_ok(env, m);
+	s = new_session(env, model);
+	assert_int_equal(onnxrun_tensor_create(env, ONNXRUN_DTYPE_STRING, D4(1, 4, 1, 2), &tx), ONNXRUN_OK);
+	for (int run = 0; run < 2; run++) {
+		const struct onnxrun_string *y;
+		for (int i = 0; i < 8; i++) {
+			snprintf(in[i], sizeof in[i], run ? "second run, element %d" : "e%d", i);
+			assert_int_equal(onnxrun_tensor_set_string(tx, i, in[i], strlen(in[i])), ONNXRUN_OK);
+		}
+		th_ref_depth_to_space(in, want, sizeof in[0], 1, 4, 1, 2, 2, true);
+		SET_OK(s, 0, tx);
+		RUN_OK(s);
+		th_assert_shape(output(s, 0), ONNXRUN_DTYPE_STRING, D4(1, 1, 2, 4));
+		y = onnxrun_tensor_data(output(s, 0));
+		for (int i = 0; i < 8; i++)
+			if (y[i].size != strlen(want[i]) || memcmp(y[i].data, want[i], y[i].size))
+				fail_msg("run %d: y[%d] = '%s', expected '%s'", run, i, y[i].data ? y[i].data : "(null)",
+				         want[i]);
+	}
+	onnxrun_session_free(s);
+	onnxrun_tensor_free(tx);
+	onnxrun_model_free(model);
+	onnxrun_env_free(env);
+}
+
+/* Output tensors carry the name of their graph value. */
+static void test_output_names(void **state)
+{
+	struct up_model u;
+	struct onnxrun_env *env = th_env();
+	struct onnxrun_model *model = th_load_ok(env, up_model(&u, 12));
+	struct onnxrun_session *s = new_session(env, model);
+	struct onnxrun_tensor *tx = th_tensor_f32(env, D4(1, 4, 3, 3), NULL);
+	(void)state;
+	SET_OK(s, 0, tx);
+	RUN_OK(s);
+	assert_string_equal(onnxrun_tensor_name(output(s, 0)), "y");
+	onnxrun_session_free(s);
+	onnxrun_tensor_free(tx);
+	onnxrun_model_free(model);
+	onnxrun_env_free(env);
+}
+
 /* ---- input checks ---- */
 
 static void test_wrong_dtype(void **state)
@@ -735,6 +800,8 @@ int main(void)
 		cmocka_unit_test(test_value_consumed_twice),
 		cmocka_unit_test(test_intermediate_is_output),
 		cmocka_unit_test(test_output_is_input),
+		cmocka_unit_test(test_string_pipeline),
+		cmocka_unit_test(test_output_names),
 		cmocka_unit_test(test_wrong_dtype),
 		cmocka_unit_test(test_wrong_shape),
 		cmocka_unit_test(test_bind_dim),
