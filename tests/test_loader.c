@@ -510,8 +510,10 @@ static void test_initializer_conflicts(void **state)
 		}
 		onnxrun_model_free(model);
 	}
-	if (failures[0])
+	if (failures[0]) {
+		onnxrun_env_free(env);
 		fail_msg("expected invalid model naming 'c': %s", failures);
+	}
 	/* the consistent declaration loads */
 	{
 		struct onnxrun_model *model = th_load_ok(env, conflict_model(3, MB_FLOAT, "1,1,2,3", 1));
@@ -548,6 +550,13 @@ static void test_opset_domain_aliases(void **state)
 	assert_int_equal(onnxrun_model_node_info(model, 0, &ni), ONNXRUN_OK);
 	assert_string_equal(ni.domain, "");
 	run_d2s_and_check(env, model);
+	onnxrun_model_free(model);
+
+	/* an imported domain no node uses is harmless */
+	m = d2s_model(8, "", 13);
+	mb_opset(m, "com.unused", 3);
+	model = th_load_ok(env, m);
+	assert_int_equal(onnxrun_model_opset_count(model), 2);
 	onnxrun_model_free(model);
 
 	/* opset import with the domain field absent */

@@ -4,6 +4,8 @@
  * bound dims, the memory planner's reuse, determinism, threads, bad arguments and
  * allocation failures. Expected values come from naive reference loops (model_builder.c).
  */
+#include <pthread.h>
+
 #include "model_builder.c"
 
 #define D4(a, b, c, d) 4, ((const int64_t[]){ a, b, c, d })
@@ -725,6 +727,104 @@ static void test_runs_identical(void **state)
 	onnxrun_env_free(env);
 }
 
+/* One model shared by threads, each with its own session: results match the reference.
+ * Tensors are made before the threads start (tensor creation writes the env's message). */
+struct worker {
+	const struct onnxrun_model *model;
+	const struct onnxrun_tensor *tx;
+	const float *want;
+	size_t n_out;
+	int errors;
+	char msg[256];
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct onnxrun_session *s = NULL;
+	const struct onnxrun_tensor *y = NULL;
+	if (onnxrun_session_create(w->model, &s)) {
+		w->errors++;
+		snprintf(w->msg, sizeof w->msg, "session_create failed");
+		return NULL;
+	}
+	for (int iter = 0; iter < 20 && !w->errors; iter++) {
+		const float *got;
+		if (onnxrun_session_set_input(s, 0, w->tx) || onnxrun_session_run(s) ||
+		    onnxrun_session_output(s, 0, &y)) {
+			w->errors++;
+			snprintf(w->msg, sizeof w->msg, "iteration %d: %s", iter, onnxrun_session_error(s));
+			break;
+		}
+		got = onnxrun_tensor_data(y);
+		for (size_t i = 0; i < w->n_out; i++) {
+			if (fabsf(got[i] - w->want[i]) > 1e-5f + 1e-5f * fabsf(w->want[i])) {
+				w->errors++;
+				snprintf(w->msg, sizeof w->msg, "iteration %d element %zu: %g, expected %g", iter, i,
+				         (double)got[i], (double)w->want[i]);
+				break;
+			}
+		}
+	}
+	onnxrun_session_free(s);
+	return NULL;
+}
+
+static void test_shared_model_threads(void **state)
+{
+	struct up_model u;
+	struct onnxrun_env *env = th_env();
+	struct onnxrun_model *model = th_load_ok(env, up_model(&u, 13));
+	struct worker w[4];
+	struct onnxrun_tensor *tx[4];
+	float *x[4], *want[4];
+	pthread_t tid[4];
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		int64_t batch = 1 + i;
+		struct th_rng rng;
+		th_rng_seed(&rng, 500 + (uint64_t)i);
+		x[i] = malloc((size_t)batch * 36 * sizeof(float));
+		th_fill(&rng, x[i], (size_t)batch * 36);
+		want[i] = up_reference(&u, batch, x[i]);
+		tx[i] = th_tensor_f32(env, D4(batch, 4, 3, 3), x[i]);
+		w[i] = (struct worker){ model, tx[i], want[i], (size_t)batch * 200, 0, "" };
+	}
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&tid[i], NULL, worker_main, &w[i]), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_join(tid[i], NULL), 0);
+	for (int i = 0; i < 4; i++)
+		if (w[i].errors)
+			fail_msg("thread %d (batch %d, seed %d): %s", i, 1 + i, 500 + i, w[i].msg);
+	for (int i = 0; i < 4; i++) {
+		onnxrun_tensor_free(tx[i]);
+		free(x[i]);
+		free(want[i]);
+	}
+	onnxrun_model_free(model);
+	onnxrun_env_free(env);
+}
+
+/* Only graph inputs can be bound: not intermediates, outputs or unknown names. */
+static void test_bind_non_input(void **state)
+{
+	struct up_model u;
+	struct onnxrun_env *env = th_env();
+	struct onnxrun_model *model = th_load_ok(env, up_model(&u, 14));
+	struct onnxrun_session *s = new_session(env, model);
+	struct onnxrun_tensor *t = th_tensor_f32(env, D4(1, 8, 5, 5), NULL);
+	(void)state;
+	assert_int_not_equal(onnxrun_session_set_input_by_name(s, "t", t), ONNXRUN_OK);
+	TH_ASSERT_MSG_HAS(onnxrun_session_error(s), "'t'");
+	assert_int_not_equal(onnxrun_session_set_input_by_name(s, "y", t), ONNXRUN_OK);
+	assert_int_not_equal(onnxrun_session_set_input_by_name(s, "w", t), ONNXRUN_OK);
+	onnxrun_session_free(s);
+	onnxrun_tensor_free(t);
+	onnxrun_model_free(model);
+	onnxrun_env_free(env);
+}
+
 /* ---- allocation failures ---- */
 
 static void test_session_out_of_memory(void **state)
@@ -810,6 +910,8 @@ int main(void)
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_planner_reuse),
 		cmocka_unit_test(test_runs_identical),
+		cmocka_unit_test(test_shared_model_threads),
+		cmocka_unit_test(test_bind_non_input),
 		cmocka_unit_test(test_session_out_of_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
