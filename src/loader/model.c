@@ -239,6 +239,27 @@ static enum onnxrun_status load_initializers(struct builder *b, const Onnx__Grap
 	return ONNXRUN_OK;
 }
 
+/* A graph input's declaration must agree with its initializer (its default value). */
+static enum onnxrun_status check_default(struct builder *b, const struct onnxrun__value *v)
+{
+	const struct onnxrun__type *d = &v->declared;
+	const struct onnxrun_tensor *t = v->init;
+	char a[256], c[256];
+	bool same = d->shape.rank < 0 || d->shape.rank == t->rank;
+	for (int32_t i = 0; same && i < d->shape.rank; i++)
+		same = d->shape.dims[i] < 0 || d->shape.dims[i] == t->dims[i];
+	if (d->dtype && d->dtype != t->dtype)
+		return onnxrun__fail(b->err, ONNXRUN_ERROR_INVALID_MODEL,
+		                     "graph input '%s' is declared %s but its initializer is %s", v->name,
+		                     onnxrun_dtype_name(d->dtype), onnxrun_dtype_name(t->dtype));
+	if (!same)
+		return onnxrun__fail(b->err, ONNXRUN_ERROR_INVALID_MODEL,
+		                     "graph input '%s' is declared with shape %s but its initializer has shape %s",
+		                     v->name, onnxrun__shape_str(&d->shape, a, sizeof a),
+		                     onnxrun__shape_str(&v->type.shape, c, sizeof c));
+	return ONNXRUN_OK;
+}
+
 static enum onnxrun_status load_inputs(struct builder *b, const Onnx__GraphProto *g)
 {
 	struct onnxrun_model *m = b->m;
@@ -263,6 +284,8 @@ static enum onnxrun_status load_inputs(struct builder *b, const Onnx__GraphProto
 			return st;
 		if (val->kind == ONNXRUN__VALUE_INITIALIZER) {
 			val->kind = ONNXRUN__VALUE_DEFAULTED;
+			if ((st = check_default(b, val)))
+				return st;
 		} else {
 			val->kind = ONNXRUN__VALUE_INPUT;
 			val->type = val->declared;
