@@ -213,6 +213,27 @@ static void test_two_sessions(void **state)
 	onnxrun_env_free(env);
 }
 
+/* prepare with one shape, then bind another: run re-infers and re-plans. */
+static void test_prepare_then_reshape(void **state)
+{
+	struct up_model u;
+	struct onnxrun_env *env = th_env();
+	struct onnxrun_model *model = th_load_ok(env, up_model(&u, 15));
+	struct onnxrun_session *s = new_session(env, model);
+	struct onnxrun_tensor *t1 = th_tensor_f32(env, D4(1, 4, 3, 3), NULL);
+	uint64_t b1 = 0, b3;
+	(void)state;
+	SET_OK(s, 0, t1);
+	TH_ASSERT_STATUS(onnxrun_session_prepare(s), ONNXRUN_OK, onnxrun_session_error(s));
+	TH_ASSERT_STATUS(onnxrun_session_planned_bytes(s, &b1), ONNXRUN_OK, onnxrun_session_error(s));
+	b3 = run_up_batch(env, s, &u, 3, 15);
+	assert_true(b3 > b1);
+	onnxrun_session_free(s);
+	onnxrun_tensor_free(t1);
+	onnxrun_model_free(model);
+	onnxrun_env_free(env);
+}
+
 /* ---- multi-node graphs ---- */
 
 /*
@@ -897,6 +918,7 @@ int main(void)
 		cmocka_unit_test(test_batch_zero),
 		cmocka_unit_test(test_input_is_borrowed),
 		cmocka_unit_test(test_two_sessions),
+		cmocka_unit_test(test_prepare_then_reshape),
 		cmocka_unit_test(test_value_consumed_twice),
 		cmocka_unit_test(test_intermediate_is_output),
 		cmocka_unit_test(test_output_is_input),
