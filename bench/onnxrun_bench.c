@@ -268,7 +268,7 @@ int main(int argc, char **argv)
 	printf("{\"case\":");
 	put_json_string(case_name);
 	printf(",\"threads\":%ld,\"median_ms\":%.4f,\"min_ms\":%.4f,\"runs\":%ld,\"peak_rss_kb\":%ld,"
-	       "\"warmup\":%ld,\"mean_ms\":%.4f,\"max_ms\":%.4f,\"load_ms\":%.3f,\"runs_requested\":%ld}\n",
+	       "\"warmup\":%ld,\"mean_ms\":%.6f,\"max_ms\":%.6f,\"load_ms\":%.3f,\"runs_requested\":%ld}\n",
 	       threads, median, t[0], runs, rss, warmup, sum / (double)runs, t[runs - 1], load_ms,
 	       runs_requested);
 

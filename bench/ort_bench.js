@@ -149,7 +149,7 @@ async function main() {
   const sum = t.reduce((a, b) => a + b, 0);
   t.sort((a, b) => a - b);
   const median = runs % 2 ? t[(runs - 1) / 2] : 0.5 * (t[runs / 2 - 1] + t[runs / 2]);
-  const r4 = (v) => Math.round(v * 1e4) / 1e4;
+  const r4 = (v) => Math.round(v * 1e6) / 1e6;
   console.log(JSON.stringify({
     case: o.caseName || o.model,
     threads: o.threads,

@@ -1,0 +1,289 @@
+/*
+ * peak.c - this machine's limits, measured in the same run as the benchmarks.
+ *
+ *   cc -O2 -mavx512f -mfma -pthread bench/peak.c -o peak     (AVX-512 machine)
+ *   cc -O2 -mavx2 -mfma -pthread bench/peak.c -o peak        (AVX2-only machine)
+ *   ./peak [--quick]
+ *
+ * FP32 FMA peak: NACC independent accumulator chains (acc = acc * a + b), one vector FMA per
+ * chain per iteration; NACC = 12 covers latency x throughput on current cores (e.g. 4-cycle
+ * latency x 2 FMA pipes = 8 chains in flight). Counted as 2 FLOP per lane per FMA. Reported
+ * for AVX-512 (16 lanes) and AVX2 (8 lanes), on 1 thread and on `nproc` threads (each running
+ * the same loop); best of 5 repetitions of ~0.25 s each.
+ *
+ * memcpy bandwidth: memcpy between two 256 MiB buffers (both touched first so no page faults
+ * are timed). Convention: bytes moved = read + write = 2 * 256 MiB per copy, in decimal GB/s
+ * (1e9 bytes/s). That is the same convention bench/run.sh uses for DepthToSpace
+ * (2 * tensor bytes). Write-allocate traffic (the extra read of the destination lines that
+ * a cache does without non-temporal stores) is not counted. Best and median of 7 copies,
+ * on 1 thread and on `nproc` threads (each copying its own contiguous slice).
+ *
+ * Prints one JSON object on stdout.
+ */
+#define _GNU_SOURCE
+#include <immintrin.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NACC 12
+#define MEMCPY_BYTES (256u << 20)
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static volatile float g_sink;
+
+#ifdef __AVX512F__
+/* Returns FLOPs done. */
+static double fma_avx512(long iters)
+{
+	__m512 acc[NACC];
+	const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-6f);
+	for (int j = 0; j < NACC; j++)
+		acc[j] = _mm512_set1_ps((float)j * 0.01f);
+	for (long i = 0; i < iters; i++) {
+		acc[0] = _mm512_fmadd_ps(acc[0], a, b);
+		acc[1] = _mm512_fmadd_ps(acc[1], a, b);
+		acc[2] = _mm512_fmadd_ps(acc[2], a, b);
+		acc[3] = _mm512_fmadd_ps(acc[3], a, b);
+		acc[4] = _mm512_fmadd_ps(acc[4], a, b);
+		acc[5] = _mm512_fmadd_ps(acc[5], a, b);
+		acc[6] = _mm512_fmadd_ps(acc[6], a, b);
+		acc[7] = _mm512_fmadd_ps(acc[7], a, b);
+		acc[8] = _mm512_fmadd_ps(acc[8], a, b);
+		acc[9] = _mm512_fmadd_ps(acc[9], a, b);
+		acc[10] = _mm512_fmadd_ps(acc[10], a, b);
+		acc[11] = _mm512_fmadd_ps(acc[11], a, b);
+	}
+	__m512 s = acc[0];
+	for (int j = 1; j < NACC; j++)
+		s = _mm512_add_ps(s, acc[j]);
+	g_sink = _mm512_reduce_add_ps(s);
+	return (double)iters * NACC * 16 * 2;
+}
+#endif
+
+static double fma_avx2(long iters)
+{
+	__m256 acc[NACC];
+	const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-6f);
+	for (int j = 0; j < NACC; j++)
+		acc[j] = _mm256_set1_ps((float)j * 0.01f);
+	for (long i = 0; i < iters; i++) {
+		acc[0] = _mm256_fmadd_ps(acc[0], a, b);
+		acc[1] = _mm256_fmadd_ps(acc[1], a, b);
+		acc[2] = _mm256_fmadd_ps(acc[2], a, b);
+		acc[3] = _mm256_fmadd_ps(acc[3], a, b);
+		acc[4] = _mm256_fmadd_ps(acc[4], a, b);
+		acc[5] = _mm256_fmadd_ps(acc[5], a, b);
+		acc[6] = _mm256_fmadd_ps(acc[6], a, b);
+		acc[7] = _mm256_fmadd_ps(acc[7], a, b);
+		acc[8] = _mm256_fmadd_ps(acc[8], a, b);
+		acc[9] = _mm256_fmadd_ps(acc[9], a, b);
+		acc[10] = _mm256_fmadd_ps(acc[10], a, b);
+		acc[11] = _mm256_fmadd_ps(acc[11], a, b);
+	}
+	__m256 s = acc[0];
+	for (int j = 1; j < NACC; j++)
+		s = _mm256_add_ps(s, acc[j]);
+	float tmp[8];
+	_mm256_storeu_ps(tmp, s);
+	g_sink = tmp[0] + tmp[7];
+	return (double)iters * NACC * 8 * 2;
+}
+
+/* ---- threads: every worker runs the same job between two barriers ---- */
+
+typedef double (*fma_fn)(long);
+
+struct job {
+	pthread_barrier_t start, stop;
+	int nthreads;
+	int kind; /* 0 = fma, 1 = memcpy */
+	fma_fn fma;
+	long iters;
+	char *dst, *src;
+	size_t bytes;
+	int quit;
+};
+
+struct worker {
+	struct job *job;
+	int id;
+	pthread_t th;
+};
+
+static void do_work(struct job *j, int id)
+{
+	if (j->kind == 0) {
+		j->fma(j->iters);
+	} else {
+		size_t chunk = j->bytes / (size_t)j->nthreads;
+		size_t off = chunk * (size_t)id;
+		size_t n = id == j->nthreads - 1 ? j->bytes - off : chunk;
+		memcpy(j->dst + off, j->src + off, n);
+	}
+}
+
+static void *worker_main(void *p)
+{
+	struct worker *w = p;
+	for (;;) {
+		pthread_barrier_wait(&w->job->start);
+		if (w->job->quit)
+			return NULL;
+		do_work(w->job, w->id);
+		pthread_barrier_wait(&w->job->stop);
+	}
+}
+
+/* Runs the job on nthreads (the caller is thread 0); returns wall seconds. */
+static double run_job(struct job *j)
+{
+	pthread_barrier_wait(&j->start);
+	double t = now_s();
+	do_work(j, 0);
+	pthread_barrier_wait(&j->stop);
+	return now_s() - t;
+}
+
+static double fma_gflops(struct job *j, fma_fn f, int quick)
+{
+	j->kind = 0;
+	j->fma = f;
+	/* calibrate on this thread: aim for ~0.25 s per repetition */
+	long it = 1 << 16;
+	for (;;) {
+		double t = now_s();
+		f(it);
+		t = now_s() - t;
+		if (t > 0.02) {
+			it = (long)((double)it * (quick ? 0.05 : 0.25) / t) + 1;
+			break;
+		}
+		it *= 4;
+	}
+	j->iters = it;
+	double flops_per_thread = f(0) * 0 + (double)it * NACC * 2 * (f == fma_avx2 ? 8 : 16);
+	double best = 0;
+	for (int r = 0; r < (quick ? 2 : 5); r++) {
+		double t = run_job(j);
+		double g = flops_per_thread * j->nthreads / t / 1e9;
+		if (g > best)
+			best = g;
+	}
+	return best;
+}
+
+static void memcpy_gbs(struct job *j, int quick, double *best, double *median)
+{
+	j->kind = 1;
+	enum { REPS = 7 };
+	double t[REPS];
+	int reps = quick ? 3 : REPS;
+	run_job(j); /* warm */
+	for (int r = 0; r < reps; r++)
+		t[r] = run_job(j);
+	qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+	double moved = 2.0 * (double)j->bytes;
+	*best = moved / t[0] / 1e9;
+	*median = moved / t[reps / 2] / 1e9;
+}
+
+struct pool {
+	struct job job;
+	struct worker *w;
+};
+
+static void pool_start(struct pool *p, int n)
+{
+	memset(&p->job, 0, sizeof p->job);
+	p->job.nthreads = n;
+	pthread_barrier_init(&p->job.start, NULL, (unsigned)n);
+	pthread_barrier_init(&p->job.stop, NULL, (unsigned)n);
+	p->w = calloc((size_t)n, sizeof *p->w);
+	for (int i = 1; i < n; i++) {
+		p->w[i].job = &p->job;
+		p->w[i].id = i;
+		pthread_create(&p->w[i].th, NULL, worker_main, &p->w[i]);
+	}
+}
+
+static void pool_stop(struct pool *p)
+{
+	p->job.quit = 1;
+	pthread_barrier_wait(&p->job.start);
+	for (int i = 1; i < p->job.nthreads; i++)
+		pthread_join(p->w[i].th, NULL);
+	pthread_barrier_destroy(&p->job.start);
+	pthread_barrier_destroy(&p->job.stop);
+	free(p->w);
+}
+
+int main(int argc, char **argv)
+{
+	int quick = argc > 1 && !strcmp(argv[1], "--quick");
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (ncpu < 1)
+		ncpu = 1;
+	int avx512 = 0;
+#ifdef __AVX512F__
+	__builtin_cpu_init();
+	avx512 = __builtin_cpu_supports("avx512f");
+#endif
+
+	char *src = aligned_alloc(4096, MEMCPY_BYTES), *dst = aligned_alloc(4096, MEMCPY_BYTES);
+	if (!src || !dst) {
+		fprintf(stderr, "peak: out of memory\n");
+		return 2;
+	}
+	memset(src, 1, MEMCPY_BYTES);
+	memset(dst, 2, MEMCPY_BYTES);
+
+	int counts[2] = {1, ncpu};
+	int nc = ncpu > 1 ? 2 : 1;
+	double f512[2] = {0, 0}, f256[2] = {0, 0}, mb[2] = {0, 0}, mm[2] = {0, 0};
+	for (int c = 0; c < nc; c++) {
+		struct pool p;
+		pool_start(&p, counts[c]);
+#ifdef __AVX512F__
+		if (avx512)
+			f512[c] = fma_gflops(&p.job, fma_avx512, quick);
+#endif
+		f256[c] = fma_gflops(&p.job, fma_avx2, quick);
+		p.job.src = src;
+		p.job.dst = dst;
+		p.job.bytes = MEMCPY_BYTES;
+		memcpy_gbs(&p.job, quick, &mb[c], &mm[c]);
+		pool_stop(&p);
+	}
+	printf("{\"threads\":[1,%d],", counts[nc - 1]);
+	if (avx512)
+		printf("\"fma_avx512_gflops\":[%.2f,%.2f],", f512[0], f512[nc - 1]);
+	else
+		printf("\"fma_avx512_gflops\":null,");
+	printf("\"fma_avx2_gflops\":[%.2f,%.2f],", f256[0], f256[nc - 1]);
+	printf("\"memcpy_gbs\":[%.2f,%.2f],\"memcpy_gbs_median\":[%.2f,%.2f],", mb[0], mb[nc - 1], mm[0],
+	       mm[nc - 1]);
+	printf("\"memcpy_buffer_bytes\":%u,\"memcpy_convention\":\"GB/s = 2 * buffer bytes (read + "
+	       "write) / seconds / 1e9, best of copies\",\"fma_accumulators\":%d}\n",
+	       MEMCPY_BYTES, NACC);
+	free(src);
+	free(dst);
+	return 0;
+}

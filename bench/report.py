@@ -1,0 +1,308 @@
+#!/usr/bin/python3
+"""Benchmark report helpers for bench/run.sh (run with /usr/bin/python3: needs numpy).
+
+  report.py compare --case NAME --ref ORT.bin --got ONNXRUN_T1.bin [--also ONNXRUN_Tn.bin ...]
+      Prints one JSON line: the oracle check of onnxrun's output against ONNX Runtime's for
+      the same input (max abs error, max abs error / max |ref|, flag above 1e-3) and whether
+      every other onnxrun thread count gave a bitwise-identical output.
+
+  report.py table --raw RAW.jsonl --models DIR --peak PEAK.json --out DIR [--meta META.json]
+      Joins the JSON lines of onnxrun_bench / ort_bench.js / compare, the per-case meta.json
+      (FLOPs or bytes) and peak.json into OUT/latest.json and OUT/latest.md, and prints the
+      table on stdout.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+ORACLE_TOL = 1e-3  # max |onnxrun - ORT| / max |ORT| above this is a disagreement
+
+
+def cmd_compare(a):
+    ref = np.fromfile(a.ref, dtype="<f4")
+    got = np.fromfile(a.got, dtype="<f4")
+    out = {"oracle": a.case}
+    if ref.size != got.size:
+        out.update(ok=False, error=f"size differs: ORT {ref.size} vs onnxrun {got.size} elements")
+    else:
+        finite = bool(np.isfinite(got).all())
+        d = np.abs(got.astype(np.float64) - ref.astype(np.float64))
+        max_abs = float(d.max()) if d.size else 0.0
+        scale = float(np.abs(ref).max()) if ref.size else 0.0
+        rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else math.inf)
+        out.update(ok=bool(finite and rel <= ORACLE_TOL), max_abs=max_abs, max_ref=scale,
+                   max_rel=rel, finite=finite, elements=int(ref.size))
+    same = []
+    for p in a.also or []:
+        other = np.fromfile(p, dtype="<u4")
+        base = np.fromfile(a.got, dtype="<u4")
+        same.append(bool(other.size == base.size and np.array_equal(other, base)))
+    out["bitwise_same_across_threads"] = all(same) if same else None
+    print(json.dumps(out))
+
+
+def load_lines(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("{"):
+                rows.append(json.loads(line))
+    return rows
+
+
+def peak_at(values, threads, peak_threads):
+    """The measured limit for T threads: the 1-thread or all-thread figure when T matches one,
+    else T x the 1-thread figure."""
+    if values is None:
+        return None
+    if threads == peak_threads[0]:
+        return values[0]
+    if threads == peak_threads[-1]:
+        return values[-1]
+    return values[0] * threads
+
+
+def fmt_ms(v):
+    if v is None:
+        return "—"
+    return f"{v:.3f}" if v < 10 else (f"{v:.2f}" if v < 100 else f"{v:.1f}")
+
+
+def fmt_num(v, digits=3):
+    if v is None:
+        return "—"
+    return f"{v:.{digits}g}" if abs(v) < 1000 else f"{v:.0f}"
+
+
+def cmd_table(a):
+    rows = load_lines(a.raw)
+    with open(a.peak) as f:
+        peak = json.load(f)
+    run_meta = {}
+    if a.meta and os.path.exists(a.meta):
+        with open(a.meta) as f:
+            run_meta = json.load(f)
+    pt = peak["threads"]
+    fma = peak.get("fma_avx512_gflops") or peak["fma_avx2_gflops"]
+    if peak.get("fma_avx512_gflops"):
+        fma = [max(x, y) for x, y in zip(peak["fma_avx512_gflops"], peak["fma_avx2_gflops"])]
+    bw = peak["memcpy_gbs"]
+
+    by = {}
+    oracle = {}
+    baselines = {}
+    order = []
+    floors = []
+    for r in rows:
+        if "floor" in r:
+            floors.append(r)
+        elif "baseline" in r:
+            baselines[r["baseline"]] = r
+        elif "oracle" in r:
+            oracle[r["oracle"]] = r
+        elif "tool" in r:
+            key = (r["case"], r["threads"])
+            if key not in by:
+                by[key] = {}
+                order.append(key)
+            by[key][r["tool"]] = r
+        elif "failed" in r:
+            key = (r["case"], r["threads"])
+            if key not in by:
+                by[key] = {}
+                order.append(key)
+            by[key].setdefault("failures", []).append(r)
+
+    cases = []
+    for (name, threads) in order:
+        ent = by[(name, threads)]
+        with open(os.path.join(a.models, name, "meta.json")) as f:
+            meta = json.load(f)
+        o = ent.get("onnxrun")
+        t = ent.get("ort")
+        c = {"case": name, "op": meta["op"], "threads": threads, "onnxrun": o, "ort": t,
+             "failures": ent.get("failures", [])}
+        c["ratio"] = (t["median_ms"] / o["median_ms"]) if (o and t and o["median_ms"] > 0) else None
+        if meta["op"] == "ConvTranspose":
+            c["flops"] = meta["flops"]
+            lim = peak_at(fma, threads, pt)
+            c["unit"] = "GFLOP/s"
+            c["limit"] = lim
+            c["onnxrun_rate"] = meta["flops"] / (o["median_ms"] * 1e6) if o else None
+            c["ort_rate"] = meta["flops"] / (t["median_ms"] * 1e6) if t else None
+        else:
+            c["bytes"] = meta["bytes"]
+            lim = peak_at(bw, threads, pt)
+            c["unit"] = "GB/s"
+            c["limit"] = lim
+            c["onnxrun_rate"] = meta["bytes"] / (o["median_ms"] * 1e6) if o else None
+            c["ort_rate"] = meta["bytes"] / (t["median_ms"] * 1e6) if t else None
+        c["onnxrun_pct_peak"] = 100 * c["onnxrun_rate"] / lim if c["onnxrun_rate"] and lim else None
+        c["ort_pct_peak"] = 100 * c["ort_rate"] / lim if c["ort_rate"] and lim else None
+        c["oracle"] = oracle.get(name)
+        cases.append(c)
+
+    geo = {}
+    for threads in sorted({c["threads"] for c in cases}):
+        rs = [c["ratio"] for c in cases if c["threads"] == threads and c["ratio"]]
+        n_all = sum(1 for c in cases if c["threads"] == threads)
+        geo[str(threads)] = {"geomean_ratio": math.exp(sum(math.log(r) for r in rs) / len(rs)) if rs else None,
+                             "cases": len(rs), "cases_total": n_all}
+
+    # ---- table
+    hdr = ["case", "op", "threads", "onnxrun ms", "ORT ms", "ratio ORT/onnxrun",
+           "onnxrun / ORT GFLOP/s or GB/s", "% of measured peak onnxrun / ORT",
+           "peak RSS MB onnxrun / ORT", "oracle (vs ORT)"]
+    lines = ["| " + " | ".join(hdr) + " |", "|" + "|".join(["---"] * len(hdr)) + "|"]
+    notes = []
+    for c in cases:
+        o, t = c["onnxrun"], c["ort"]
+        rate = f"{fmt_num(c['onnxrun_rate'])} / {fmt_num(c['ort_rate'])} {c['unit']}"
+        pct = f"{fmt_num(c['onnxrun_pct_peak'], 2)}% / {fmt_num(c['ort_pct_peak'], 2)}%"
+        rss = (f"{o['peak_rss_kb'] / 1024:.0f}" if o else "—") + " / " + (f"{t['peak_rss_kb'] / 1024:.0f}" if t else "—")
+        orc = c["oracle"]
+        if c["threads"] != 1 or orc is None:
+            ora = "see T=1" if orc is not None and c["threads"] != 1 else "—"
+            if orc is not None and c["threads"] != 1 and orc.get("bitwise_same_across_threads") is False:
+                ora = "**T>1 output differs from T=1**"
+        elif "error" in orc:
+            ora = "**" + orc["error"] + "**"
+        else:
+            ora = ("ok" if orc["ok"] else "**DISAGREE**") + f" rel {orc['max_rel']:.1e}"
+            if orc.get("bitwise_same_across_threads") is False:
+                ora += ", **T>1 not bitwise = T=1**"
+        ratio = f"{c['ratio']:.3g}" if c["ratio"] else "—"
+        lines.append("| " + " | ".join([c["case"], c["op"], str(c["threads"]), fmt_ms(o["median_ms"] if o else None),
+                                        fmt_ms(t["median_ms"] if t else None), ratio, rate, pct, rss, ora]) + " |")
+        for tool in ("onnxrun", "ort"):
+            r = c[tool]
+            if r and r["runs"] < r.get("runs_requested", r["runs"]):
+                notes.append(f"{c['case']} T={c['threads']} {tool}: {r['runs']} timed runs instead of "
+                             f"{r['runs_requested']} (time budget)")
+        for fl in c["failures"]:
+            notes.append(f"{c['case']} T={c['threads']} {fl['tool']}: FAILED ({fl.get('error', '')})")
+    geo_lines = []
+    for threads, g in geo.items():
+        gm = g["geomean_ratio"]
+        geo_lines.append(f"| geomean ratio ORT/onnxrun, threads={threads} | "
+                         f"{gm:.4g} | over {g['cases']} of {g['cases_total']} cases |" if gm else
+                         f"| geomean ratio ORT/onnxrun, threads={threads} | — | no case |")
+    table = "\n".join(lines)
+    geo_table = "| summary | value | |\n|---|---|---|\n" + "\n".join(geo_lines)
+
+    result = {
+        "schema": 1,
+        "date": run_meta.get("date"),
+        "machine": run_meta.get("machine"),
+        "git_commit": run_meta.get("git_commit"),
+        "git_dirty": run_meta.get("git_dirty"),
+        "config": run_meta.get("config"),
+        "load": run_meta.get("load"),
+        "versions": run_meta.get("versions"),
+        "peak": peak,
+        "baselines": baselines,
+        "floors": floors,
+        "conventions": {
+            "time": "median of the timed runs after warm-up, wall clock around one session run",
+            "ratio": "ORT median / onnxrun median (>1: onnxrun faster)",
+            "ConvTranspose FLOPs": "2 * N * C_in * (M/group) * prod(kernel) * prod(input spatial)",
+            "DepthToSpace bytes": "2 * tensor bytes (read + write)",
+            "peak for T threads": "measured FP32 FMA GFLOP/s (max of AVX-512, AVX2) or memcpy GB/s "
+                                  "(2 * bytes per copy) with the same thread count",
+            "oracle": f"max |onnxrun - ORT| / max |ORT| on the T=1 bench input; disagreement above {ORACLE_TOL}",
+        },
+        "cases": cases,
+        "geomean": geo,
+        "notes": notes,
+    }
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "latest.json"), "w") as f:
+        json.dump(result, f, indent=1)
+
+    m = run_meta.get("machine") or {}
+    cfg = run_meta.get("config") or {}
+    load = run_meta.get("load") or {}
+    ver = run_meta.get("versions") or {}
+    fma512 = peak.get("fma_avx512_gflops")
+    md = [
+        "# onnxrun vs ONNX Runtime — benchmark results",
+        "",
+        f"- date: {run_meta.get('date')}",
+        f"- machine: {m.get('model_name')}, {m.get('cores')} cores ({m.get('kernel', '')})",
+        f"- onnxrun commit: {run_meta.get('git_commit')}" + (" (work tree had other changes)" if run_meta.get("git_dirty") else ""),
+        f"- ONNX Runtime: onnxruntime-node {ver.get('onnxruntime_node')} (CPU provider), node {ver.get('node')}; compiler: {ver.get('cc')}",
+        f"- protocol: {cfg.get('warmup')} warm-up runs, {cfg.get('runs')} timed runs (median), one fresh process per case/tool/thread count; "
+        f"time budget {cfg.get('budget_s')} s per timed phase; filter: {cfg.get('filter') or '(none: full suite)'}",
+        f"- load average (1 min) at start / end: {load.get('start')} / {load.get('end')}"
+        + ("  — **the machine was busy during this run: timings are noisy**" if load.get("busy") else ""),
+        "",
+        "## Measured machine limits (bench/peak.c)",
+        "",
+        "| limit | 1 thread | " + f"{pt[-1]} threads |",
+        "|---|---|---|",
+        f"| FP32 FMA AVX-512 GFLOP/s | {fma512[0] if fma512 else '—'} | {fma512[-1] if fma512 else '—'} |",
+        f"| FP32 FMA AVX2 GFLOP/s | {peak['fma_avx2_gflops'][0]} | {peak['fma_avx2_gflops'][-1]} |",
+        f"| memcpy GB/s (256 MiB, read+write = 2x bytes, best) | {bw[0]} | {bw[-1]} |",
+        f"| memcpy GB/s (median copy) | {peak['memcpy_gbs_median'][0]} | {peak['memcpy_gbs_median'][-1]} |",
+        "",
+        "## Results",
+        "",
+        "ratio = ORT median / onnxrun median: above 1 means onnxrun is faster. Rates use the median time. "
+        "% of peak: ConvTranspose against the FMA peak, DepthToSpace against memcpy bandwidth, "
+        "both measured with the same thread count. Peak RSS includes each tool's floor "
+        f"(onnxrun_bench alone: {baselines.get('onnxrun', {}).get('peak_rss_kb', 0) / 1024:.0f} MB; "
+        f"node + onnxruntime-node loaded: {baselines.get('ort', {}).get('peak_rss_kb', 0) / 1024:.0f} MB).",
+        "",
+        "Per-run floor (a one-element DepthToSpace, median of 200 runs): "
+        + ", ".join(f"{fl['floor']} T={fl['threads']} {fl['median_ms'] * 1000:.1f} µs" for fl in floors)
+        + ". Each reported time includes its tool's floor (for ORT: the async Node binding and the output "
+        "tensor handed to JavaScript).",
+        "",
+        table,
+        "",
+        geo_table,
+        "",
+    ]
+    if notes:
+        md += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+    with open(os.path.join(a.out, "latest.md"), "w") as f:
+        f.write("\n".join(md))
+    print(table)
+    print()
+    print(geo_table)
+    for n in notes:
+        print("note:", n)
+    bad = [c["case"] for c in cases if c["oracle"] and not c["oracle"].get("ok", False)]
+    if bad:
+        print("ORACLE DISAGREEMENT:", ", ".join(bad))
+    return 0
+
+
+def main(argv):
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("compare")
+    c.add_argument("--case", required=True)
+    c.add_argument("--ref", required=True)
+    c.add_argument("--got", required=True)
+    c.add_argument("--also", action="append")
+    t = sub.add_parser("table")
+    t.add_argument("--raw", required=True)
+    t.add_argument("--models", required=True)
+    t.add_argument("--peak", required=True)
+    t.add_argument("--out", required=True)
+    t.add_argument("--meta")
+    a = ap.parse_args(argv)
+    if a.cmd == "compare":
+        cmd_compare(a)
+        return 0
+    return cmd_table(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# bench/run.sh - the whole benchmark in one command: onnxrun vs ONNX Runtime (CPU), same run.
+#
+#   bash bench/run.sh [FILTER]
+#
+# FILTER: only cases whose name contains this substring (default: the whole suite).
+# Environment:
+#   BENCH_RUNS=20        timed runs per case, tool and thread count (median reported)
+#   BENCH_WARMUP=3       warm-up runs before timing
+#   BENCH_THREADS="1 2"  thread counts
+#   BENCH_BUDGET_S=60    cap on one timed phase: fewer runs (>= 3) if R runs would exceed it
+#   BENCH_SUITE=PATH     suite file (default ../shared/bench/suite.json from the repo root)
+#   BENCH_KEEP_OUTPUTS=1 keep the raw output tensors under bench/build/out
+#   BENCH_SKIP_PEAK=1    reuse bench/build/results/peak.json instead of measuring again
+#
+# Steps: build libonnxrun (Release) into build-bench, compile onnxrun_bench and peak, make
+# sure onnxruntime-node is installed (npm ci --ignore-scripts from the committed lock file),
+# generate the models, measure the machine's limits, then per case and thread count run
+# onnxrun_bench and ort_bench.js (one fresh process each), check onnxrun's output against
+# ORT's, and write the table. Results: bench/build/results/latest.{json,md,raw.jsonl}; a run
+# over the full suite also copies latest.json and latest.md to bench/results/ and redraws
+# bench/results/ratio.svg.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PY=/usr/bin/python3
+FILTER="${1:-}"
+RUNS="${BENCH_RUNS:-20}"
+WARMUP="${BENCH_WARMUP:-3}"
+THREADS="${BENCH_THREADS:-1 2}"
+BUDGET="${BENCH_BUDGET_S:-60}"
+SUITE="${BENCH_SUITE:-$ROOT/../shared/bench/suite.json}"
+B="$ROOT/bench/build"
+MODELS="$B/models"
+OUT="$B/out"
+RES="$B/results"
+RAW="$RES/latest.raw.jsonl"
+
+log() { printf '[bench] %s\n' "$*" >&2; }
+loadavg() { cut -d' ' -f1 /proc/loadavg; }
+
+LOAD_START="$(loadavg)"
+log "load average (1 min) at start: $LOAD_START"
+
+# ---- 1. library (Release) and bench tools
+log "building libonnxrun (Release) in build-bench"
+cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DONNXRUN_BUILD_TESTS=OFF >"$ROOT/build-bench.log" 2>&1 ||
+	{ cat "$ROOT/build-bench.log" >&2; exit 1; }
+cmake --build build-bench -j"$(nproc)" --target onnxrun_static >>"$ROOT/build-bench.log" 2>&1 ||
+	{ tail -50 "$ROOT/build-bench.log" >&2; exit 1; }
+mkdir -p "$B" "$OUT" "$RES"
+cc -O2 -I include bench/onnxrun_bench.c build-bench/libonnxrun.a -lprotobuf-c -lm -lpthread \
+	-o "$B/onnxrun_bench"
+if grep -qw avx512f /proc/cpuinfo; then PEAK_FLAGS="-mavx512f -mfma"; else PEAK_FLAGS="-mavx2 -mfma"; fi
+# shellcheck disable=SC2086
+cc -O2 $PEAK_FLAGS -pthread bench/peak.c -o "$B/peak"
+
+# ---- 2. ONNX Runtime (npm package with the CPU library inside; no download at install time)
+if ! ls bench/node_modules/onnxruntime-node/bin/napi-v*/linux/x64/libonnxruntime.so* >/dev/null 2>&1; then
+	log "installing onnxruntime-node from bench/package-lock.json"
+	(cd bench && npm ci --ignore-scripts --no-audit --no-fund >&2)
+fi
+ls bench/node_modules/onnxruntime-node/bin/napi-v*/linux/x64/libonnxruntime.so* >/dev/null 2>&1 ||
+	{ log "onnxruntime-node has no CPU library under bin/napi-v*/linux/x64"; exit 1; }
+
+# ---- 3. models
+log "generating models from $SUITE"
+"$PY" bench/make_models.py "$SUITE" -o "$MODELS" ${FILTER:+--filter "$FILTER"}
+mapfile -t CASES < <("$PY" -c 'import json,sys; [print(c["name"]) for c in json.load(open(sys.argv[1]))["cases"] if sys.argv[2] in c["name"]]' "$SUITE" "$FILTER")
+[ "${#CASES[@]}" -gt 0 ] || { log "no case matches '$FILTER'"; exit 1; }
+
+# ---- 4. machine limits
+if [ "${BENCH_SKIP_PEAK:-0}" = 1 ] && [ -s "$RES/peak.json" ]; then
+	log "reusing $RES/peak.json"
+else
+	log "measuring FMA peak and memcpy bandwidth (bench/peak.c)"
+	"$B/peak" >"$RES/peak.json"
+fi
+cat "$RES/peak.json" >&2
+
+# ---- 5. runs
+: >"$RAW"
+"$B/onnxrun_bench" --baseline >>"$RAW"
+node bench/ort_bench.js --baseline >>"$RAW"
+# per-run fixed overhead of each tool: a one-element DepthToSpace (blocksize 1)
+for t in $THREADS; do
+	"$B/onnxrun_bench" "$MODELS/_floor/model.onnx" --case _floor --threads "$t" --runs 200 \
+		--input "$MODELS/_floor/input.bin" | sed 's/^{/{"floor":"onnxrun",/' >>"$RAW"
+	node bench/ort_bench.js "$MODELS/_floor/model.onnx" --case _floor --threads "$t" --runs 200 \
+		--input "$MODELS/_floor/input.bin" | sed 's/^{/{"floor":"ort",/' >>"$RAW"
+done
+tag() { sed "s/^{/{\"tool\":\"$1\",\"load1\":$(loadavg),/"; }
+fail() { # case threads tool message
+	printf '{"failed":true,"case":"%s","threads":%s,"tool":"%s","error":"%s"}\n' "$1" "$2" "$3" \
+		"$(printf '%s' "$4" | tr -d '"\\' | tr '\n' ' ' | cut -c1-300)" >>"$RAW"
+}
+T0=$(date +%s)
+for c in "${CASES[@]}"; do
+	m="$MODELS/$c"
+	also=()
+	first_t=""
+	for t in $THREADS; do
+		[ -n "$first_t" ] || first_t=$t
+		log "$c threads=$t (load $(loadavg))"
+		if line=$("$B/onnxrun_bench" "$m/model.onnx" --case "$c" --threads "$t" --runs "$RUNS" \
+			--warmup "$WARMUP" --budget-s "$BUDGET" --input "$m/input.bin" \
+			--output "$OUT/$c.onnxrun.t$t.bin" 2>"$OUT/err.txt"); then
+			echo "$line" | tag onnxrun | tee -a "$RAW" >&2
+			[ "$t" = "$first_t" ] || also+=(--also "$OUT/$c.onnxrun.t$t.bin")
+		else
+			log "onnxrun failed: $(cat "$OUT/err.txt")"
+			fail "$c" "$t" onnxrun "$(cat "$OUT/err.txt")"
+		fi
+		ortout=()
+		[ "$t" != "$first_t" ] || ortout=(--output "$OUT/$c.ort.bin")
+		if line=$(node bench/ort_bench.js "$m/model.onnx" --case "$c" --threads "$t" --runs "$RUNS" \
+			--warmup "$WARMUP" --budget-s "$BUDGET" --input "$m/input.bin" "${ortout[@]}" 2>"$OUT/err.txt"); then
+			echo "$line" | tag ort | tee -a "$RAW" >&2
+		else
+			log "ORT failed: $(cat "$OUT/err.txt")"
+			fail "$c" "$t" ort "$(cat "$OUT/err.txt")"
+		fi
+	done
+	if [ -s "$OUT/$c.ort.bin" ] && [ -s "$OUT/$c.onnxrun.t$first_t.bin" ]; then
+		"$PY" bench/report.py compare --case "$c" --ref "$OUT/$c.ort.bin" \
+			--got "$OUT/$c.onnxrun.t$first_t.bin" "${also[@]}" | tee -a "$RAW" >&2
+	fi
+	[ "${BENCH_KEEP_OUTPUTS:-0}" = 1 ] || rm -f "$OUT/$c".*.bin
+done
+ELAPSED=$(( $(date +%s) - T0 ))
+LOAD_END="$(loadavg)"
+log "cases took ${ELAPSED}s; load average (1 min) at end: $LOAD_END"
+
+# ---- 6. report
+MODEL_NAME="$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+GIT_COMMIT="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+if git diff --quiet HEAD -- src include CMakeLists.txt proto 2>/dev/null; then GIT_DIRTY=false; else GIT_DIRTY=true; fi
+ORT_VER="$(node -p "require('./bench/node_modules/onnxruntime-node/package.json').version")"
+export MODEL_NAME GIT_COMMIT GIT_DIRTY ORT_VER LOAD_START LOAD_END RUNS WARMUP THREADS BUDGET FILTER ELAPSED
+export NODE_VER="$(node --version)" CC_VER="$(cc --version | head -1)" NPROC="$(nproc)" KERNEL="$(uname -sr)"
+"$PY" - "$RES/run_meta.json" <<'EOF'
+import json, os, sys, datetime
+e = os.environ
+busy = max(float(e["LOAD_START"]), float(e["LOAD_END"])) > 0.5
+json.dump({
+    "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    "machine": {"model_name": e["MODEL_NAME"], "cores": int(e["NPROC"]), "kernel": e["KERNEL"]},
+    "git_commit": e["GIT_COMMIT"], "git_dirty": e["GIT_DIRTY"] == "true",
+    "config": {"runs": int(e["RUNS"]), "warmup": int(e["WARMUP"]), "threads": [int(t) for t in e["THREADS"].split()],
+               "budget_s": int(e["BUDGET"]), "filter": e["FILTER"], "elapsed_s": int(e["ELAPSED"])},
+    "load": {"start": float(e["LOAD_START"]), "end": float(e["LOAD_END"]), "busy": busy},
+    "versions": {"onnxruntime_node": e["ORT_VER"], "node": e["NODE_VER"], "cc": e["CC_VER"]},
+}, open(sys.argv[1], "w"), indent=1)
+EOF
+"$PY" bench/report.py table --raw "$RAW" --models "$MODELS" --peak "$RES/peak.json" \
+	--meta "$RES/run_meta.json" --out "$RES"
+if [ -z "$FILTER" ]; then
+	mkdir -p bench/results
+	cp "$RES/latest.json" "$RES/latest.md" bench/results/
+	"$PY" bench/chart.py bench/results/latest.json bench/results/ratio.svg
+	log "wrote bench/results/latest.json, latest.md, ratio.svg"
+else
+	log "filtered run: results in $RES (bench/results/ is only updated by a full-suite run)"
+fi
