@@ -285,6 +285,90 @@ ONNXRUN_API enum onnxrun_status onnxrun_session_value_info(const struct onnxrun_
 ONNXRUN_API enum onnxrun_status onnxrun_session_planned_bytes(const struct onnxrun_session *session,
                                                               uint64_t *out);
 
+/* ------------------------------------------------------------------------------------------
+ * Operators. Built-in and custom ops use the same struct; custom ops are registered on an env
+ * before loading models with it and are found by (domain, op_type, since_version) like the
+ * built-ins: the highest since_version <= the model's opset for the domain. Custom ops are
+ * searched first, so one may override a built-in.
+ */
+
+/* A possibly symbolic shape: rank -1 when unknown; dims[i] -1 when unknown, and then
+ * params[i] names the symbolic dim or is NULL. */
+struct onnxrun_shape {
+	int32_t rank;
+	int64_t dims[ONNXRUN_MAX_RANK];
+	const char *params[ONNXRUN_MAX_RANK];
+};
+
+/* dtype UNDEFINED when unknown, or for an absent optional input. */
+struct onnxrun_type {
+	enum onnxrun_dtype dtype;
+	struct onnxrun_shape shape;
+};
+
+/* The node an op callback is working on (valid during the callback only). */
+struct onnxrun_op_context;
+
+struct onnxrun_op {
+	const char *domain;  /* "" (or "ai.onnx") for the default domain; copied at registration */
+	const char *op_type; /* copied at registration */
+	int since_version;
+	/* Checks attributes and input types and sets each output's dtype and shape. Called at
+	 * load with possibly symbolic shapes (propagate what is known; never fail on unknowns)
+	 * and again at run time with concrete ones. Outputs arrive with dtype UNDEFINED and rank
+	 * -1. Fail with onnxrun_op_fail (INVALID_MODEL for a node that breaks the op's rules). */
+	enum onnxrun_status (*infer)(struct onnxrun_op_context *ctx, const struct onnxrun_type *inputs,
+	                             size_t n_inputs, struct onnxrun_type *outputs, size_t n_outputs);
+	/* Computes the outputs, which are allocated with the shapes infer gave (STRING outputs
+	 * hold empty strings). Absent optional inputs and outputs are NULL. May be called from
+	 * several threads at once for different sessions: keep per-call state on the stack. */
+	enum onnxrun_status (*compute)(struct onnxrun_op_context *ctx, const struct onnxrun_tensor *const *inputs,
+	                               size_t n_inputs, struct onnxrun_tensor *const *outputs, size_t n_outputs);
+	/* Optional: called once per node after the model is inferred, e.g. to pre-pack constant
+	 * weights (onnxrun_op_constant_input). *state is then given to compute (onnxrun_op_state)
+	 * and to fini when the model is freed. */
+	enum onnxrun_status (*init)(struct onnxrun_op_context *ctx, void **state);
+	void (*fini)(void *user_data, void *state);
+	/* Handed to the callbacks (onnxrun_op_user_data); user_data_free, if set, is called with
+	 * it when the env is freed. */
+	void *user_data;
+	void (*user_data_free)(void *user_data);
+};
+
+/* Registers a custom op (the struct is copied). Register before loading the models that use
+ * it; the env must outlive them. Returns OK, INVALID_ARGUMENT (NULL fields, since_version <
+ * 1, or the same domain/op_type/since_version registered twice) or OUT_OF_MEMORY. */
+ONNXRUN_API enum onnxrun_status onnxrun_env_register_op(struct onnxrun_env *env, const struct onnxrun_op *op);
+
+/* Accessors for op callbacks. Attribute getters return OK with `def` when the attribute is
+ * absent, and INVALID_MODEL (with a message naming node and attribute) when it has another
+ * type. Borrowed pointers stay valid while the model lives. */
+ONNXRUN_API const char *onnxrun_op_node_name(const struct onnxrun_op_context *ctx);
+ONNXRUN_API void *onnxrun_op_user_data(const struct onnxrun_op_context *ctx);
+ONNXRUN_API void *onnxrun_op_state(const struct onnxrun_op_context *ctx);
+ONNXRUN_API int onnxrun_op_threads(const struct onnxrun_op_context *ctx);
+ONNXRUN_API int onnxrun_op_has_attr(const struct onnxrun_op_context *ctx, const char *name);
+ONNXRUN_API enum onnxrun_status onnxrun_op_attr_int(struct onnxrun_op_context *ctx, const char *name,
+                                                    int64_t def, int64_t *out);
+ONNXRUN_API enum onnxrun_status onnxrun_op_attr_float(struct onnxrun_op_context *ctx, const char *name,
+                                                      float def, float *out);
+ONNXRUN_API enum onnxrun_status onnxrun_op_attr_string(struct onnxrun_op_context *ctx, const char *name,
+                                                       const char *def, const char **out);
+/* *out NULL and *count 0 when absent. */
+ONNXRUN_API enum onnxrun_status onnxrun_op_attr_ints(struct onnxrun_op_context *ctx, const char *name,
+                                                     const int64_t **out, size_t *count);
+ONNXRUN_API enum onnxrun_status onnxrun_op_attr_floats(struct onnxrun_op_context *ctx, const char *name,
+                                                       const float **out, size_t *count);
+/* The constant (initializer) behind input i, or NULL when it is fed at run time (in init). */
+ONNXRUN_API const struct onnxrun_tensor *onnxrun_op_constant_input(const struct onnxrun_op_context *ctx, size_t i);
+/* Records "node '<name>' (<op_type>): <message>" as the error and returns status. */
+ONNXRUN_API enum onnxrun_status onnxrun_op_fail(struct onnxrun_op_context *ctx, enum onnxrun_status status,
+                                                const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 3, 4)))
+#endif
+	;
+
 #ifdef __cplusplus
 }
 #endif

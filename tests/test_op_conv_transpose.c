@@ -28,10 +28,10 @@ struct tnode {
 };
 
 /* The table entry the registry would pick for this opset. */
-static const struct onnxrun__op *pick_op(int opset)
+static const struct onnxrun_op *pick_op(int opset)
 {
-	const struct onnxrun__op *best = NULL;
-	for (const struct onnxrun__op *op = onnxrun__op_conv_transpose; op->op_type; op++)
+	const struct onnxrun_op *best = NULL;
+	for (const struct onnxrun_op *op = onnxrun__op_conv_transpose; op->op_type; op++)
 		if (op->since_version <= opset)
 			best = op;
 	return best;
@@ -84,9 +84,9 @@ static void set_str(struct tnode *t, const char *name, const char *s)
 #define INTS(...) (sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)), ((const int64_t[]){ __VA_ARGS__ })
 
 /* A type; dims of -1 are unknown. rank -1: unknown rank. */
-static struct onnxrun__type ty(enum onnxrun_dtype dt, int32_t rank, const int64_t *dims)
+static struct onnxrun_type ty(enum onnxrun_dtype dt, int32_t rank, const int64_t *dims)
 {
-	struct onnxrun__type t;
+	struct onnxrun_type t;
 	memset(&t, 0, sizeof t);
 	t.dtype = dt;
 	t.shape.rank = rank;
@@ -98,20 +98,20 @@ static struct onnxrun__type ty(enum onnxrun_dtype dt, int32_t rank, const int64_
 #define F ONNXRUN_DTYPE_FLOAT
 #define TY(dt, ...) ty(dt, (int32_t)(sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)), (const int64_t[]){ __VA_ARGS__ })
 
-static enum onnxrun_status run_infer(struct tnode *t, struct onnxrun__type *in, size_t n_in,
-                                     struct onnxrun__type *out, struct onnxrun__err *err)
+static enum onnxrun_status run_infer(struct tnode *t, struct onnxrun_type *in, size_t n_in,
+                                     struct onnxrun_type *out, struct onnxrun__err *err)
 {
 	memset(out, 0, sizeof *out);
 	out->shape.rank = -1;
 	err->msg[0] = 0;
-	return t->node.op->infer(&t->node, in, n_in, out, 1, err);
+	return t->node.op->infer(&(struct onnxrun_op_context){ &t->node, err, NULL, 1, NULL, NULL }, in, n_in, out, 1);
 }
 
 /* Asserts a successful infer with the given output dims (-1 = unknown). */
-static void expect_shape(struct tnode *t, struct onnxrun__type *in, size_t n_in, int32_t rank,
+static void expect_shape(struct tnode *t, struct onnxrun_type *in, size_t n_in, int32_t rank,
                          const int64_t *dims)
 {
-	struct onnxrun__type out;
+	struct onnxrun_type out;
 	struct onnxrun__err err;
 	enum onnxrun_status st = run_infer(t, in, n_in, &out, &err);
 	if (st)
@@ -128,10 +128,10 @@ static void expect_shape(struct tnode *t, struct onnxrun__type *in, size_t n_in,
 	             (const int64_t[]){ __VA_ARGS__ })
 
 /* Asserts infer fails with status and a message naming the node and containing `what`. */
-static void expect_error(struct tnode *t, struct onnxrun__type *in, size_t n_in, enum onnxrun_status want,
+static void expect_error(struct tnode *t, struct onnxrun_type *in, size_t n_in, enum onnxrun_status want,
                          const char *what)
 {
-	struct onnxrun__type out;
+	struct onnxrun_type out;
 	struct onnxrun__err err;
 	enum onnxrun_status st = run_infer(t, in, n_in, &out, &err);
 	if (st != want)
@@ -141,7 +141,7 @@ static void expect_error(struct tnode *t, struct onnxrun__type *in, size_t n_in,
 }
 
 /* X (1,1,3,3), W (1,2,3,3), no bias: the ONNX documentation's base case. */
-static void base2d(struct tnode *t, struct onnxrun__type in[3], int opset)
+static void base2d(struct tnode *t, struct onnxrun_type in[3], int opset)
 {
 	tnode_init(t, opset);
 	in[0] = TY(F, 1, 1, 3, 3);
@@ -154,7 +154,7 @@ static void base2d(struct tnode *t, struct onnxrun__type in[3], int opset)
 static void test_infer_basic(void **state)
 {
 	struct tnode t;
-	struct onnxrun__type in[3];
+	struct onnxrun_type in[3];
 	(void)state;
 	base2d(&t, in, 11);
 	EXPECT_SHAPE(&t, in, 2, 1, 2, 5, 5);
@@ -178,7 +178,7 @@ static void test_infer_basic(void **state)
 static void test_infer_auto_pad(void **state)
 {
 	struct tnode t;
-	struct onnxrun__type in[3];
+	struct onnxrun_type in[3];
 	(void)state;
 	static const char *const modes[] = { "SAME_UPPER", "SAME_LOWER" };
 	for (int i = 0; i < 2; i++) {
@@ -206,7 +206,7 @@ static void test_infer_auto_pad(void **state)
 static void test_infer_output_shape(void **state)
 {
 	struct tnode t;
-	struct onnxrun__type in[3];
+	struct onnxrun_type in[3];
 	(void)state;
 	base2d(&t, in, 11);
 	set_ints(&t, "strides", INTS(3, 2));
@@ -228,7 +228,7 @@ static void test_infer_output_shape(void **state)
 static void test_infer_ranks_groups(void **state)
 {
 	struct tnode t;
-	struct onnxrun__type in[3];
+	struct onnxrun_type in[3];
 	(void)state;
 	tnode_init(&t, 11); /* 1-D */
 	in[0] = TY(F, 2, 3, 5);
@@ -266,7 +266,7 @@ static void test_infer_ranks_groups(void **state)
 static void test_infer_symbolic(void **state)
 {
 	struct tnode t;
-	struct onnxrun__type in[3], out;
+	struct onnxrun_type in[3], out;
 	struct onnxrun__err err;
 	(void)state;
 	base2d(&t, in, 11);
@@ -327,7 +327,7 @@ static void test_infer_symbolic(void **state)
 static void test_errors_shapes(void **state)
 {
 	struct tnode t;
-	struct onnxrun__type in[3];
+	struct onnxrun_type in[3];
 	const enum onnxrun_status bad = ONNXRUN_ERROR_INVALID_MODEL;
 	(void)state;
 
@@ -391,7 +391,7 @@ static void test_errors_attributes(void **state)
 		{ "kernel_shape", 2, { -3, 3 }, "kernel_shape[0]=-3 must be >= 0" },
 	};
 	struct tnode t;
-	struct onnxrun__type in[3];
+	struct onnxrun_type in[3];
 	(void)state;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		base2d(&t, in, 11);
@@ -424,7 +424,7 @@ static void test_errors_attributes(void **state)
 static void test_errors_dtypes(void **state)
 {
 	struct tnode t;
-	struct onnxrun__type in[3];
+	struct onnxrun_type in[3];
 	const enum onnxrun_status bad = ONNXRUN_ERROR_INVALID_MODEL;
 	(void)state;
 	static const int opsets[] = { 1, 11, 21 };
@@ -476,7 +476,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-static struct onnxrun_tensor *new_tensor(struct onnxrun_env *env, const struct onnxrun__type *t)
+static struct onnxrun_tensor *new_tensor(struct onnxrun_env *env, const struct onnxrun_type *t)
 {
 	struct onnxrun_tensor *out = NULL;
 	assert_int_equal(onnxrun_tensor_create(env, t->dtype, t->shape.rank, t->shape.dims, &out), ONNXRUN_OK);
@@ -485,12 +485,12 @@ static struct onnxrun_tensor *new_tensor(struct onnxrun_env *env, const struct o
 
 /* Infers, allocates the output (filled with NaN bytes so unwritten elements show) and
  * computes. Returns the output; the caller frees it. */
-static struct onnxrun_tensor *run_node(struct onnxrun_env *env, struct tnode *t, struct onnxrun__type *in,
+static struct onnxrun_tensor *run_node(struct onnxrun_env *env, struct tnode *t, struct onnxrun_type *in,
                                        size_t n_in, struct onnxrun_tensor *const *tensors)
 {
-	struct onnxrun__type out;
+	struct onnxrun_type out;
 	struct onnxrun__err err;
-	struct onnxrun__run_ctx ctx = { env, 1, &err };
+	struct onnxrun_op_context ctx = { &t->node, &err, env, 1, NULL, NULL };
 	struct onnxrun_tensor *y;
 	enum onnxrun_status st = run_infer(t, in, n_in, &out, &err);
 	if (st)
@@ -498,7 +498,7 @@ static struct onnxrun_tensor *run_node(struct onnxrun_env *env, struct tnode *t,
 	y = new_tensor(env, &out);
 	if (y->nbytes)
 		memset(y->data, 0xff, y->nbytes);
-	st = t->node.op->compute(&t->node, (const struct onnxrun_tensor *const *)tensors, n_in, &y, 1, &ctx);
+	st = t->node.op->compute(&ctx, (const struct onnxrun_tensor *const *)tensors, n_in, &y, 1);
 	if (st)
 		fail_msg("compute failed: %s", err.msg);
 	return y;
@@ -510,7 +510,7 @@ static void test_compute_onnx_example(void **state)
 		                        9, 20, 33, 24, 13, 6, 13, 21, 15, 8 };
 	struct fixture *f = *state;
 	struct tnode t;
-	struct onnxrun__type in[3];
+	struct onnxrun_type in[3];
 	struct onnxrun_tensor *x, *w, *y;
 	base2d(&t, in, 11);
 	x = new_tensor(f->env, &in[0]);
@@ -536,7 +536,7 @@ static void test_compute_negative_total(void **state)
 {
 	struct fixture *f = *state;
 	struct tnode t;
-	struct onnxrun__type in[3] = { TY(F, 1, 1, 3), TY(F, 1, 1, 1), TY(F, 1) };
+	struct onnxrun_type in[3] = { TY(F, 1, 1, 3), TY(F, 1, 1, 1), TY(F, 1) };
 	static const float upper[6] = { 10, 11, 10, 12, 10, 13 }, lower[6] = { 11, 10, 12, 10, 13, 10 };
 	for (int mode = 0; mode < 3; mode++) {
 		struct onnxrun_tensor *x = new_tensor(f->env, &in[0]), *w = new_tensor(f->env, &in[1]);
@@ -571,7 +571,7 @@ static void test_compute_zero_sized(void **state)
 	static const int64_t ys[3][3] = { { 1, 2, 1 }, { 0, 2, 9 }, { 2, 2, 6 } };
 	for (int c = 0; c < 3; c++) {
 		struct tnode t;
-		struct onnxrun__type in[3] = { ty(F, 3, xs[c]), ty(F, 3, ws[c]), TY(F, 2) };
+		struct onnxrun_type in[3] = { ty(F, 3, xs[c]), ty(F, 3, ws[c]), TY(F, 2) };
 		struct onnxrun_tensor *x = new_tensor(f->env, &in[0]), *w = new_tensor(f->env, &in[1]);
 		struct onnxrun_tensor *b = new_tensor(f->env, &in[2]), *y;
 		tnode_init(&t, 11);
@@ -715,7 +715,7 @@ static void random_cfg(struct cfg *c, uint64_t seed)
 	} while (!ok);
 }
 
-static void build_node(const struct cfg *c, struct tnode *t, struct onnxrun__type in[3])
+static void build_node(const struct cfg *c, struct tnode *t, struct onnxrun_type in[3])
 {
 	int64_t xd[7] = { c->batch, c->group * c->cg }, wd[7] = { c->group * c->cg, c->mg }, os[7];
 	static const char *const autopads[] = { NULL, "VALID", "SAME_UPPER", "SAME_LOWER" };
@@ -839,7 +839,7 @@ static double tolerance(const struct cfg *c, long double value, long double abss
 static bool check_cfg(struct onnxrun_env *env, struct cfg *c, int64_t *compared)
 {
 	struct tnode t;
-	struct onnxrun__type in[3];
+	struct onnxrun_type in[3];
 	struct onnxrun_tensor *x, *w, *b, *y;
 	uint64_t s = c->seed * 31 + 1;
 	long double *ref, *abssum;

@@ -30,7 +30,7 @@ static void tnode_init(struct tnode *t, int opset)
 	t->node.domain = (char *)"";
 	t->node.opset = opset;
 	t->node.attrs = t->attrs;
-	for (const struct onnxrun__op *op = onnxrun__op_depth_to_space; op->op_type; op++)
+	for (const struct onnxrun_op *op = onnxrun__op_depth_to_space; op->op_type; op++)
 		if (op->since_version <= opset)
 			t->node.op = op;
 	assert_non_null(t->node.op);
@@ -53,9 +53,9 @@ static void set_str(struct tnode *t, const char *name, const char *s)
 	a->s.size = strlen(s);
 }
 
-static struct onnxrun__type ty4(enum onnxrun_dtype dt, int64_t n, int64_t c, int64_t h, int64_t w)
+static struct onnxrun_type ty4(enum onnxrun_dtype dt, int64_t n, int64_t c, int64_t h, int64_t w)
 {
-	struct onnxrun__type t;
+	struct onnxrun_type t;
 	memset(&t, 0, sizeof t);
 	t.dtype = dt;
 	t.shape.rank = 4;
@@ -66,18 +66,18 @@ static struct onnxrun__type ty4(enum onnxrun_dtype dt, int64_t n, int64_t c, int
 	return t;
 }
 
-static enum onnxrun_status run_infer(struct tnode *t, struct onnxrun__type *in, struct onnxrun__type *out,
+static enum onnxrun_status run_infer(struct tnode *t, struct onnxrun_type *in, struct onnxrun_type *out,
                                      struct onnxrun__err *err)
 {
 	memset(out, 0, sizeof *out);
 	out->shape.rank = -1;
 	err->msg[0] = 0;
-	return t->node.op->infer(&t->node, in, 1, out, 1, err);
+	return t->node.op->infer(&(struct onnxrun_op_context){ &t->node, err, NULL, 1, NULL, NULL }, in, 1, out, 1);
 }
 
-static void expect_dims(struct tnode *t, struct onnxrun__type *in, int64_t n, int64_t c, int64_t h, int64_t w)
+static void expect_dims(struct tnode *t, struct onnxrun_type *in, int64_t n, int64_t c, int64_t h, int64_t w)
 {
-	struct onnxrun__type out;
+	struct onnxrun_type out;
 	struct onnxrun__err err;
 	const int64_t want[4] = { n, c, h, w };
 	if (run_infer(t, in, &out, &err))
@@ -89,9 +89,9 @@ static void expect_dims(struct tnode *t, struct onnxrun__type *in, int64_t n, in
 			fail_msg("dim %d: got %lld, want %lld", i, (long long)out.shape.dims[i], (long long)want[i]);
 }
 
-static void expect_error(struct tnode *t, struct onnxrun__type *in, const char *what)
+static void expect_error(struct tnode *t, struct onnxrun_type *in, const char *what)
 {
-	struct onnxrun__type out;
+	struct onnxrun_type out;
 	struct onnxrun__err err;
 	enum onnxrun_status st = run_infer(t, in, &out, &err);
 	if (st != ONNXRUN_ERROR_INVALID_MODEL)
@@ -107,7 +107,7 @@ static void expect_error(struct tnode *t, struct onnxrun__type *in, const char *
 static void test_infer(void **state)
 {
 	struct tnode t;
-	struct onnxrun__type in = ty4(F, 1, 8, 2, 3), out;
+	struct onnxrun_type in = ty4(F, 1, 8, 2, 3), out;
 	struct onnxrun__err err;
 	(void)state;
 	static const int opsets[] = { 1, 11, 13, 28, 30 };
@@ -158,7 +158,7 @@ static void test_infer(void **state)
 static void test_errors(void **state)
 {
 	struct tnode t;
-	struct onnxrun__type in = ty4(F, 1, 8, 2, 3), out;
+	struct onnxrun_type in = ty4(F, 1, 8, 2, 3), out;
 	struct onnxrun__err err;
 	(void)state;
 	tnode_init(&t, 11);
@@ -198,7 +198,8 @@ static void test_errors(void **state)
 	tnode_init(&t, 13);
 	set_int(&t, "blocksize", (int64_t)1 << 32);
 	expect_error(&t, &in, "squared overflows int64");
-	assert_int_equal(t.node.op->infer(&t.node, &in, 0, &out, 1, &err), ONNXRUN_ERROR_INVALID_MODEL);
+	assert_int_equal(t.node.op->infer(&(struct onnxrun_op_context){ &t.node, &err, NULL, 1, NULL, NULL }, &in, 0, &out, 1),
+	                 ONNXRUN_ERROR_INVALID_MODEL);
 }
 
 /* ---- compute ------------------------------------------------------------------------------- */
@@ -228,9 +229,9 @@ static int teardown(void **state)
  * elements show) and computes. */
 static struct onnxrun_tensor *run_node(struct onnxrun_env *env, struct tnode *t, const struct onnxrun_tensor *x)
 {
-	struct onnxrun__type in, out;
+	struct onnxrun_type in, out;
 	struct onnxrun__err err;
-	struct onnxrun__run_ctx ctx = { env, 1, &err };
+	struct onnxrun_op_context ctx = { &t->node, &err, env, 1, NULL, NULL };
 	struct onnxrun_tensor *y = NULL;
 	memset(&in, 0, sizeof in);
 	in.dtype = x->dtype;
@@ -241,7 +242,7 @@ static struct onnxrun_tensor *run_node(struct onnxrun_env *env, struct tnode *t,
 	assert_int_equal(onnxrun_tensor_create(env, out.dtype, out.shape.rank, out.shape.dims, &y), ONNXRUN_OK);
 	if (y->dtype != ONNXRUN_DTYPE_STRING && y->nbytes)
 		memset(y->data, 0xa5, y->nbytes);
-	if (t->node.op->compute(&t->node, &x, 1, &y, 1, &ctx))
+	if (t->node.op->compute(&ctx, &x, 1, &y, 1))
 		fail_msg("compute failed: %s", err.msg);
 	return y;
 }

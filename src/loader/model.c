@@ -161,7 +161,7 @@ static const char *intern_param(struct builder *b, const char *name)
 
 /* Fills *t from a ValueInfoProto's tensor type; `what` names it in errors. */
 static enum onnxrun_status load_declared(struct builder *b, const Onnx__ValueInfoProto *vi,
-                                         struct onnxrun__type *t, bool *has, const char *what)
+                                         struct onnxrun_type *t, bool *has, const char *what)
 {
 	const Onnx__TypeProto__Tensor *tt;
 	*has = false;
@@ -208,7 +208,7 @@ static enum onnxrun_status load_declared(struct builder *b, const Onnx__ValueInf
 
 /* ---- initializers and graph inputs ---- */
 
-static void type_of_tensor(const struct onnxrun_tensor *t, struct onnxrun__type *out)
+static void type_of_tensor(const struct onnxrun_tensor *t, struct onnxrun_type *out)
 {
 	memset(out, 0, sizeof *out);
 	out->dtype = t->dtype;
@@ -242,7 +242,7 @@ static enum onnxrun_status load_initializers(struct builder *b, const Onnx__Grap
 /* A graph input's declaration must agree with its initializer (its default value). */
 static enum onnxrun_status check_default(struct builder *b, const struct onnxrun__value *v)
 {
-	const struct onnxrun__type *d = &v->declared;
+	const struct onnxrun_type *d = &v->declared;
 	const struct onnxrun_tensor *t = v->init;
 	char a[256], c[256];
 	bool same = d->shape.rank < 0 || d->shape.rank == t->rank;

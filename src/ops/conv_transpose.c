@@ -9,12 +9,13 @@
 
 /* Output type: dtype of X, shape (N, M, out_1..out_n) with whatever is known; the batch
  * dim's name passes through, and so does W's output-channel name when group == 1. */
-static enum onnxrun_status convt_infer(const struct onnxrun__node *node, const struct onnxrun__type *inputs,
-                                       size_t n_inputs, struct onnxrun__type *outputs, size_t n_outputs,
-                                       struct onnxrun__err *err)
+static enum onnxrun_status convt_infer(struct onnxrun_op_context *ctx, const struct onnxrun_type *inputs,
+				       size_t n_inputs, struct onnxrun_type *outputs, size_t n_outputs)
 {
-	const struct onnxrun__type *x = &inputs[0], *w = &inputs[1];
-	struct onnxrun__shape *s;
+	const struct onnxrun__node *node = ctx->node;
+	struct onnxrun__err *err = ctx->err;
+	const struct onnxrun_type *x = &inputs[0], *w = &inputs[1];
+	struct onnxrun_shape *s;
 	struct onnxrun__convt_geom g;
 	enum onnxrun_status st;
 	int64_t numel;
@@ -162,7 +163,7 @@ static void widen(const uint16_t *src, float *dst, int64_t n, bool bf16)
  * output once. */
 static enum onnxrun_status convt_half(const struct onnxrun__node *node, const struct onnxrun__convt_geom *g,
                                       const struct onnxrun_tensor *const *inputs,
-                                      struct onnxrun_tensor *y, struct onnxrun__run_ctx *ctx)
+                                      struct onnxrun_tensor *y, struct onnxrun_op_context *ctx)
 {
 	const bool bf16 = y->dtype == ONNXRUN_DTYPE_BFLOAT16;
 	const int64_t nx = inputs[0]->numel, nw = inputs[1]->numel, ny = y->numel;
@@ -217,12 +218,12 @@ static void fill_bias(const struct onnxrun__convt_geom *g, const struct onnxrun_
 
 /* Recomputes the geometry from the concrete inputs, checks it against the output the
  * runtime allocated, and runs the scatter for the output's dtype. */
-static enum onnxrun_status convt_compute(const struct onnxrun__node *node,
-                                         const struct onnxrun_tensor *const *inputs, size_t n_inputs,
-                                         struct onnxrun_tensor *const *outputs, size_t n_outputs,
-                                         struct onnxrun__run_ctx *ctx)
+static enum onnxrun_status convt_compute(struct onnxrun_op_context *ctx,
+					 const struct onnxrun_tensor *const *inputs, size_t n_inputs,
+					 struct onnxrun_tensor *const *outputs, size_t n_outputs)
 {
-	struct onnxrun__type types[3];
+	const struct onnxrun__node *node = ctx->node;
+	struct onnxrun_type types[3];
 	struct onnxrun__convt_geom g;
 	struct onnxrun_tensor *y = outputs[0];
 	const struct onnxrun_tensor *b = n_inputs > 2 ? inputs[2] : NULL;
@@ -253,9 +254,9 @@ static enum onnxrun_status convt_compute(const struct onnxrun__node *node,
 	return ONNXRUN_OK;
 }
 
-const struct onnxrun__op onnxrun__op_conv_transpose[] = {
-	{ "", "ConvTranspose", 1, convt_infer, convt_compute },
-	{ "", "ConvTranspose", 11, convt_infer, convt_compute },
-	{ "", "ConvTranspose", 22, convt_infer, convt_compute },
-	{ NULL, NULL, 0, NULL, NULL },
+const struct onnxrun_op onnxrun__op_conv_transpose[] = {
+	{ "", "ConvTranspose", 1, convt_infer, convt_compute, NULL, NULL, NULL, NULL },
+	{ "", "ConvTranspose", 11, convt_infer, convt_compute, NULL, NULL, NULL, NULL },
+	{ "", "ConvTranspose", 22, convt_infer, convt_compute, NULL, NULL, NULL, NULL },
+	{ NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL },
 };

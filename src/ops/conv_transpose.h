@@ -36,7 +36,7 @@ struct onnxrun__convt_geom {
  * DESIGN.md §3, and fills *g with what can be known. Unknown dims never fail; known ones
  * are checked. Errors name the node and the attribute or input at fault. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_geom_make(const struct onnxrun__node *node,
-                                                             const struct onnxrun__type *inputs,
+                                                             const struct onnxrun_type *inputs,
                                                              size_t n_inputs,
                                                              struct onnxrun__convt_geom *g,
                                                              struct onnxrun__err *err);

@@ -31,8 +31,8 @@ static int64_t floor_half(int64_t t)
 }
 
 /* Checks that the dtypes of X, W and B agree and are allowed in this version. */
-static enum onnxrun_status check_dtypes(const struct onnxrun__node *node, const struct onnxrun__type *x,
-                                        const struct onnxrun__type *w, const struct onnxrun__type *b,
+static enum onnxrun_status check_dtypes(const struct onnxrun__node *node, const struct onnxrun_type *x,
+                                        const struct onnxrun_type *w, const struct onnxrun_type *b,
                                         struct onnxrun__err *err)
 {
 	int version = node->op ? node->op->since_version : (int)node->opset;
@@ -94,8 +94,8 @@ static enum onnxrun_status read_attrs(const struct onnxrun__node *node, struct c
 }
 
 /* Spatial rank n from X, W, or else the first list attribute present; checks ranks. */
-static enum onnxrun_status resolve_rank(const struct onnxrun__node *node, const struct onnxrun__type *x,
-                                        const struct onnxrun__type *w, const struct convt_attrs *a,
+static enum onnxrun_status resolve_rank(const struct onnxrun__node *node, const struct onnxrun_type *x,
+                                        const struct onnxrun_type *w, const struct convt_attrs *a,
                                         int32_t *n, struct onnxrun__err *err)
 {
 	const struct ints_attr *lists[] = { &a->kernel_shape, &a->strides, &a->dilations,
@@ -193,8 +193,8 @@ static enum onnxrun_status check_lists(const struct onnxrun__node *node, const s
 
 /* Batch, channel and group checks: C % group, W.shape[0] == C, M = W.shape[1] * group,
  * B of length M. */
-static enum onnxrun_status check_channels(const struct onnxrun__node *node, const struct onnxrun__type *x,
-                                          const struct onnxrun__type *w, const struct onnxrun__type *b,
+static enum onnxrun_status check_channels(const struct onnxrun__node *node, const struct onnxrun_type *x,
+                                          const struct onnxrun_type *w, const struct onnxrun_type *b,
                                           int64_t group, struct onnxrun__convt_geom *g,
                                           struct onnxrun__err *err)
 {
@@ -303,11 +303,11 @@ static enum onnxrun_status axis_geometry(const struct onnxrun__node *node, const
 	return ONNXRUN_OK;
 }
 
-enum onnxrun_status onnxrun__convt_geom_make(const struct onnxrun__node *node, const struct onnxrun__type *inputs,
+enum onnxrun_status onnxrun__convt_geom_make(const struct onnxrun__node *node, const struct onnxrun_type *inputs,
                                              size_t n_inputs, struct onnxrun__convt_geom *g,
                                              struct onnxrun__err *err)
 {
-	const struct onnxrun__type *x = &inputs[0], *w = &inputs[1], *b = NULL;
+	const struct onnxrun_type *x = &inputs[0], *w = &inputs[1], *b = NULL;
 	struct convt_attrs a;
 	enum onnxrun_status st;
 	bool degenerate = false;

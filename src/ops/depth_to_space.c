@@ -49,13 +49,14 @@ static enum onnxrun_status d2s_attrs(const struct onnxrun__node *node, struct d2
 /* Output (N, C/b^2, H*b, W*b): dims known when the input's are (a symbolic N passes
  * through by name; with b == 1 every name passes through). Validates dtype, rank 4,
  * blocksize, mode and C % b^2. */
-static enum onnxrun_status d2s_infer(const struct onnxrun__node *node, const struct onnxrun__type *inputs,
-                                     size_t n_inputs, struct onnxrun__type *outputs, size_t n_outputs,
-                                     struct onnxrun__err *err)
+static enum onnxrun_status d2s_infer(struct onnxrun_op_context *ctx, const struct onnxrun_type *inputs,
+				       size_t n_inputs, struct onnxrun_type *outputs, size_t n_outputs)
 {
+	const struct onnxrun__node *node = ctx->node;
+	struct onnxrun__err *err = ctx->err;
 	int version = node->op ? node->op->since_version : (int)node->opset;
-	const struct onnxrun__shape *in = &inputs[0].shape;
-	struct onnxrun__shape *out = &outputs[0].shape;
+	const struct onnxrun_shape *in = &inputs[0].shape;
+	struct onnxrun_shape *out = &outputs[0].shape;
 	enum onnxrun_dtype t = n_inputs ? inputs[0].dtype : ONNXRUN_DTYPE_UNDEFINED;
 	struct d2s_attrs a;
 	enum onnxrun_status st;
@@ -134,11 +135,11 @@ static enum onnxrun_status row_str(struct onnxrun_tensor *y, int64_t at, const c
 }
 
 /* Copies x (N, C, H, W) into y (N, C/b^2, H*b, W*b) row by row. */
-static enum onnxrun_status d2s_compute(const struct onnxrun__node *node,
-                                       const struct onnxrun_tensor *const *inputs, size_t n_inputs,
-                                       struct onnxrun_tensor *const *outputs, size_t n_outputs,
-                                       struct onnxrun__run_ctx *ctx)
+static enum onnxrun_status d2s_compute(struct onnxrun_op_context *ctx,
+					 const struct onnxrun_tensor *const *inputs, size_t n_inputs,
+					 struct onnxrun_tensor *const *outputs, size_t n_outputs)
 {
+	const struct onnxrun__node *node = ctx->node;
 	const struct onnxrun_tensor *x = inputs[0];
 	struct onnxrun_tensor *y = outputs[0];
 	void (*row)(char *, const char *const *, int64_t, int64_t) = NULL;
@@ -195,10 +196,10 @@ static enum onnxrun_status d2s_compute(const struct onnxrun__node *node,
 	return ONNXRUN_OK;
 }
 
-const struct onnxrun__op onnxrun__op_depth_to_space[] = {
-	{ "", "DepthToSpace", 1, d2s_infer, d2s_compute },
-	{ "", "DepthToSpace", 11, d2s_infer, d2s_compute },
-	{ "", "DepthToSpace", 13, d2s_infer, d2s_compute },
-	{ "", "DepthToSpace", 28, d2s_infer, d2s_compute },
-	{ NULL, NULL, 0, NULL, NULL },
+const struct onnxrun_op onnxrun__op_depth_to_space[] = {
+	{ "", "DepthToSpace", 1, d2s_infer, d2s_compute, NULL, NULL, NULL, NULL },
+	{ "", "DepthToSpace", 11, d2s_infer, d2s_compute, NULL, NULL, NULL, NULL },
+	{ "", "DepthToSpace", 13, d2s_infer, d2s_compute, NULL, NULL, NULL, NULL },
+	{ "", "DepthToSpace", 28, d2s_infer, d2s_compute, NULL, NULL, NULL, NULL },
+	{ NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL },
 };

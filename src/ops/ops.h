@@ -7,13 +7,13 @@
 
 #include "../runtime/runtime.h"
 
-/* X(symbol): each op file defines `const struct onnxrun__op onnxrun__op_<symbol>[]`
+/* X(symbol): each op file defines `const struct onnxrun_op onnxrun__op_<symbol>[]`
  * terminated by an entry with op_type == NULL, one entry per since_version. */
 #define ONNXRUN__BUILTIN_OPS(X) \
 	X(conv_transpose)       \
 	X(depth_to_space)
 
-#define ONNXRUN__DECLARE_OP(sym) ONNXRUN__HIDDEN extern const struct onnxrun__op onnxrun__op_##sym[];
+#define ONNXRUN__DECLARE_OP(sym) ONNXRUN__HIDDEN extern const struct onnxrun_op onnxrun__op_##sym[];
 ONNXRUN__BUILTIN_OPS(ONNXRUN__DECLARE_OP)
 #undef ONNXRUN__DECLARE_OP
 

@@ -159,6 +159,7 @@ void onnxrun_env_free(struct onnxrun_env *env)
 	struct onnxrun_allocator a;
 	if (!env)
 		return;
+	onnxrun__env_free_ops(env);
 	a = env->allocator;
 	a.free(a.ctx, env, sizeof *env);
 }

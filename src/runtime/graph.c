@@ -51,7 +51,7 @@ enum onnxrun_status onnxrun__graph_resolve(struct onnxrun_model *m, struct onnxr
 	for (size_t i = 0; i < m->n_nodes; i++) {
 		struct onnxrun__node *node = &m->nodes[i];
 		node->opset = opset_for(m, node->domain, &found);
-		node->op = onnxrun__registry_find(node->domain, node->op_type, node->opset);
+		node->op = onnxrun__registry_find(m->env, node->domain, node->op_type, node->opset);
 		if (!node->op) {
 			append_unsupported(list, sizeof list, &at, node);
 			missing++;
@@ -258,9 +258,9 @@ size_t onnxrun__graph_max_io(const struct onnxrun_model *m)
 
 /* Checks an inferred type against the declared one and fills unknowns from it. */
 static enum onnxrun_status merge_declared(const struct onnxrun__node *node, const struct onnxrun__value *v,
-                                          struct onnxrun__type *t, struct onnxrun__err *err)
+                                          struct onnxrun_type *t, struct onnxrun__err *err)
 {
-	const struct onnxrun__type *d = &v->declared;
+	const struct onnxrun_type *d = &v->declared;
 	char a[256], b[256];
 	if (!v->has_declared)
 		return ONNXRUN_OK;
@@ -294,11 +294,11 @@ mismatch:
 	                          onnxrun__shape_str(&t->shape, b, sizeof b));
 }
 
-enum onnxrun_status onnxrun__graph_infer_node(const struct onnxrun_model *m, size_t k, struct onnxrun__type *types,
-                                              struct onnxrun__type *scratch, struct onnxrun__err *err)
+enum onnxrun_status onnxrun__graph_infer_node(const struct onnxrun_model *m, size_t k, struct onnxrun_type *types,
+                                              struct onnxrun_type *scratch, struct onnxrun__err *err)
 {
 	const struct onnxrun__node *node = &m->nodes[k];
-	struct onnxrun__type *in = scratch, *out = scratch + node->n_inputs;
+	struct onnxrun_type *in = scratch, *out = scratch + node->n_inputs;
 	enum onnxrun_status st;
 	for (size_t i = 0; i < node->n_inputs; i++) {
 		if (node->inputs[i] >= 0) {
@@ -312,7 +312,10 @@ enum onnxrun_status onnxrun__graph_infer_node(const struct onnxrun_model *m, siz
 		memset(&out[o], 0, sizeof out[o]);
 		out[o].shape.rank = -1;
 	}
-	st = node->op->infer(node, in, node->n_inputs, out, node->n_outputs, err);
+	{
+		struct onnxrun_op_context ctx = { node, err, m->env, 1, node->op_state, m };
+		st = node->op->infer(&ctx, in, node->n_inputs, out, node->n_outputs);
+	}
 	if (st)
 		return st;
 	for (size_t o = 0; o < node->n_outputs; o++) {
@@ -328,8 +331,8 @@ enum onnxrun_status onnxrun__graph_infer_node(const struct onnxrun_model *m, siz
 
 enum onnxrun_status onnxrun__graph_infer(struct onnxrun_model *m, struct onnxrun__err *err)
 {
-	struct onnxrun__type *types = onnxrun__calloc(m->env, m->n_values ? m->n_values : 1, sizeof *types);
-	struct onnxrun__type *scratch = onnxrun__calloc(m->env, onnxrun__graph_max_io(m), sizeof *scratch);
+	struct onnxrun_type *types = onnxrun__calloc(m->env, m->n_values ? m->n_values : 1, sizeof *types);
+	struct onnxrun_type *scratch = onnxrun__calloc(m->env, onnxrun__graph_max_io(m), sizeof *scratch);
 	enum onnxrun_status st = ONNXRUN_OK;
 	if (!types || !scratch) {
 		st = onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory inferring shapes");
@@ -345,4 +348,22 @@ fail:
 	onnxrun__free(m->env, types);
 	onnxrun__free(m->env, scratch);
 	return st;
+}
+
+enum onnxrun_status onnxrun__graph_init_ops(struct onnxrun_model *m, struct onnxrun__err *err)
+{
+	for (size_t k = 0; k < m->n_nodes; k++) {
+		struct onnxrun__node *node = &m->nodes[k];
+		struct onnxrun_op_context ctx = { node, err, m->env, 1, NULL, m };
+		enum onnxrun_status st;
+		if (!node->op->init)
+			continue;
+		err->msg[0] = '\0';
+		if ((st = node->op->init(&ctx, &node->op_state))) {
+			if (!err->msg[0])
+				onnxrun__node_fail(err, st, node, "init failed: %s", onnxrun_status_str(st));
+			return st;
+		}
+	}
+	return ONNXRUN_OK;
 }

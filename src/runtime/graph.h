@@ -14,13 +14,16 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__graph_order(struct onnxrun_model *m
 /* Infers node k's output types from types[] (one per value) and stores them in types[].
  * Inferred types are checked against, and completed by, the declared ones. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__graph_infer_node(const struct onnxrun_model *m, size_t k,
-                                                              struct onnxrun__type *types,
-                                                              struct onnxrun__type *scratch,
+                                                              struct onnxrun_type *types,
+                                                              struct onnxrun_type *scratch,
                                                               struct onnxrun__err *err);
 /* Largest n_inputs + n_outputs over the nodes: the scratch size infer_node needs. */
 ONNXRUN__HIDDEN size_t onnxrun__graph_max_io(const struct onnxrun_model *m);
 /* Load-time inference over the whole graph into each value's `type`. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__graph_infer(struct onnxrun_model *m, struct onnxrun__err *err);
+
+/* Calls each node's op->init (pre-packing and the like) once the graph is inferred. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__graph_init_ops(struct onnxrun_model *m, struct onnxrun__err *err);
 
 /* ---- memory planning (plan.c) ---- */
 

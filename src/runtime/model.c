@@ -28,6 +28,8 @@ static void free_attr(const struct onnxrun_env *env, struct onnxrun__attr *a)
 
 static void free_node(const struct onnxrun_env *env, struct onnxrun__node *node)
 {
+	if (node->op && node->op->fini && node->op_state)
+		node->op->fini(node->op->user_data, node->op_state);
 	onnxrun__free(env, node->name);
 	onnxrun__free(env, node->op_type);
 	onnxrun__free(env, node->domain);
@@ -79,7 +81,7 @@ int32_t onnxrun__model_find_value(const struct onnxrun_model *m, const char *nam
 static enum onnxrun_status build_name_tables(struct onnxrun_model *m, struct onnxrun__err *err)
 {
 	for (size_t v = 0; v < m->n_values; v++) {
-		const struct onnxrun__shape *s = &m->values[v].type.shape;
+		const struct onnxrun_shape *s = &m->values[v].type.shape;
 		for (int32_t i = 0; i < s->rank; i++) {
 			m->values[v].pub_dims[i].value = s->dims[i];
 			m->values[v].pub_dims[i].param = s->dims[i] < 0 ? s->params[i] : NULL;
@@ -110,7 +112,8 @@ static enum onnxrun_status load(struct onnxrun_env *env, const void *data, size_
 	m->env = env;
 	if ((st = onnxrun__load_model_proto(m, data, size, base_dir, &env->err)) ||
 	    (st = onnxrun__graph_resolve(m, &env->err)) || (st = onnxrun__graph_order(m, &env->err)) ||
-	    (st = onnxrun__graph_infer(m, &env->err)) || (st = build_name_tables(m, &env->err))) {
+	    (st = onnxrun__graph_infer(m, &env->err)) || (st = build_name_tables(m, &env->err)) ||
+	    (st = onnxrun__graph_init_ops(m, &env->err))) {
 		onnxrun__model_destroy(m);
 		return st;
 	}
@@ -171,7 +174,7 @@ void onnxrun_model_free(struct onnxrun_model *m)
 
 static void fill_info(const struct onnxrun__value *v, struct onnxrun_value_info *out)
 {
-	const struct onnxrun__shape *s = &v->type.shape;
+	const struct onnxrun_shape *s = &v->type.shape;
 	out->name = v->name;
 	out->dtype = v->type.dtype;
 	out->rank = s->rank;

@@ -282,7 +282,7 @@ enum onnxrun_status onnxrun__npy_decode(const struct onnxrun_env *env, const voi
 	const uint8_t *b = data;
 	struct npy_header h;
 	struct onnxrun_tensor *t = NULL;
-	struct onnxrun__shape shape;
+	struct onnxrun_shape shape;
 	size_t start = 0, len = 0, nbytes, have;
 	int64_t numel;
 	enum onnxrun_status st;

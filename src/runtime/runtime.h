@@ -39,6 +39,8 @@ struct onnxrun_env {
 	onnxrun_log_fn log_fn;
 	void *log_ctx;
 	struct onnxrun__err err;
+	size_t n_ops;
+	struct onnxrun_op *ops; /* registered custom ops (copies) */
 };
 
 /* All library memory goes through these. Blocks are 64-byte aligned; the size is kept in a
@@ -49,6 +51,8 @@ ONNXRUN__HIDDEN void onnxrun__free(const struct onnxrun_env *env, void *ptr);
 /* NULL-safe; copies len bytes and appends a NUL. */
 ONNXRUN__HIDDEN char *onnxrun__strndup(const struct onnxrun_env *env, const char *s, size_t len);
 ONNXRUN__HIDDEN char *onnxrun__strdup(const struct onnxrun_env *env, const char *s);
+/* Releases the env's registered custom ops (calling their user_data_free). */
+ONNXRUN__HIDDEN void onnxrun__env_free_ops(struct onnxrun_env *env);
 ONNXRUN__HIDDEN void onnxrun__log(const struct onnxrun_env *env, enum onnxrun_log_level level,
                                   const char *fmt, ...) ONNXRUN__PRINTF(3, 4);
 
@@ -75,26 +79,13 @@ ONNXRUN__HIDDEN uint16_t onnxrun__f32_to_bf16(float f);
 
 /* ---- shapes ------------------------------------------------------------------------------ */
 
-/* A possibly symbolic shape. rank == -1: unknown rank. dims[i] == -1: unknown, and then
- * params[i] names the symbolic dim or is NULL. params point at strings owned by the model. */
-struct onnxrun__shape {
-	int32_t rank;
-	int64_t dims[ONNXRUN_MAX_RANK];
-	const char *params[ONNXRUN_MAX_RANK];
-};
-
-struct onnxrun__type {
-	enum onnxrun_dtype dtype; /* UNDEFINED when unknown or absent */
-	struct onnxrun__shape shape;
-};
-
 /* True when rank and all dims are known. */
-ONNXRUN__HIDDEN bool onnxrun__shape_concrete(const struct onnxrun__shape *s);
+ONNXRUN__HIDDEN bool onnxrun__shape_concrete(const struct onnxrun_shape *s);
 /* Element count of a concrete shape; false on int64 overflow. */
-ONNXRUN__HIDDEN bool onnxrun__shape_numel(const struct onnxrun__shape *s, int64_t *out);
+ONNXRUN__HIDDEN bool onnxrun__shape_numel(const struct onnxrun_shape *s, int64_t *out);
 /* "[1,C,?,4]" style text into buf; returns buf. */
-ONNXRUN__HIDDEN const char *onnxrun__shape_str(const struct onnxrun__shape *s, char *buf, size_t len);
-ONNXRUN__HIDDEN void onnxrun__shape_unknown(struct onnxrun__shape *s);
+ONNXRUN__HIDDEN const char *onnxrun__shape_str(const struct onnxrun_shape *s, char *buf, size_t len);
+ONNXRUN__HIDDEN void onnxrun__shape_unknown(struct onnxrun_shape *s);
 
 /* ---- tensors ----------------------------------------------------------------------------- */
 
@@ -163,33 +154,17 @@ struct onnxrun__attr {
 
 struct onnxrun_model;
 struct onnxrun__node;
-struct onnxrun__run_ctx;
+struct onnxrun_op_context;
 
-/* One operator implementation. Built-ins and (later) custom ops use this struct. */
-struct onnxrun__op {
-	const char *domain; /* "" for ai.onnx */
-	const char *op_type;
-	int since_version;
-	/* Checks attributes and input dtypes/shapes and computes output dtypes and shapes.
-	 * Inputs may be symbolic (dims -1, rank -1); absent optional inputs have dtype
-	 * UNDEFINED. Outputs arrive zeroed with rank -1. Errors name the node (see
-	 * onnxrun__node_fail) and return INVALID_MODEL or UNSUPPORTED. Called at load with
-	 * symbolic shapes and again at run time with concrete ones. */
-	enum onnxrun_status (*infer)(const struct onnxrun__node *node, const struct onnxrun__type *inputs,
-	                             size_t n_inputs, struct onnxrun__type *outputs, size_t n_outputs,
-	                             struct onnxrun__err *err);
-	/* Computes outputs, which are allocated with the shapes infer gave for the concrete
-	 * inputs (STRING outputs hold empty strings). Absent optional inputs are NULL. */
-	enum onnxrun_status (*compute)(const struct onnxrun__node *node,
-	                               const struct onnxrun_tensor *const *inputs, size_t n_inputs,
-	                               struct onnxrun_tensor *const *outputs, size_t n_outputs,
-	                               struct onnxrun__run_ctx *ctx);
-};
-
-struct onnxrun__run_ctx {
+/* What an op callback sees (struct onnxrun_op in onnxrun.h): the node, where errors go, the
+ * env, the thread count and the node's state from init. */
+struct onnxrun_op_context {
+	const struct onnxrun__node *node;
+	struct onnxrun__err *err;
 	const struct onnxrun_env *env;
 	int threads;
-	struct onnxrun__err *err;
+	void *state;
+	const struct onnxrun_model *model; /* for constant inputs; NULL in op unit tests */
 };
 
 struct onnxrun__node {
@@ -203,7 +178,8 @@ struct onnxrun__node {
 	int32_t *outputs; /* value indices; -1 for an absent optional output */
 	size_t n_attrs;
 	struct onnxrun__attr *attrs;
-	const struct onnxrun__op *op; /* resolved at load */
+	const struct onnxrun_op *op; /* resolved at load */
+	void *op_state;               /* from op->init, released with op->fini */
 	size_t file_index;            /* position in the file's node list */
 	const char **input_names;     /* borrowed value names ("" for absent), for node_info */
 	const char **output_names;
@@ -246,8 +222,8 @@ struct onnxrun__value {
 	int32_t producer;             /* node index (execution order) or -1 */
 	struct onnxrun_tensor *init;  /* INITIALIZER / DEFAULTED data */
 	bool has_declared;            /* declared type from input/output/value_info */
-	struct onnxrun__type declared;
-	struct onnxrun__type type;    /* inferred at load (symbolic) */
+	struct onnxrun_type declared;
+	struct onnxrun_type type;    /* inferred at load (symbolic) */
 	struct onnxrun_dim pub_dims[ONNXRUN_MAX_RANK]; /* for onnxrun_value_info */
 };
 
@@ -289,9 +265,10 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__read_file(const struct onnxrun_env 
 /* ---- registry (src/ops/registry.c) -------------------------------------------------------- */
 
 /* The implementation for (domain, op_type) at the given opset: the entry with the highest
- * since_version <= opset; NULL when there is none. */
-ONNXRUN__HIDDEN const struct onnxrun__op *onnxrun__registry_find(const char *domain, const char *op_type,
-                                                                 int64_t opset);
+ * since_version <= opset, searched first among the env's custom ops (which so override
+ * built-ins), then among the built-ins; NULL when there is none. */
+ONNXRUN__HIDDEN const struct onnxrun_op *onnxrun__registry_find(const struct onnxrun_env *env, const char *domain,
+                                                                const char *op_type, int64_t opset);
 /* Newest known since_version of an op, 0 when unknown (for "opset newer than known" warnings). */
 ONNXRUN__HIDDEN int onnxrun__registry_newest(const char *domain, const char *op_type);
 

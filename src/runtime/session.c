@@ -19,10 +19,10 @@ struct onnxrun_session {
 	size_t n_binds;
 	struct dim_bind *binds;
 	const struct onnxrun_tensor **feeds; /* per value: caller tensors of inputs */
-	struct onnxrun__type *types;         /* per value: concrete types after prepare */
-	struct onnxrun__type *scratch;       /* infer_node scratch */
+	struct onnxrun_type *types;         /* per value: concrete types after prepare */
+	struct onnxrun_type *scratch;       /* infer_node scratch */
 	struct onnxrun_tensor **tensors;     /* per value: node outputs */
-	struct onnxrun__type *fed;           /* per value: feed types at the last prepare */
+	struct onnxrun_type *fed;           /* per value: feed types at the last prepare */
 	struct onnxrun_dim *pub_dims;        /* per value * ONNXRUN_MAX_RANK, for value_info */
 	const struct onnxrun_tensor **in_ptrs;
 	struct onnxrun_tensor **out_ptrs;
@@ -178,7 +178,7 @@ enum onnxrun_status onnxrun_session_bind_dim(struct onnxrun_session *s, const ch
 static enum onnxrun_status check_feed(struct onnxrun_session *s, const struct onnxrun__value *v,
                                       const struct onnxrun_tensor *t)
 {
-	const struct onnxrun__type *d = &v->declared;
+	const struct onnxrun_type *d = &v->declared;
 	char a[256];
 	if (v->kind == ONNXRUN__VALUE_DEFAULTED && !v->has_declared)
 		d = &v->type;
@@ -260,7 +260,7 @@ static const struct onnxrun_tensor *value_tensor(const struct onnxrun_session *s
 	}
 }
 
-static void type_of(const struct onnxrun_tensor *t, struct onnxrun__type *out)
+static void type_of(const struct onnxrun_tensor *t, struct onnxrun_type *out)
 {
 	memset(out, 0, sizeof *out);
 	out->dtype = t->dtype;
@@ -270,7 +270,7 @@ static void type_of(const struct onnxrun_tensor *t, struct onnxrun__type *out)
 
 /* The type of an input that is not fed: its declared shape with bound dims filled in. */
 static enum onnxrun_status unfed_type(struct onnxrun_session *s, const struct onnxrun__value *v,
-                                      struct onnxrun__type *t)
+                                      struct onnxrun_type *t)
 {
 	*t = v->declared;
 	if (!t->dtype || t->shape.rank < 0)
@@ -480,7 +480,7 @@ static bool feeds_changed(const struct onnxrun_session *s)
 static enum onnxrun_status run_node(struct onnxrun_session *s, size_t k)
 {
 	const struct onnxrun__node *node = &s->model->nodes[k];
-	struct onnxrun__run_ctx ctx = { s->env, s->threads, &s->err };
+	struct onnxrun_op_context ctx = { node, &s->err, s->env, s->threads, node->op_state, s->model };
 	enum onnxrun_status st;
 	for (size_t i = 0; i < node->n_inputs; i++)
 		s->in_ptrs[i] = node->inputs[i] >= 0 ? value_tensor(s, node->inputs[i]) : NULL;
@@ -490,7 +490,7 @@ static enum onnxrun_status run_node(struct onnxrun_session *s, size_t k)
 			onnxrun__tensor_strings_clear(t);
 		s->out_ptrs[o] = t;
 	}
-	st = node->op->compute(node, s->in_ptrs, node->n_inputs, s->out_ptrs, node->n_outputs, &ctx);
+	st = node->op->compute(&ctx, s->in_ptrs, node->n_inputs, s->out_ptrs, node->n_outputs);
 	if (st && !s->err.msg[0])
 		onnxrun__node_fail(&s->err, st, node, "failed: %s", onnxrun_status_str(st));
 	return st;

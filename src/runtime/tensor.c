@@ -6,7 +6,7 @@
 
 #include "runtime.h"
 
-bool onnxrun__shape_concrete(const struct onnxrun__shape *s)
+bool onnxrun__shape_concrete(const struct onnxrun_shape *s)
 {
 	if (s->rank < 0)
 		return false;
@@ -16,7 +16,7 @@ bool onnxrun__shape_concrete(const struct onnxrun__shape *s)
 	return true;
 }
 
-bool onnxrun__shape_numel(const struct onnxrun__shape *s, int64_t *out)
+bool onnxrun__shape_numel(const struct onnxrun_shape *s, int64_t *out)
 {
 	int64_t n = 1;
 	for (int32_t i = 0; i < s->rank; i++)
@@ -26,7 +26,7 @@ bool onnxrun__shape_numel(const struct onnxrun__shape *s, int64_t *out)
 	return true;
 }
 
-const char *onnxrun__shape_str(const struct onnxrun__shape *s, char *buf, size_t len)
+const char *onnxrun__shape_str(const struct onnxrun_shape *s, char *buf, size_t len)
 {
 	size_t at = 0;
 	if (s->rank < 0) {
@@ -48,7 +48,7 @@ const char *onnxrun__shape_str(const struct onnxrun__shape *s, char *buf, size_t
 	return buf;
 }
 
-void onnxrun__shape_unknown(struct onnxrun__shape *s)
+void onnxrun__shape_unknown(struct onnxrun_shape *s)
 {
 	memset(s, 0, sizeof *s);
 	s->rank = -1;
