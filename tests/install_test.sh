@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs onnxrun from BUILD_DIR into a temporary prefix, then builds every examples/*.c
 # against the installed package twice - once with pkg-config, once with CMake's
-# find_package(onnxrun) - and runs them on the bundled models. Also checks that the shared
+# find_package(onnxrun) - and runs them on the bundled models; compiles and runs the README's
+# C example the same way. Also checks that the shared
 # library exports only onnxrun_* symbols.
 # Usage: install_test.sh SOURCE_DIR BUILD_DIR WORK_DIR
 set -euo pipefail
@@ -36,6 +37,13 @@ for f in "$src"/examples/*.c; do
 		-o "$work/pc/$(basename "$f" .c)"
 done
 run_examples "$work/pc" pkg-config
+
+# The README's embedding example must compile and run as printed.
+awk '/^```c$/ {f = 1; next} /^```$/ {f = 0} f' "$src/README.md" >"$work/readme.c"
+[ -s "$work/readme.c" ] || { echo "FAIL: no C example in README.md"; exit 1; }
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Wextra -Werror "$work/readme.c" $(pkg-config --cflags --libs onnxrun) -o "$work/readme"
+(cd "$src" && "$work/readme") | grep -q "^upscaled: 49152 values$" || { echo "FAIL: README example"; exit 1; }
 
 cmake -S "$src/examples" -B "$work/cm" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/cm" >/dev/null
