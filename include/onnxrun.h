@@ -125,6 +125,21 @@ ONNXRUN_API void onnxrun_env_set_log(struct onnxrun_env *env, onnxrun_log_fn fn,
 /* The message of the last failed env-level call, "" if none. Borrowed until the next call. */
 ONNXRUN_API const char *onnxrun_env_error(const struct onnxrun_env *env);
 
+/* The memory cap used when none is set: 8 GiB. */
+#define ONNXRUN_DEFAULT_MAX_MEMORY ((uint64_t)8 << 30)
+
+/* Caps the memory that untrusted bytes can make onnxrun allocate. Sizes are computed from
+ * the declared shapes and checked before anything is allocated; going over is
+ * ONNXRUN_ERROR_LIMIT with a message giving the bytes needed and the cap. The env's cap
+ * applies to:
+ *  - the total bytes of one model's initializers and tensor attributes, at load;
+ *  - each tensor decoded from a .pb or .npy file or buffer (files larger than the cap plus
+ *    1 MiB are refused before they are read);
+ *  - sessions that set no cap of their own (onnxrun_session_set_max_memory).
+ * bytes == 0 restores the default, ONNXRUN_DEFAULT_MAX_MEMORY. Set it before sharing the
+ * env between threads. Returns OK or INVALID_ARGUMENT (env NULL). */
+ONNXRUN_API enum onnxrun_status onnxrun_env_set_max_memory(struct onnxrun_env *env, uint64_t bytes);
+
 /* ------------------------------------------------------------------------------------------
  * Tensors.
  */
@@ -138,24 +153,34 @@ ONNXRUN_API enum onnxrun_status onnxrun_tensor_create(struct onnxrun_env *env, e
                                                       struct onnxrun_tensor **out);
 /* Wraps caller memory without copying; `data` must hold exactly nbytes = numel * dtype size
  * bytes, stay valid and unchanged while the tensor is used, and is never freed by onnxrun.
- * STRING tensors cannot be wrapped. */
+ * STRING tensors cannot be wrapped. Returns OK, INVALID_ARGUMENT (also for an nbytes that
+ * does not match), LIMIT or OUT_OF_MEMORY; messages in onnxrun_env_error(). */
 ONNXRUN_API enum onnxrun_status onnxrun_tensor_wrap(struct onnxrun_env *env, enum onnxrun_dtype dtype,
                                                     int32_t rank, const int64_t *dims, void *data,
                                                     size_t nbytes, struct onnxrun_tensor **out);
+/* Frees a tensor the caller created or loaded (never one borrowed from a session). Owned
+ * data and strings go with it; wrapped memory stays the caller's. NULL does nothing. */
 ONNXRUN_API void onnxrun_tensor_free(struct onnxrun_tensor *tensor);
 
+/* Getters: never fail; a NULL tensor gives UNDEFINED / 0 / NULL / "". Reading a tensor from
+ * several threads is safe; writing its data while a session reads it is not. */
 ONNXRUN_API enum onnxrun_dtype onnxrun_tensor_dtype(const struct onnxrun_tensor *tensor);
 ONNXRUN_API int32_t onnxrun_tensor_rank(const struct onnxrun_tensor *tensor);
-/* Borrowed array of rank dims. */
+/* Borrowed array of rank dims, valid while the tensor lives. */
 ONNXRUN_API const int64_t *onnxrun_tensor_dims(const struct onnxrun_tensor *tensor);
 ONNXRUN_API int64_t onnxrun_tensor_numel(const struct onnxrun_tensor *tensor);
-/* Element data (an array of struct onnxrun_string for STRING); NULL when numel == 0. */
+/* Element data (an array of struct onnxrun_string for STRING), 64-byte aligned when onnxrun
+ * allocated it; NULL when numel == 0. Writable for tensors the caller owns; for a session's
+ * outputs, read only. Valid while the tensor lives. */
 ONNXRUN_API void *onnxrun_tensor_data(const struct onnxrun_tensor *tensor);
 ONNXRUN_API size_t onnxrun_tensor_nbytes(const struct onnxrun_tensor *tensor);
 /* The tensor's name (from a .pb file, or the graph value it came from), "" if none. */
 ONNXRUN_API const char *onnxrun_tensor_name(const struct onnxrun_tensor *tensor);
+/* Copies name. Returns OK, INVALID_ARGUMENT (NULL) or OUT_OF_MEMORY. */
 ONNXRUN_API enum onnxrun_status onnxrun_tensor_set_name(struct onnxrun_tensor *tensor, const char *name);
-/* Copies `size` bytes into element i of a STRING tensor. */
+/* Copies `size` bytes into element i of a STRING tensor the caller created. Returns OK,
+ * INVALID_ARGUMENT (not a STRING tensor, i out of range, NULL data with size > 0) or
+ * OUT_OF_MEMORY. */
 ONNXRUN_API enum onnxrun_status onnxrun_tensor_set_string(struct onnxrun_tensor *tensor, int64_t i,
                                                           const char *data, size_t size);
 
@@ -166,7 +191,8 @@ ONNXRUN_API enum onnxrun_status onnxrun_tensor_load_pb(struct onnxrun_env *env, 
                                                        struct onnxrun_tensor **out);
 ONNXRUN_API enum onnxrun_status onnxrun_tensor_decode_pb(struct onnxrun_env *env, const void *data,
                                                          size_t size, struct onnxrun_tensor **out);
-/* Writes raw_data (or string_data) with the tensor's name. */
+/* Writes raw_data (or string_data for STRING) with the tensor's name; overwrites path.
+ * Returns OK, INVALID_ARGUMENT, IO or OUT_OF_MEMORY. */
 ONNXRUN_API enum onnxrun_status onnxrun_tensor_save_pb(struct onnxrun_env *env,
                                                        const struct onnxrun_tensor *tensor,
                                                        const char *path);
@@ -195,6 +221,7 @@ ONNXRUN_API enum onnxrun_status onnxrun_model_load_file(struct onnxrun_env *env,
 ONNXRUN_API enum onnxrun_status onnxrun_model_load_buffer(struct onnxrun_env *env, const void *data,
                                                           size_t size, const char *base_dir,
                                                           struct onnxrun_model **out);
+/* Frees a model; every session created from it must be freed first. NULL does nothing. */
 ONNXRUN_API void onnxrun_model_free(struct onnxrun_model *model);
 
 /* A dimension: value >= 0 when known; otherwise value == -1 and param names the symbolic
@@ -223,6 +250,9 @@ struct onnxrun_node_info {
 	const char *const *outputs;
 };
 
+/* Model queries: read only, safe from any thread; borrowed strings and arrays live as long
+ * as the model. Functions taking an index return INVALID_ARGUMENT when it is out of range
+ * (or a pointer is NULL) and write nothing then. */
 ONNXRUN_API int64_t onnxrun_model_ir_version(const struct onnxrun_model *model);
 ONNXRUN_API size_t onnxrun_model_opset_count(const struct onnxrun_model *model);
 /* Opset import i: domain ("" for ai.onnx) and version. */
@@ -250,14 +280,26 @@ ONNXRUN_API enum onnxrun_status onnxrun_model_value_info(const struct onnxrun_mo
 
 struct onnxrun_session;
 
+/* Creates a session (one thread, nothing bound). Many sessions may share one model, each
+ * used by its own thread. Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY. */
 ONNXRUN_API enum onnxrun_status onnxrun_session_create(const struct onnxrun_model *model,
                                                        struct onnxrun_session **out);
+/* Frees the session and its outputs (borrowed output pointers die). NULL does nothing. */
 ONNXRUN_API void onnxrun_session_free(struct onnxrun_session *session);
 /* The message of the session's last failed call, "" if none. */
 ONNXRUN_API const char *onnxrun_session_error(const struct onnxrun_session *session);
-/* Threads used by run (>= 1). Results do not depend on it. */
+/* Threads used by run (>= 1; INVALID_ARGUMENT otherwise). Results do not depend on it. */
 ONNXRUN_API enum onnxrun_status onnxrun_session_set_threads(struct onnxrun_session *session, int threads);
-/* Binds a symbolic dim to a value; inputs must then agree with it. */
+/* Caps the bytes prepare (and so run) may allocate for this session: the arena of
+ * intermediates plus the outputs, computed from the inferred shapes before anything is
+ * allocated. More is ONNXRUN_ERROR_LIMIT, with a message giving the bytes needed, the cap
+ * and the largest tensor. bytes == 0 (the default) uses the env's cap
+ * (onnxrun_env_set_max_memory, itself ONNXRUN_DEFAULT_MAX_MEMORY unless set). Caller-owned
+ * input tensors are not counted. Returns OK or INVALID_ARGUMENT (session NULL). */
+ONNXRUN_API enum onnxrun_status onnxrun_session_set_max_memory(struct onnxrun_session *session,
+                                                               uint64_t bytes);
+/* Binds a symbolic dim (a dim_param of the model's inputs) to a value >= 0; inputs must then
+ * agree with it. Returns OK, INVALID_ARGUMENT (unknown name, negative value) or OUT_OF_MEMORY. */
 ONNXRUN_API enum onnxrun_status onnxrun_session_bind_dim(struct onnxrun_session *session,
                                                          const char *name, int64_t value);
 /* Binds input i (as in onnxrun_model_input_info). The tensor is borrowed, not copied: it
@@ -269,19 +311,27 @@ ONNXRUN_API enum onnxrun_status onnxrun_session_set_input(struct onnxrun_session
 ONNXRUN_API enum onnxrun_status onnxrun_session_set_input_by_name(struct onnxrun_session *session,
                                                                   const char *name,
                                                                   const struct onnxrun_tensor *tensor);
-/* Infers concrete shapes from the bound inputs (or bound dims) and plans memory, without
- * running. Run calls it itself when needed. */
+/* Infers concrete shapes from the bound inputs (unbound inputs: their declared shape with
+ * bound dims) and plans and allocates memory, without running. Run calls it itself when an
+ * input's shape changed. Returns OK, INVALID_INPUT (a shape is unknown or inconsistent),
+ * INVALID_MODEL (an op rejects the shapes), LIMIT or OUT_OF_MEMORY; message in
+ * onnxrun_session_error(). */
 ONNXRUN_API enum onnxrun_status onnxrun_session_prepare(struct onnxrun_session *session);
-/* Runs the graph. Every required input must be bound. */
+/* Runs the graph. Every required input must be bound (INVALID_INPUT names a missing one).
+ * Returns OK or any status of prepare, or the failing op's (RUNTIME, OUT_OF_MEMORY, ...) with
+ * a message naming the node. Earlier outputs are invalid after a failed run. */
 ONNXRUN_API enum onnxrun_status onnxrun_session_run(struct onnxrun_session *session);
-/* Output i of the last run; borrowed until the next run or free. */
+/* Output i of the last successful run; borrowed until the next run, prepare or free.
+ * INVALID_ARGUMENT when i is out of range or nothing has run. */
 ONNXRUN_API enum onnxrun_status onnxrun_session_output(const struct onnxrun_session *session, size_t i,
                                                        const struct onnxrun_tensor **out);
-/* Concrete type and shape of a value after prepare or run. */
+/* Concrete type and shape of any value after prepare or run (dims borrowed until the next
+ * call on the session). INVALID_ARGUMENT for an unknown name or before prepare. */
 ONNXRUN_API enum onnxrun_status onnxrun_session_value_info(const struct onnxrun_session *session,
                                                            const char *name,
                                                            struct onnxrun_value_info *out);
-/* Bytes planned for the arena of intermediates plus the outputs, after prepare or run. */
+/* Bytes planned for the arena of intermediates plus the outputs, after prepare or run;
+ * INVALID_ARGUMENT before. */
 ONNXRUN_API enum onnxrun_status onnxrun_session_planned_bytes(const struct onnxrun_session *session,
                                                               uint64_t *out);
 
