@@ -286,8 +286,14 @@ static enum onnxrun_status axis_geometry(const struct onnxrun__node *node, const
 		g->pad_begin[i] = g->pad_end[i] = 0;
 		out = known && natural < 0 ? 0 : natural;
 	} else if (known) {
-		/* NOTSET: out = natural - pad_begin - pad_end, pads >= 0 so no overflow. */
-		out = natural - g->pad_begin[i] - g->pad_end[i];
+		/* NOTSET: out = natural - pad_begin - pad_end (natural may be negative when a
+		 * dim is 0, so the subtraction is checked too). */
+		if (!onnxrun__add_i64(natural, -g->pad_begin[i], &out) ||
+		    !onnxrun__add_i64(out, -g->pad_end[i], &out))
+			return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
+			                          "output size of spatial axis %zu overflows int64 (pads "
+			                          "%lld+%lld)", i, (long long)g->pad_begin[i],
+			                          (long long)g->pad_end[i]);
 		if (out < 1 && !degenerate)
 			return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
 			                          "output size %lld of spatial axis %zu is < 1 (input %lld, "
