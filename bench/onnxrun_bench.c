@@ -11,7 +11,10 @@
  * (CLOCK_MONOTONIC) around onnxrun_session_run alone, and prints one JSON line:
  *
  *   {"case":..., "threads":T, "median_ms":..., "min_ms":..., "runs":R, "peak_rss_kb":...,
- *    "warmup":W, "mean_ms":..., "max_ms":..., "load_ms":..., "runs_requested":R0}
+ *    "warmup":W, "mean_ms":..., "max_ms":..., "load_ms":..., "runs_requested":R0, "cpu_s":...}
+ *
+ * cpu_s is the process's user + system CPU time (getrusage), which bench/run.sh subtracts
+ * from the machine's busy time over the same interval to tell how much else was running.
  *
  * peak_rss_kb is getrusage(RUSAGE_SELF).ru_maxrss at the end, so run one process per case
  * (bench/run.sh does). --output writes output 0 as raw float32 after the last timed run.
@@ -46,6 +49,16 @@ static long peak_rss_kb(void)
 	if (getrusage(RUSAGE_SELF, &ru) != 0)
 		return -1;
 	return ru.ru_maxrss; /* kilobytes on Linux */
+}
+
+/* CPU seconds (user + system) this process has used, all threads. */
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return -1;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+	       (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -267,10 +280,11 @@ int main(int argc, char **argv)
 	long rss = peak_rss_kb();
 	printf("{\"case\":");
 	put_json_string(case_name);
-	printf(",\"threads\":%ld,\"median_ms\":%.4f,\"min_ms\":%.4f,\"runs\":%ld,\"peak_rss_kb\":%ld,"
-	       "\"warmup\":%ld,\"mean_ms\":%.6f,\"max_ms\":%.6f,\"load_ms\":%.3f,\"runs_requested\":%ld}\n",
+	printf(",\"threads\":%ld,\"median_ms\":%.6f,\"min_ms\":%.6f,\"runs\":%ld,\"peak_rss_kb\":%ld,"
+	       "\"warmup\":%ld,\"mean_ms\":%.6f,\"max_ms\":%.6f,\"load_ms\":%.3f,\"runs_requested\":%ld,"
+	       "\"cpu_s\":%.3f}\n",
 	       threads, median, t[0], runs, rss, warmup, sum / (double)runs, t[runs - 1], load_ms,
-	       runs_requested);
+	       runs_requested, cpu_seconds());
 
 	free(t);
 	onnxrun_tensor_free(xt);

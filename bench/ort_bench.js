@@ -149,6 +149,7 @@ async function main() {
   const sum = t.reduce((a, b) => a + b, 0);
   t.sort((a, b) => a - b);
   const median = runs % 2 ? t[(runs - 1) / 2] : 0.5 * (t[runs / 2 - 1] + t[runs / 2]);
+  const cpu = process.cpuUsage();
   const r4 = (v) => Math.round(v * 1e6) / 1e6;
   console.log(JSON.stringify({
     case: o.caseName || o.model,
@@ -162,6 +163,7 @@ async function main() {
     max_ms: r4(t[runs - 1]),
     load_ms: Math.round(loadMs * 1e3) / 1e3,
     runs_requested: runsRequested,
+    cpu_s: Math.round((cpu.user + cpu.system) / 1e3) / 1e3,
   }));
   if (session.release) await session.release();
 }

@@ -9,13 +9,14 @@
  * chain per iteration; NACC = 12 covers latency x throughput on current cores (e.g. 4-cycle
  * latency x 2 FMA pipes = 8 chains in flight). Counted as 2 FLOP per lane per FMA. Reported
  * for AVX-512 (16 lanes) and AVX2 (8 lanes), on 1 thread and on `nproc` threads (each running
- * the same loop); best of 5 repetitions of ~0.25 s each.
+ * the same loop); best of 10 repetitions of ~0.1 s each (the best, since other load on the
+ * machine can only slow a repetition down).
  *
  * memcpy bandwidth: memcpy between two 256 MiB buffers (both touched first so no page faults
  * are timed). Convention: bytes moved = read + write = 2 * 256 MiB per copy, in decimal GB/s
  * (1e9 bytes/s). That is the same convention bench/run.sh uses for DepthToSpace
  * (2 * tensor bytes). Write-allocate traffic (the extra read of the destination lines that
- * a cache does without non-temporal stores) is not counted. Best and median of 7 copies,
+ * a cache does without non-temporal stores) is not counted. Best and median of 11 copies,
  * on 1 thread and on `nproc` threads (each copying its own contiguous slice).
  *
  * Prints one JSON object on stdout.
@@ -173,15 +174,15 @@ static double fma_gflops(struct job *j, fma_fn f, int quick)
 		f(it);
 		t = now_s() - t;
 		if (t > 0.02) {
-			it = (long)((double)it * (quick ? 0.05 : 0.25) / t) + 1;
+			it = (long)((double)it * (quick ? 0.03 : 0.1) / t) + 1;
 			break;
 		}
 		it *= 4;
 	}
 	j->iters = it;
-	double flops_per_thread = f(0) * 0 + (double)it * NACC * 2 * (f == fma_avx2 ? 8 : 16);
+	double flops_per_thread = (double)it * NACC * 2 * (f == fma_avx2 ? 8 : 16);
 	double best = 0;
-	for (int r = 0; r < (quick ? 2 : 5); r++) {
+	for (int r = 0; r < (quick ? 3 : 10); r++) {
 		double t = run_job(j);
 		double g = flops_per_thread * j->nthreads / t / 1e9;
 		if (g > best)
@@ -193,7 +194,7 @@ static double fma_gflops(struct job *j, fma_fn f, int quick)
 static void memcpy_gbs(struct job *j, int quick, double *best, double *median)
 {
 	j->kind = 1;
-	enum { REPS = 7 };
+	enum { REPS = 11 };
 	double t[REPS];
 	int reps = quick ? 3 : REPS;
 	run_job(j); /* warm */

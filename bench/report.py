@@ -73,6 +73,12 @@ def fmt_ms(v):
     return f"{v:.3f}" if v < 10 else (f"{v:.2f}" if v < 100 else f"{v:.1f}")
 
 
+def fmt_pct(v):
+    if v is None:
+        return "—"
+    return f"{v:.0f}%" if v >= 10 else f"{v:.2g}%"
+
+
 def fmt_num(v, digits=3):
     if v is None:
         return "—"
@@ -147,6 +153,15 @@ def cmd_table(a):
         c["oracle"] = oracle.get(name)
         cases.append(c)
 
+    others = [c[k]["other_cpus"] for c in cases for k in ("onnxrun", "ort") if c[k] and "other_cpus" in c[k]]
+    steals = [c[k]["steal_cpus"] for c in cases for k in ("onnxrun", "ort") if c[k] and "steal_cpus" in c[k]]
+    contention = {
+        "other_cpus_mean": sum(others) / len(others) if others else None,
+        "other_cpus_max": max(others) if others else None,
+        "steal_cpus_mean": sum(steals) / len(steals) if steals else None,
+        "busy": bool(others) and sum(others) / len(others) > 0.25,
+    }
+
     geo = {}
     for threads in sorted({c["threads"] for c in cases}):
         rs = [c["ratio"] for c in cases if c["threads"] == threads and c["ratio"]]
@@ -157,13 +172,13 @@ def cmd_table(a):
     # ---- table
     hdr = ["case", "op", "threads", "onnxrun ms", "ORT ms", "ratio ORT/onnxrun",
            "onnxrun / ORT GFLOP/s or GB/s", "% of measured peak onnxrun / ORT",
-           "peak RSS MB onnxrun / ORT", "oracle (vs ORT)"]
+           "peak RSS MB onnxrun / ORT", "other load onnxrun / ORT", "oracle (vs ORT)"]
     lines = ["| " + " | ".join(hdr) + " |", "|" + "|".join(["---"] * len(hdr)) + "|"]
     notes = []
     for c in cases:
         o, t = c["onnxrun"], c["ort"]
         rate = f"{fmt_num(c['onnxrun_rate'])} / {fmt_num(c['ort_rate'])} {c['unit']}"
-        pct = f"{fmt_num(c['onnxrun_pct_peak'], 2)}% / {fmt_num(c['ort_pct_peak'], 2)}%"
+        pct = f"{fmt_pct(c['onnxrun_pct_peak'])} / {fmt_pct(c['ort_pct_peak'])}"
         rss = (f"{o['peak_rss_kb'] / 1024:.0f}" if o else "—") + " / " + (f"{t['peak_rss_kb'] / 1024:.0f}" if t else "—")
         orc = c["oracle"]
         if c["threads"] != 1 or orc is None:
@@ -177,8 +192,9 @@ def cmd_table(a):
             if orc.get("bitwise_same_across_threads") is False:
                 ora += ", **T>1 not bitwise = T=1**"
         ratio = f"{c['ratio']:.3g}" if c["ratio"] else "—"
+        other = " / ".join(f"{r['other_cpus']:.1f}" if r and "other_cpus" in r else "—" for r in (o, t))
         lines.append("| " + " | ".join([c["case"], c["op"], str(c["threads"]), fmt_ms(o["median_ms"] if o else None),
-                                        fmt_ms(t["median_ms"] if t else None), ratio, rate, pct, rss, ora]) + " |")
+                                        fmt_ms(t["median_ms"] if t else None), ratio, rate, pct, rss, other, ora]) + " |")
         for tool in ("onnxrun", "ort"):
             r = c[tool]
             if r and r["runs"] < r.get("runs_requested", r["runs"]):
@@ -203,6 +219,7 @@ def cmd_table(a):
         "git_dirty": run_meta.get("git_dirty"),
         "config": run_meta.get("config"),
         "load": run_meta.get("load"),
+        "contention": contention,
         "versions": run_meta.get("versions"),
         "peak": peak,
         "baselines": baselines,
@@ -238,8 +255,13 @@ def cmd_table(a):
         f"- ONNX Runtime: onnxruntime-node {ver.get('onnxruntime_node')} (CPU provider), node {ver.get('node')}; compiler: {ver.get('cc')}",
         f"- protocol: {cfg.get('warmup')} warm-up runs, {cfg.get('runs')} timed runs (median), one fresh process per case/tool/thread count; "
         f"time budget {cfg.get('budget_s')} s per timed phase; filter: {cfg.get('filter') or '(none: full suite)'}",
-        f"- load average (1 min) at start / end: {load.get('start')} / {load.get('end')}"
-        + ("  — **the machine was busy during this run: timings are noisy**" if load.get("busy") else ""),
+        f"- load average (1 min) before the first / after the last measurement: {load.get('start')} / {load.get('end')}",
+        "- other load: CPUs kept busy by other processes while a measurement ran (machine busy time minus the "
+        "tool's own CPU time, over wall time; 2 = both vCPUs): "
+        + (f"mean {contention['other_cpus_mean']:.2f}, max {contention['other_cpus_max']:.2f}; "
+           f"hypervisor steal mean {contention['steal_cpus_mean']:.2f} CPUs"
+           if contention["other_cpus_mean"] is not None else "not recorded")
+        + ("  — **the machine was busy during this run: timings are noisy**" if contention["busy"] else ""),
         "",
         "## Measured machine limits (bench/peak.c)",
         "",

@@ -90,10 +90,31 @@ for t in $THREADS; do
 	node bench/ort_bench.js "$MODELS/_floor/model.onnx" --case _floor --threads "$t" --runs 200 \
 		--input "$MODELS/_floor/input.bin" | sed 's/^{/{"floor":"ort",/' >>"$RAW"
 done
-tag() { sed "s/^{/{\"tool\":\"$1\",\"load1\":$(loadavg),/"; }
+HZ=$(getconf CLK_TCK)
+# busy (user+nice+system+irq+softirq) and steal jiffies of the whole machine
+stat_busy() { awk '/^cpu /{print $2+$3+$4+$7+$8, $9; exit}' /proc/stat; }
 fail() { # case threads tool message
 	printf '{"failed":true,"case":"%s","threads":%s,"tool":"%s","error":"%s"}\n' "$1" "$2" "$3" \
 		"$(printf '%s' "$4" | tr -d '"\\' | tr '\n' ' ' | cut -c1-300)" >>"$RAW"
+}
+# run_tool NAME CMD...: runs one measurement; tags its JSON line with the tool name, the load
+# average, and the CPUs that other processes kept busy meanwhile (machine busy time over the
+# interval minus the tool's own cpu_s, divided by wall time) and the hypervisor's steal.
+run_tool() {
+	local name=$1 line b0 s0 b1 s1 w0 w1 cpu extra
+	shift
+	read -r b0 s0 < <(stat_busy)
+	w0=$(date +%s.%N)
+	if ! line=$("$@" 2>"$OUT/err.txt"); then
+		return 1
+	fi
+	read -r b1 s1 < <(stat_busy)
+	w1=$(date +%s.%N)
+	cpu=$(printf '%s' "$line" | sed -n 's/.*"cpu_s":\([0-9.]*\).*/\1/p')
+	extra=$(awk -v b0="$b0" -v b1="$b1" -v s0="$s0" -v s1="$s1" -v w0="$w0" -v w1="$w1" -v c="${cpu:-0}" -v hz="$HZ" \
+		'BEGIN { w = w1 - w0; o = ((b1 - b0) / hz - c) / w; if (o < 0) o = 0;
+		         printf "\"other_cpus\":%.2f,\"steal_cpus\":%.2f", o, (s1 - s0) / hz / w }')
+	printf '%s\n' "$line" | sed "s/^{/{\"tool\":\"$name\",\"load1\":$(loadavg),$extra,/" | tee -a "$RAW" >&2
 }
 T0=$(date +%s)
 for c in "${CASES[@]}"; do
@@ -103,10 +124,9 @@ for c in "${CASES[@]}"; do
 	for t in $THREADS; do
 		[ -n "$first_t" ] || first_t=$t
 		log "$c threads=$t (load $(loadavg))"
-		if line=$("$B/onnxrun_bench" "$m/model.onnx" --case "$c" --threads "$t" --runs "$RUNS" \
+		if run_tool onnxrun "$B/onnxrun_bench" "$m/model.onnx" --case "$c" --threads "$t" --runs "$RUNS" \
 			--warmup "$WARMUP" --budget-s "$BUDGET" --input "$m/input.bin" \
-			--output "$OUT/$c.onnxrun.t$t.bin" 2>"$OUT/err.txt"); then
-			echo "$line" | tag onnxrun | tee -a "$RAW" >&2
+			--output "$OUT/$c.onnxrun.t$t.bin"; then
 			[ "$t" = "$first_t" ] || also+=(--also "$OUT/$c.onnxrun.t$t.bin")
 		else
 			log "onnxrun failed: $(cat "$OUT/err.txt")"
@@ -114,10 +134,8 @@ for c in "${CASES[@]}"; do
 		fi
 		ortout=()
 		[ "$t" != "$first_t" ] || ortout=(--output "$OUT/$c.ort.bin")
-		if line=$(node bench/ort_bench.js "$m/model.onnx" --case "$c" --threads "$t" --runs "$RUNS" \
-			--warmup "$WARMUP" --budget-s "$BUDGET" --input "$m/input.bin" "${ortout[@]}" 2>"$OUT/err.txt"); then
-			echo "$line" | tag ort | tee -a "$RAW" >&2
-		else
+		if ! run_tool ort node bench/ort_bench.js "$m/model.onnx" --case "$c" --threads "$t" --runs "$RUNS" \
+			--warmup "$WARMUP" --budget-s "$BUDGET" --input "$m/input.bin" "${ortout[@]}"; then
 			log "ORT failed: $(cat "$OUT/err.txt")"
 			fail "$c" "$t" ort "$(cat "$OUT/err.txt")"
 		fi
@@ -142,14 +160,14 @@ export NODE_VER="$(node --version)" CC_VER="$(cc --version | head -1)" NPROC="$(
 "$PY" - "$RES/run_meta.json" <<'EOF'
 import json, os, sys, datetime
 e = os.environ
-busy = max(float(e["LOAD_START"]), float(e["LOAD_END"])) > 0.5
+
 json.dump({
     "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     "machine": {"model_name": e["MODEL_NAME"], "cores": int(e["NPROC"]), "kernel": e["KERNEL"]},
     "git_commit": e["GIT_COMMIT"], "git_dirty": e["GIT_DIRTY"] == "true",
     "config": {"runs": int(e["RUNS"]), "warmup": int(e["WARMUP"]), "threads": [int(t) for t in e["THREADS"].split()],
                "budget_s": int(e["BUDGET"]), "filter": e["FILTER"], "elapsed_s": int(e["ELAPSED"])},
-    "load": {"start": float(e["LOAD_START"]), "end": float(e["LOAD_END"]), "busy": busy},
+    "load": {"start": float(e["LOAD_START"]), "end": float(e["LOAD_END"])},
     "versions": {"onnxruntime_node": e["ORT_VER"], "node": e["NODE_VER"], "cc": e["CC_VER"]},
 }, open(sys.argv[1], "w"), indent=1)
 EOF
