@@ -21,6 +21,7 @@ enum opt_id {
 	OPT_PROFILE,
 	OPT_RTOL,
 	OPT_ATOL,
+	OPT_DOT,
 };
 
 /* value: 0 none, 1 required, 2 optional (only as --name=VALUE) */
@@ -35,12 +36,15 @@ static const struct opt_def opt_defs[] = {
 	{"npy", 0, OPT_NPY},         {"random", 2, OPT_RANDOM},   {"dim", 1, OPT_DIM},
 	{"threads", 1, OPT_THREADS}, {"info", 0, OPT_INFO},       {"bench", 1, OPT_BENCH},
 	{"profile", 0, OPT_PROFILE}, {"rtol", 1, OPT_RTOL},       {"atol", 1, OPT_ATOL},
+	{"dot", 1, OPT_DOT},
 };
 
 /* Prints the usage text. */
 void cli_print_usage(FILE *f)
 {
 	fputs("usage: onnxrun [options] MODEL [INPUTS...]\n"
+	      "       onnxrun --dot FILE MODEL\n"
+	      "       onnxrun test [options] PATH...   (see 'onnxrun test --help')\n"
 	      "\n"
 	      "Runs an ONNX model. INPUTS is a folder in the ONNX test layout (input_<i>.pb,\n"
 	      "expected outputs output_<i>.pb) and/or tensor files named after the inputs\n"
@@ -57,6 +61,8 @@ void cli_print_usage(FILE *f)
 	      "      --atol X        absolute tolerance (default 1e-7)\n"
 	      "      --info          print the model's inputs, outputs, nodes and planned\n"
 	      "                      memory, and run nothing\n"
+	      "      --dot FILE      write the graph as Graphviz DOT to FILE ('-': stdout), with\n"
+	      "                      each edge's inferred type and shape; run nothing\n"
 	      "      --bench N       time N runs after one warm-up run\n"
 	      "      --profile       per-node timings (not available yet)\n"
 	      "  -h, --help          print this help and exit\n"
@@ -72,7 +78,7 @@ static void usage_error(const char *what, const char *arg)
 }
 
 /* Parses a thread count or run count: a decimal integer in [1, max]. */
-static int parse_count(const char *opt, const char *s, long max, long *out)
+int cli_parse_count(const char *opt, const char *s, long max, long *out)
 {
 	char *end;
 	long v;
@@ -88,7 +94,7 @@ static int parse_count(const char *opt, const char *s, long max, long *out)
 }
 
 /* Parses a tolerance: a finite number >= 0. */
-static int parse_tolerance(const char *opt, const char *s, double *out)
+int cli_parse_tolerance(const char *opt, const char *s, double *out)
 {
 	char *end;
 	double v;
@@ -159,18 +165,19 @@ static int apply_option(enum opt_id id, const char *name, const char *val,
 	case OPT_OUTPUT: opts->output_dir = val; return CLI_OK;
 	case OPT_NPY: opts->write_npy = 1; return CLI_OK;
 	case OPT_INFO: opts->info = 1; return CLI_OK;
+	case OPT_DOT: opts->dot_path = val; return CLI_OK;
 	case OPT_RANDOM:
 		opts->random = 1;
 		return val != NULL ? parse_seed(val, &opts->seed) : CLI_OK;
 	case OPT_DIM: return parse_dim(val, opts);
 	case OPT_THREADS:
-		if (parse_count(name, val, 4096, &n) != CLI_OK)
+		if (cli_parse_count(name, val, 4096, &n) != CLI_OK)
 			return CLI_ERROR;
 		opts->threads = (int)n;
 		return CLI_OK;
-	case OPT_BENCH: return parse_count(name, val, 100000000L, &opts->bench_runs);
-	case OPT_RTOL: return parse_tolerance(name, val, &opts->rtol);
-	case OPT_ATOL: return parse_tolerance(name, val, &opts->atol);
+	case OPT_BENCH: return cli_parse_count(name, val, 100000000L, &opts->bench_runs);
+	case OPT_RTOL: return cli_parse_tolerance(name, val, &opts->rtol);
+	case OPT_ATOL: return cli_parse_tolerance(name, val, &opts->atol);
 	case OPT_PROFILE: cli_error("--profile is not available yet"); return CLI_ERROR;
 	}
 	return CLI_ERROR;
@@ -249,6 +256,12 @@ static int check_options(const struct cli_options *opts)
 		return CLI_OK;
 	if (opts->model_path == NULL) {
 		cli_error("missing MODEL (see 'onnxrun --help')");
+		return CLI_ERROR;
+	}
+	if (opts->dot_path != NULL && (opts->input_count > 0 || opts->info || opts->bench_runs > 0 ||
+	                               opts->output_dir != NULL || opts->random)) {
+		cli_error("--dot only draws the model: it takes no INPUTS, --info, --bench, -o or "
+		          "--random");
 		return CLI_ERROR;
 	}
 	if (opts->write_npy && opts->output_dir == NULL) {

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "onnxrun.h"
@@ -47,6 +48,7 @@ struct cli_options {
 	size_t dim_count;
 	int threads; /* 0: number of online cores */
 	int info;
+	const char *dot_path; /* --dot FILE ("-" for stdout), NULL if absent */
 	long bench_runs; /* 0: no --bench */
 	double rtol;
 	double atol;
@@ -68,6 +70,27 @@ struct cli_data {
 	char **override_names;
 };
 
+/* Result of comparing a tensor with its expected value (compare.c). The statistics are
+ * valid only when same_type; the tensor passes when same_type && bad == 0. */
+struct cli_cmp {
+	int same_type;     /* dtype and shape are equal */
+	double max_abs;    /* largest |got - exp| */
+	double max_rel;    /* largest |got - exp| / |exp| over exp != 0 */
+	int64_t bad;       /* elements that differ */
+	int64_t first_bad; /* flat index of the first, -1 if none */
+	int64_t worst;     /* flat index of the differing element with the largest error, -1 */
+	double worst_abs;  /* its |got - exp| (NaN for a NaN/number mismatch) */
+	double worst_rel;  /* its |got - exp| / |exp| (inf when exp == 0) */
+	double worst_key;  /* internal: worst_abs with NaN as +inf */
+};
+
+/* One unsupported node parsed from the library's UNSUPPORTED load message (unsupported.c). */
+struct cli_unsupported {
+	char *op_type;
+	char *domain; /* "ai.onnx" for the default domain, as the message says */
+	int64_t opset;
+};
+
 /* util.c */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -83,6 +106,12 @@ char *cli_sanitize_name(const char *name, size_t index);
 void cli_print_shape(FILE *f, int32_t rank, const int64_t *dims);
 void cli_print_tensor_type(FILE *f, const struct onnxrun_tensor *t);
 void cli_print_value_type(FILE *f, const struct onnxrun_value_info *info);
+void cli_print_dims(FILE *f, int32_t rank, const struct onnxrun_dim *dims);
+void cli_capture_begin(void);
+char *cli_capture_end(void);
+char *cli_vformat(const char *fmt, va_list ap);
+char *cli_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+double cli_now_ms(void);
 void cli_format_bytes(uint64_t bytes, char *buf, size_t size);
 float cli_half_to_float(uint16_t h);
 uint16_t cli_float_to_half(float f);
@@ -94,6 +123,8 @@ int cli_parse_args(int argc, char **argv, struct cli_options *opts);
 void cli_options_free(struct cli_options *opts);
 void cli_print_usage(FILE *f);
 const struct cli_dim *cli_find_dim(const struct cli_options *opts, const char *name);
+int cli_parse_tolerance(const char *opt, const char *s, double *out);
+int cli_parse_count(const char *opt, const char *s, long max, long *out);
 
 /* main.c */
 int cli_bind_dims(struct onnxrun_session *session, const struct cli_options *opts);
@@ -113,6 +144,9 @@ int cli_random_fill(struct onnxrun_env *env, const struct onnxrun_model *model,
 int cli_compare_outputs(const struct onnxrun_session *session, const struct onnxrun_model *model,
                         const struct cli_data *data, const struct cli_options *opts,
                         int *mismatch);
+void cli_compare_tensors(const struct onnxrun_tensor *exp, const struct onnxrun_tensor *got,
+                         double rtol, double atol, struct cli_cmp *out);
+void cli_print_index(FILE *f, int32_t rank, const int64_t *dims, int64_t i);
 
 /* values.c */
 int cli_dtype_is_float(enum onnxrun_dtype dtype);
@@ -127,5 +161,17 @@ int cli_write_outputs(struct onnxrun_env *env, const struct onnxrun_session *ses
 
 /* info.c */
 int cli_print_info(const struct onnxrun_model *model, const struct cli_options *opts);
+
+/* unsupported.c */
+int cli_parse_unsupported(const char *message, struct cli_unsupported **out, size_t *count);
+void cli_unsupported_free(struct cli_unsupported *list, size_t count);
+int cli_register_stub_ops(struct onnxrun_env *env, const struct cli_unsupported *list,
+                          size_t count);
+
+/* dot.c */
+int cli_write_dot(const struct cli_options *opts);
+
+/* testrun_main.c: the "onnxrun test" subcommand; returns the exit code. */
+int cli_test_main(int argc, char **argv);
 
 #endif /* ONNXRUN_CLI_H */

@@ -13,19 +13,35 @@
 
 #include "cli.h"
 
-/* Running statistics of one comparison. */
-struct cmp_stats {
-	double max_abs;
-	double max_rel;
-	int64_t bad;       /* elements that differ */
-	int64_t first_bad; /* flat index of the first, -1 if none */
+/* Tolerances of one comparison. */
+struct cmp_tol {
+	double rtol;
+	double atol;
 };
 
-/* Accounts one pair of floating numbers; returns whether they match. */
-static int match_float(double e, double g, const struct cli_options *opts, struct cmp_stats *st)
+/* Records a differing number of element i with error d (|got - exp|, or +inf standing for a
+ * NaN mismatch) as the worst so far when it is larger than the previous worst. */
+static void note_worst(struct cli_cmp *st, int64_t i, double d, double e)
 {
-	if (isnan(e) || isnan(g))
-		return isnan(e) && isnan(g);
+	double key = isnan(d) ? INFINITY : d;
+
+	if (st->worst >= 0 && !(key > st->worst_key))
+		return;
+	st->worst = i;
+	st->worst_key = key;
+	st->worst_abs = d;
+	st->worst_rel = e != 0.0 ? d / fabs(e) : INFINITY;
+}
+
+/* Accounts one pair of floating numbers of element i; returns whether they match. */
+static int match_float(double e, double g, int64_t i, const struct cmp_tol *tol, struct cli_cmp *st)
+{
+	if (isnan(e) || isnan(g)) {
+		if (isnan(e) && isnan(g))
+			return 1;
+		note_worst(st, i, NAN, e);
+		return 0;
+	}
 	if (e == g)
 		return 1;
 	double d = fabs(g - e);
@@ -33,12 +49,15 @@ static int match_float(double e, double g, const struct cli_options *opts, struc
 		st->max_abs = d;
 	if (e != 0.0 && d / fabs(e) > st->max_rel)
 		st->max_rel = d / fabs(e);
-	return d <= opts->atol + opts->rtol * fabs(e);
+	if (d <= tol->atol + tol->rtol * fabs(e))
+		return 1;
+	note_worst(st, i, d, e);
+	return 0;
 }
 
 /* Accounts one pair of elements that must be equal bit for bit (integers, bool). */
 static int match_exact(enum onnxrun_dtype dtype, const void *exp, const void *got, int64_t i,
-                       struct cmp_stats *st)
+                       struct cli_cmp *st)
 {
 	size_t size = onnxrun_dtype_size(dtype);
 
@@ -51,6 +70,7 @@ static int match_exact(enum onnxrun_dtype dtype, const void *exp, const void *go
 		st->max_abs = d;
 	if (e != 0.0 && d / fabs(e) > st->max_rel)
 		st->max_rel = d / fabs(e);
+	note_worst(st, i, d, e);
 	return 0;
 }
 
@@ -62,7 +82,7 @@ static int match_string(const struct onnxrun_string *e, const struct onnxrun_str
 
 /* Compares all elements of two tensors of equal dtype and shape into st. */
 static void compare_elements(const struct onnxrun_tensor *exp, const struct onnxrun_tensor *got,
-                             const struct cli_options *opts, struct cmp_stats *st)
+                             const struct cmp_tol *tol, struct cli_cmp *st)
 {
 	enum onnxrun_dtype dtype = onnxrun_tensor_dtype(exp);
 	const void *ed = onnxrun_tensor_data(exp), *gd = onnxrun_tensor_data(got);
@@ -74,28 +94,18 @@ static void compare_elements(const struct onnxrun_tensor *exp, const struct onnx
 		if (dtype == ONNXRUN_DTYPE_STRING) {
 			ok = match_string(&((const struct onnxrun_string *)ed)[i],
 			                  &((const struct onnxrun_string *)gd)[i]);
+			if (!ok && st->worst < 0)
+				st->worst = i;
 		} else if (fp) {
 			for (int p = 0; p < parts; p++)
 				ok &= match_float(cli_element_value(dtype, ed, i, p),
-				                  cli_element_value(dtype, gd, i, p), opts, st);
+				                  cli_element_value(dtype, gd, i, p), i, tol, st);
 		} else {
 			ok = match_exact(dtype, ed, gd, i, st);
 		}
 		if (!ok && st->bad++ == 0)
 			st->first_bad = i;
 	}
-}
-
-/* Prints flat index i of a tensor of shape dims as "[i0,i1,...]". */
-static void print_index(FILE *f, int32_t rank, const int64_t *dims, int64_t i)
-{
-	int64_t idx[ONNXRUN_MAX_RANK];
-
-	for (int32_t d = rank - 1; d >= 0; d--) {
-		idx[d] = dims[d] > 0 ? i % dims[d] : 0;
-		i = dims[d] > 0 ? i / dims[d] : 0;
-	}
-	cli_print_shape(f, rank, idx);
 }
 
 /* Whether two tensors have the same dtype and shape. */
@@ -107,6 +117,36 @@ static int same_type(const struct onnxrun_tensor *a, const struct onnxrun_tensor
 	       rank == onnxrun_tensor_rank(b) &&
 	       (rank == 0 ||
 	        memcmp(onnxrun_tensor_dims(a), onnxrun_tensor_dims(b), (size_t)rank * sizeof(int64_t)) == 0);
+}
+
+/*
+ * Compares `got` with `exp` under the tolerances into *out. out->same_type is 0 on a dtype
+ * or shape mismatch, and the statistics are then all zero. The output passes when
+ * same_type && bad == 0.
+ */
+void cli_compare_tensors(const struct onnxrun_tensor *exp, const struct onnxrun_tensor *got,
+                         double rtol, double atol, struct cli_cmp *out)
+{
+	struct cmp_tol tol = {rtol, atol};
+
+	memset(out, 0, sizeof *out);
+	out->first_bad = -1;
+	out->worst = -1;
+	out->same_type = same_type(exp, got);
+	if (out->same_type)
+		compare_elements(exp, got, &tol, out);
+}
+
+/* Prints flat index i of a tensor of shape dims as "[i0,i1,...]". */
+void cli_print_index(FILE *f, int32_t rank, const int64_t *dims, int64_t i)
+{
+	int64_t idx[ONNXRUN_MAX_RANK];
+
+	for (int32_t d = rank - 1; d >= 0; d--) {
+		idx[d] = dims[d] > 0 ? i % dims[d] : 0;
+		i = dims[d] > 0 ? i / dims[d] : 0;
+	}
+	cli_print_shape(f, rank, idx);
 }
 
 /* Prints the FAIL line of a dtype or shape mismatch. */
@@ -122,7 +162,7 @@ static void print_type_mismatch(const char *name, const struct onnxrun_tensor *e
 
 /* Prints the PASS/FAIL line of a comparison of equal types. */
 static void print_result(const char *name, const struct onnxrun_tensor *exp,
-                         const struct onnxrun_tensor *got, const struct cmp_stats *st)
+                         const struct onnxrun_tensor *got, const struct cli_cmp *st)
 {
 	printf("%s output '%s' (", st->bad == 0 ? "PASS" : "FAIL", name);
 	cli_print_tensor_type(stdout, got);
@@ -132,7 +172,7 @@ static void print_result(const char *name, const struct onnxrun_tensor *exp,
 		printf("): max_abs=%.3g max_rel=%.3g", st->max_abs, st->max_rel);
 	if (st->bad != 0) {
 		fputs(" at index ", stdout);
-		print_index(stdout, onnxrun_tensor_rank(got), onnxrun_tensor_dims(got), st->first_bad);
+		cli_print_index(stdout, onnxrun_tensor_rank(got), onnxrun_tensor_dims(got), st->first_bad);
 		fputs(": expected ", stdout);
 		cli_print_element(stdout, exp, st->first_bad, 1);
 		fputs(" got ", stdout);
@@ -147,13 +187,13 @@ static void print_result(const char *name, const struct onnxrun_tensor *exp,
 static int compare_one(const char *name, const struct onnxrun_tensor *exp,
                        const struct onnxrun_tensor *got, const struct cli_options *opts)
 {
-	struct cmp_stats st = {0.0, 0.0, 0, -1};
+	struct cli_cmp st;
 
-	if (!same_type(exp, got)) {
+	cli_compare_tensors(exp, got, opts->rtol, opts->atol, &st);
+	if (!st.same_type) {
 		print_type_mismatch(name, exp, got);
 		return 0;
 	}
-	compare_elements(exp, got, opts, &st);
 	print_result(name, exp, got, &st);
 	return st.bad == 0;
 }

@@ -5,7 +5,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -41,14 +40,6 @@ static int run_once(struct onnxrun_session *session)
 	return CLI_OK;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 static int compare_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -71,10 +62,10 @@ static int run_bench(struct onnxrun_session *session, long runs, struct bench_re
 	if (times == NULL || run_once(session) != CLI_OK)
 		goto done;
 	for (long i = 0; i < runs; i++) {
-		double t0 = now_ms();
+		double t0 = cli_now_ms();
 		if (run_once(session) != CLI_OK)
 			goto done;
-		times[i] = now_ms() - t0;
+		times[i] = cli_now_ms() - t0;
 	}
 	qsort(times, (size_t)runs, sizeof *times, compare_double);
 	res->median_ms = runs % 2 != 0 ? times[runs / 2]
@@ -172,6 +163,8 @@ int main(int argc, char **argv)
 	struct cli_options opts;
 	int code;
 
+	if (argc > 1 && strcmp(argv[1], "test") == 0)
+		return cli_test_main(argc - 1, argv + 1);
 	if (cli_parse_args(argc, argv, &opts) != CLI_OK) {
 		code = CLI_EXIT_ERROR;
 	} else if (opts.help) {
@@ -180,6 +173,8 @@ int main(int argc, char **argv)
 	} else if (opts.version) {
 		printf("onnxrun %s\n", onnxrun_version());
 		code = CLI_EXIT_OK;
+	} else if (opts.dot_path != NULL) {
+		code = cli_write_dot(&opts);
 	} else {
 		code = run_tool(&opts);
 	}

@@ -6,19 +6,91 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "cli.h"
 
-/* Prints the one "onnxrun: error: ..." line on stderr. */
+/* Error capture (cli_capture_begin/end): while active, cli_error keeps its first message
+ * here instead of printing it. The tool is single-threaded. */
+static struct {
+	int active;
+	char *message;
+} capture;
+
+/* Formats like vsprintf into a heap string; NULL when out of memory. */
+char *cli_vformat(const char *fmt, va_list ap)
+{
+	va_list copy;
+	int n;
+
+	va_copy(copy, ap);
+	n = vsnprintf(NULL, 0, fmt, copy);
+	va_end(copy);
+	if (n < 0)
+		return NULL;
+	char *s = malloc((size_t)n + 1);
+	if (s != NULL)
+		vsnprintf(s, (size_t)n + 1, fmt, ap);
+	return s;
+}
+
+/* Formats like sprintf into a heap string; NULL (after reporting) when out of memory. */
+char *cli_format(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	char *s = cli_vformat(fmt, ap);
+	va_end(ap);
+	if (s == NULL)
+		cli_error("out of memory");
+	return s;
+}
+
+/* Prints the one "onnxrun: error: ..." line on stderr (or captures it, see below). */
 void cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("onnxrun: error: ", stderr);
 	va_start(ap, fmt);
+	if (capture.active) {
+		if (capture.message == NULL)
+			capture.message = cli_vformat(fmt, ap);
+		va_end(ap);
+		return;
+	}
+	fputs("onnxrun: error: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/* From now on cli_error keeps its first message instead of printing it. */
+void cli_capture_begin(void)
+{
+	free(capture.message);
+	capture.message = NULL;
+	capture.active = 1;
+}
+
+/* Stops capturing; returns the first message since cli_capture_begin (the caller frees
+ * it), or NULL when there was none (or no memory to keep it). */
+char *cli_capture_end(void)
+{
+	char *m = capture.message;
+
+	capture.message = NULL;
+	capture.active = 0;
+	return m;
+}
+
+/* Monotonic time in milliseconds. */
+double cli_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
 /* Prints an "onnxrun: warning: ..." line on stderr. */
@@ -191,13 +263,19 @@ void cli_print_tensor_type(FILE *f, const struct onnxrun_tensor *t)
 void cli_print_value_type(FILE *f, const struct onnxrun_value_info *info)
 {
 	fprintf(f, "%s ", onnxrun_dtype_name(info->dtype));
-	if (info->rank < 0) {
+	cli_print_dims(f, info->rank, info->dims);
+}
+
+/* Prints "[N,3,?,4]": symbolic dims by name, unknown as '?'; rank < 0 as "[unknown rank]". */
+void cli_print_dims(FILE *f, int32_t rank, const struct onnxrun_dim *dims)
+{
+	if (rank < 0) {
 		fputs("[unknown rank]", f);
 		return;
 	}
 	fputc('[', f);
-	for (int32_t i = 0; i < info->rank; i++) {
-		const struct onnxrun_dim *d = &info->dims[i];
+	for (int32_t i = 0; i < rank; i++) {
+		const struct onnxrun_dim *d = &dims[i];
 		if (i > 0)
 			fputc(',', f);
 		if (d->value >= 0)
