@@ -254,7 +254,9 @@ def cmd_table(a):
         f"- onnxrun commit: {run_meta.get('git_commit')}" + (" (work tree had other changes)" if run_meta.get("git_dirty") else ""),
         f"- ONNX Runtime: onnxruntime-node {ver.get('onnxruntime_node')} (CPU provider), node {ver.get('node')}; compiler: {ver.get('cc')}",
         f"- protocol: {cfg.get('warmup')} warm-up runs, {cfg.get('runs')} timed runs (median), one fresh process per case/tool/thread count; "
-        f"time budget {cfg.get('budget_s')} s per timed phase; filter: {cfg.get('filter') or '(none: full suite)'}",
+        f"time budget {cfg.get('budget_s')} s per timed phase; "
+        f"wait for idle: {str(cfg.get('wait_idle_s')) + ' s max' if cfg.get('wait_idle_s') else 'off'}; "
+        f"filter: {cfg.get('filter') or '(none: full suite)'}; the cases took {cfg.get('elapsed_s')} s",
         f"- load average (1 min) before the first / after the last measurement: {load.get('start')} / {load.get('end')}",
         "- other load: CPUs kept busy by other processes while a measurement ran (machine busy time minus the "
         "tool's own CPU time, over wall time; 2 = both vCPUs): "

@@ -12,6 +12,8 @@
 #   BENCH_SUITE=PATH     suite file (default ../shared/bench/suite.json from the repo root)
 #   BENCH_KEEP_OUTPUTS=1 keep the raw output tensors under bench/build/out
 #   BENCH_SKIP_PEAK=1    reuse bench/build/results/peak.json instead of measuring again
+#   BENCH_WAIT_IDLE_S=0  before each measurement, wait up to this many seconds for the other
+#                        processes on the machine to use less than BENCH_IDLE_CPUS (0.3) CPUs
 #
 # Steps: build libonnxrun (Release) into build-bench, compile onnxrun_bench and peak, make
 # sure onnxruntime-node is installed (npm ci --ignore-scripts from the committed lock file),
@@ -39,6 +41,27 @@ RAW="$RES/latest.raw.jsonl"
 
 log() { printf '[bench] %s\n' "$*" >&2; }
 loadavg() { cut -d' ' -f1 /proc/loadavg; }
+HZ=$(getconf CLK_TCK)
+# busy (user+nice+system+irq+softirq) and steal jiffies of the whole machine
+stat_busy() { awk '/^cpu /{print $2+$3+$4+$7+$8, $9; exit}' /proc/stat; }
+# wait_idle: with BENCH_WAIT_IDLE_S > 0, sample the machine for 1 s at a time until other
+# processes use less than BENCH_IDLE_CPUS CPUs, for at most BENCH_WAIT_IDLE_S seconds.
+wait_idle() {
+	local limit=${BENCH_WAIT_IDLE_S:-0} max=${BENCH_IDLE_CPUS:-0.3} waited=0 b0 s0 b1 s1 busy
+	[ "$limit" -gt 0 ] || return 0
+	while :; do
+		read -r b0 s0 < <(stat_busy)
+		sleep 1
+		read -r b1 s1 < <(stat_busy)
+		busy=$(awk -v a="$b0" -v b="$b1" -v hz="$HZ" 'BEGIN { printf "%.2f", (b - a) / hz }')
+		awk -v x="$busy" -v m="$max" 'BEGIN { exit !(x < m) }' && return 0
+		waited=$((waited + 1))
+		if [ "$waited" -ge "$limit" ]; then
+			log "machine still busy (${busy} CPUs) after ${waited}s: measuring anyway"
+			return 0
+		fi
+	done
+}
 
 LOAD_START="$(loadavg)"
 log "load average (1 min) at start: $LOAD_START"
@@ -75,6 +98,7 @@ if [ "${BENCH_SKIP_PEAK:-0}" = 1 ] && [ -s "$RES/peak.json" ]; then
 	log "reusing $RES/peak.json"
 else
 	log "measuring FMA peak and memcpy bandwidth (bench/peak.c)"
+	wait_idle
 	"$B/peak" >"$RES/peak.json"
 fi
 cat "$RES/peak.json" >&2
@@ -90,9 +114,6 @@ for t in $THREADS; do
 	node bench/ort_bench.js "$MODELS/_floor/model.onnx" --case _floor --threads "$t" --runs 200 \
 		--input "$MODELS/_floor/input.bin" | sed 's/^{/{"floor":"ort",/' >>"$RAW"
 done
-HZ=$(getconf CLK_TCK)
-# busy (user+nice+system+irq+softirq) and steal jiffies of the whole machine
-stat_busy() { awk '/^cpu /{print $2+$3+$4+$7+$8, $9; exit}' /proc/stat; }
 fail() { # case threads tool message
 	printf '{"failed":true,"case":"%s","threads":%s,"tool":"%s","error":"%s"}\n' "$1" "$2" "$3" \
 		"$(printf '%s' "$4" | tr -d '"\\' | tr '\n' ' ' | cut -c1-300)" >>"$RAW"
@@ -103,6 +124,7 @@ fail() { # case threads tool message
 run_tool() {
 	local name=$1 line b0 s0 b1 s1 w0 w1 cpu extra
 	shift
+	wait_idle
 	read -r b0 s0 < <(stat_busy)
 	w0=$(date +%s.%N)
 	if ! line=$("$@" 2>"$OUT/err.txt"); then
@@ -166,7 +188,8 @@ json.dump({
     "machine": {"model_name": e["MODEL_NAME"], "cores": int(e["NPROC"]), "kernel": e["KERNEL"]},
     "git_commit": e["GIT_COMMIT"], "git_dirty": e["GIT_DIRTY"] == "true",
     "config": {"runs": int(e["RUNS"]), "warmup": int(e["WARMUP"]), "threads": [int(t) for t in e["THREADS"].split()],
-               "budget_s": int(e["BUDGET"]), "filter": e["FILTER"], "elapsed_s": int(e["ELAPSED"])},
+               "budget_s": int(e["BUDGET"]), "filter": e["FILTER"], "elapsed_s": int(e["ELAPSED"]),
+               "wait_idle_s": int(e.get("BENCH_WAIT_IDLE_S") or 0), "idle_cpus": float(e.get("BENCH_IDLE_CPUS") or 0.3)},
     "load": {"start": float(e["LOAD_START"]), "end": float(e["LOAD_END"])},
     "versions": {"onnxruntime_node": e["ORT_VER"], "node": e["NODE_VER"], "cc": e["CC_VER"]},
 }, open(sys.argv[1], "w"), indent=1)
