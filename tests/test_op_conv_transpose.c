@@ -196,8 +196,10 @@ static void test_infer_auto_pad(void **state)
 	base2d(&t, in, 11);
 	set_str(&t, "auto_pad", "VALID");
 	set_ints(&t, "strides", INTS(2, 1));
-	set_ints(&t, "pads", INTS(5, 5, 5, 5)); /* ignored with VALID */
 	EXPECT_SHAPE(&t, in, 2, 1, 2, 7, 5);
+	set_ints(&t, "pads", INTS(0, 0, 0, 0)); /* ONNX: pads cannot be used with auto_pad */
+	expect_error(&t, in, 2, ONNXRUN_ERROR_INVALID_MODEL,
+	             "attribute 'pads' cannot be used with auto_pad 'VALID' (only with NOTSET)");
 	base2d(&t, in, 11);
 	set_str(&t, "auto_pad", "NOTSET");
 	EXPECT_SHAPE(&t, in, 2, 1, 2, 5, 5);
@@ -734,8 +736,9 @@ static void build_node(const struct cfg *c, struct tnode *t, struct onnxrun_type
 	set_ints(t, "strides", (size_t)c->n, c->s);
 	set_ints(t, "dilations", (size_t)c->n, c->d);
 	set_ints(t, "output_padding", (size_t)c->n, c->op);
-	if (c->mode == MODE_PADS || c->mode >= MODE_OUT_SHAPE)
-		set_ints(t, "pads", 2 * (size_t)c->n, c->pads); /* ignored with output_shape */
+	/* ignored with output_shape; ONNX allows pads only with auto_pad NOTSET */
+	if (c->mode == MODE_PADS || (c->mode >= MODE_OUT_SHAPE && (!c->os_pad || !strcmp(c->os_pad, "NOTSET"))))
+		set_ints(t, "pads", 2 * (size_t)c->n, c->pads);
 	if (c->mode < MODE_OUT_SHAPE && autopads[c->mode])
 		set_str(t, "auto_pad", autopads[c->mode]);
 	if (c->mode == MODE_OUT_SHAPE) {

@@ -290,14 +290,11 @@ static void ct_random(struct ct_cfg *c, uint64_t seed)
 		c->auto_pad = AP_NOTSET;
 	} else if (mode < 75) {
 		c->auto_pad = mode < 54 ? AP_SAME_UPPER : mode < 66 ? AP_SAME_LOWER : AP_VALID;
-		/* explicit pads beside auto_pad are checked and ignored */
-		c->has_pads = rng_chance(&r, 15);
-		for (int i = 0; c->has_pads && i < 2 * c->n; i++)
-			c->pads[i] = rng_int(&r, 0, 2);
 	} else { /* output_shape: around the natural size, larger ones too */
 		c->auto_pad = (int)rng_int(&r, 0, 3);
 		c->os_form = rng_chance(&r, 70) ? 1 : 2;
-		c->has_pads = rng_chance(&r, 15);
+		/* explicit pads beside output_shape are ignored (only allowed with NOTSET) */
+		c->has_pads = c->auto_pad == AP_NOTSET && rng_chance(&r, 30);
 		for (int i = 0; i < c->n; i++) {
 			int64_t natural = c->s[i] * (c->in[i] - 1) + c->op[i] + (c->k[i] - 1) * c->d[i] + 1;
 			c->os[i] = rng_int(&r, natural - 3 < 1 ? 1 : natural - 3, natural + 3);
@@ -973,6 +970,10 @@ static void test_load_errors(void **state)
 		{ "ConvTranspose", 11, { F "1,4,5,5", F "4,2,3,3" }, "pads=0,-1,0,0", "pads[1]=-1 must be >= 0" },
 		{ "ConvTranspose", 11, { F "1,4,5,5", F "4,2,3,3" }, "pads=4,0,3,0", "output size 0 of spatial axis 0 is < 1" },
 		{ "ConvTranspose", 11, { F "1,4,5,5", F "4,2,3,3" }, "auto_pad=SAME", "auto_pad 'SAME' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID" },
+		{ "ConvTranspose", 11, { F "1,4,5,5", F "4,2,3,3" }, "auto_pad=VALID;pads=0,0,0,0", "attribute 'pads' cannot be used with auto_pad 'VALID'" },
+		{ "ConvTranspose", 11, { F "1,4,5,5", F "4,2,3,3" }, "auto_pad=SAME_LOWER;pads=1,1,1,1", "attribute 'pads' cannot be used with auto_pad 'SAME_LOWER'" },
+		{ "ConvTranspose", 11, { F "1,4,5,5", F "4,2,3,3" }, "auto_pad=NOTSET;pads=1,1,1,1", NULL },
+		{ "ConvTranspose", 11, { F "1,4,5,5", F "4,2,3,3" }, "output_shape=4,4;pads=3,3,3,3", NULL },
 		{ "ConvTranspose", 11, { F "1,4,5,5", "11:4,2,3,3" }, "", "W has dtype double but X has dtype float" },
 		{ "ConvTranspose", 11, { F "1,4,5,5", F "4,2,3,3", "10:2" }, "", "B has dtype float16 but X has dtype float" },
 		{ "ConvTranspose", 21, { "16:1,4,5,5", "16:4,2,3,3" }, "", "X has dtype bfloat16, not allowed in version 11" },

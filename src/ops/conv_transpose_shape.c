@@ -90,6 +90,12 @@ static enum onnxrun_status read_attrs(const struct onnxrun__node *node, struct c
 		if (st)
 			return st;
 	}
+	/* ONNX: pads "cannot be used simultaneously with auto_pad" (ONNX's own shape inference
+	 * rejects it too); with output_shape they are only ignored. */
+	if (a->pads.found && a->auto_pad != PAD_NOTSET)
+		return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
+		                          "attribute 'pads' cannot be used with auto_pad '%s' (only with "
+		                          "NOTSET)", pad);
 	return ONNXRUN_OK;
 }
 
