@@ -19,7 +19,8 @@
  * a cache does without non-temporal stores) is not counted. Best and median of 11 copies,
  * on 1 thread and on `nproc` threads (each copying its own contiguous slice).
  *
- * Prints one JSON object on stdout.
+ * Prints one JSON object on stdout (cpu_s: this process's CPU time, which bench/run.sh uses
+ * to tell how busy the machine was with other work meanwhile).
  */
 #define _GNU_SOURCE
 #include <immintrin.h>
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -282,8 +284,12 @@ int main(int argc, char **argv)
 	printf("\"memcpy_gbs\":[%.2f,%.2f],\"memcpy_gbs_median\":[%.2f,%.2f],", mb[0], mb[nc - 1], mm[0],
 	       mm[nc - 1]);
 	printf("\"memcpy_buffer_bytes\":%u,\"memcpy_convention\":\"GB/s = 2 * buffer bytes (read + "
-	       "write) / seconds / 1e9, best of copies\",\"fma_accumulators\":%d}\n",
+	       "write) / seconds / 1e9, best of copies\",\"fma_accumulators\":%d,",
 	       MEMCPY_BYTES, NACC);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("\"cpu_s\":%.3f}\n", (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+	                                   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6);
 	free(src);
 	free(dst);
 	return 0;

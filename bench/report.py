@@ -274,6 +274,11 @@ def cmd_table(a):
         f"| memcpy GB/s (256 MiB, read+write = 2x bytes, best) | {bw[0]} | {bw[-1]} |",
         f"| memcpy GB/s (median copy) | {peak['memcpy_gbs_median'][0]} | {peak['memcpy_gbs_median'][-1]} |",
         "",
+        (f"Other load while peak.c ran: {peak['other_cpus']:.2f} CPUs"
+         + (" — **contended: these limits are underestimates, so \"% of peak\" reads high**"
+            if peak["other_cpus"] > 0.25 else "") + "."
+         if "other_cpus" in peak else "Other load while peak.c ran: not recorded."),
+        "",
         "## Results",
         "",
         "ratio = ORT median / onnxrun median: above 1 means onnxrun is faster. Rates use the median time. "

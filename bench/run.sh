@@ -44,6 +44,15 @@ loadavg() { cut -d' ' -f1 /proc/loadavg; }
 HZ=$(getconf CLK_TCK)
 # busy (user+nice+system+irq+softirq) and steal jiffies of the whole machine
 stat_busy() { awk '/^cpu /{print $2+$3+$4+$7+$8, $9; exit}' /proc/stat; }
+# other_fields B0 B1 S0 S1 W0 W1 JSON: the CPUs other processes kept busy over an interval
+# (machine busy time minus the measured process's own "cpu_s", over wall time) and the steal.
+other_fields() {
+	local cpu
+	cpu=$(printf '%s' "$7" | sed -n 's/.*"cpu_s":\([0-9.]*\).*/\1/p')
+	awk -v b0="$1" -v b1="$2" -v s0="$3" -v s1="$4" -v w0="$5" -v w1="$6" -v c="${cpu:-0}" -v hz="$HZ" \
+		'BEGIN { w = w1 - w0; o = ((b1 - b0) / hz - c) / w; if (o < 0) o = 0;
+		         printf "\"other_cpus\":%.2f,\"steal_cpus\":%.2f", o, (s1 - s0) / hz / w }'
+}
 # wait_idle: with BENCH_WAIT_IDLE_S > 0, sample the machine for 1 s at a time until other
 # processes use less than BENCH_IDLE_CPUS CPUs, for at most BENCH_WAIT_IDLE_S seconds.
 wait_idle() {
@@ -99,7 +108,12 @@ if [ "${BENCH_SKIP_PEAK:-0}" = 1 ] && [ -s "$RES/peak.json" ]; then
 else
 	log "measuring FMA peak and memcpy bandwidth (bench/peak.c)"
 	wait_idle
-	"$B/peak" >"$RES/peak.json"
+	read -r b0 s0 < <(stat_busy)
+	w0=$(date +%s.%N)
+	line=$("$B/peak")
+	read -r b1 s1 < <(stat_busy)
+	w1=$(date +%s.%N)
+	printf '%s\n' "$line" | sed "s/^{/{$(other_fields "$b0" "$b1" "$s0" "$s1" "$w0" "$w1" "$line"),/" >"$RES/peak.json"
 fi
 cat "$RES/peak.json" >&2
 
@@ -122,7 +136,7 @@ fail() { # case threads tool message
 # average, and the CPUs that other processes kept busy meanwhile (machine busy time over the
 # interval minus the tool's own cpu_s, divided by wall time) and the hypervisor's steal.
 run_tool() {
-	local name=$1 line b0 s0 b1 s1 w0 w1 cpu extra
+	local name=$1 line b0 s0 b1 s1 w0 w1 extra
 	shift
 	wait_idle
 	read -r b0 s0 < <(stat_busy)
@@ -132,10 +146,7 @@ run_tool() {
 	fi
 	read -r b1 s1 < <(stat_busy)
 	w1=$(date +%s.%N)
-	cpu=$(printf '%s' "$line" | sed -n 's/.*"cpu_s":\([0-9.]*\).*/\1/p')
-	extra=$(awk -v b0="$b0" -v b1="$b1" -v s0="$s0" -v s1="$s1" -v w0="$w0" -v w1="$w1" -v c="${cpu:-0}" -v hz="$HZ" \
-		'BEGIN { w = w1 - w0; o = ((b1 - b0) / hz - c) / w; if (o < 0) o = 0;
-		         printf "\"other_cpus\":%.2f,\"steal_cpus\":%.2f", o, (s1 - s0) / hz / w }')
+	extra=$(other_fields "$b0" "$b1" "$s0" "$s1" "$w0" "$w1" "$line")
 	printf '%s\n' "$line" | sed "s/^{/{\"tool\":\"$name\",\"load1\":$(loadavg),$extra,/" | tee -a "$RAW" >&2
 }
 T0=$(date +%s)
