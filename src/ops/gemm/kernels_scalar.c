@@ -1,0 +1,36 @@
+/*
+ * kernels_scalar.c - plain C float32 micro-kernels: up to 4 rows x 16 (or 8) columns.
+ * Portable; the compiler may vectorize them with the baseline ISA.
+ */
+#include "gemm.h"
+
+/* Tile of MR rows x NR columns over k steps (A panel rows padded to 4). */
+static inline __attribute__((always_inline)) void tile(int64_t k, const float *a, const float *b,
+                                                       float *c, int64_t ldc, const int mr,
+                                                       const int nr)
+{
+	float acc[4][16];
+	for (int i = 0; i < mr; i++)
+		for (int j = 0; j < nr; j++)
+			acc[i][j] = 0.0f;
+	for (int64_t p = 0; p < k; p++, a += 4, b += nr)
+		for (int i = 0; i < mr; i++)
+			for (int j = 0; j < nr; j++)
+				acc[i][j] += a[i] * b[j];
+	for (int i = 0; i < mr; i++)
+		for (int j = 0; j < nr; j++)
+			c[i * ldc + j] = acc[i][j];
+}
+
+#define KS(MR, NR)                                                                            \
+	static void k_##MR##_##NR(int64_t k, const float *a, const float *b, float *c, int64_t ldc) \
+	{                                                                                         \
+		tile(k, a, b, c, ldc, MR, NR);                                                    \
+	}
+KS(1, 16) KS(2, 16) KS(3, 16) KS(4, 16)
+KS(1, 8) KS(2, 8) KS(3, 8) KS(4, 8)
+
+const struct onnxrun__gemm_kernels onnxrun__gemm_scalar = {
+	ONNXRUN__ISA_SCALAR, 4, { 16, 8 },
+	{ { k_1_16, k_2_16, k_3_16, k_4_16 }, { k_1_8, k_2_8, k_3_8, k_4_8 } },
+};
