@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "graph.h"
+#include "pool.h"
 
 struct dim_bind {
 	char *name;
@@ -16,6 +17,7 @@ struct onnxrun_session {
 	const struct onnxrun_env *env;
 	struct onnxrun__err err;
 	int threads;
+	struct onnxrun__pool *pool; /* threads > 1: the ops' worker threads */
 	size_t n_binds;
 	struct dim_bind *binds;
 	const struct onnxrun_tensor **feeds; /* per value: caller tensors of inputs */
@@ -103,6 +105,7 @@ void onnxrun_session_free(struct onnxrun_session *s)
 	onnxrun__free(env, s->pub_dims);
 	onnxrun__free(env, s->in_ptrs);
 	onnxrun__free(env, s->out_ptrs);
+	onnxrun__pool_free(s->pool);
 	onnxrun__free(env, s);
 }
 
@@ -118,6 +121,14 @@ enum onnxrun_status onnxrun_session_set_threads(struct onnxrun_session *s, int t
 	if (threads < 1)
 		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "threads must be >= 1, not %d",
 		                     threads);
+	if (threads != onnxrun__pool_threads(s->pool)) {
+		struct onnxrun__pool *p = NULL;
+		if (threads > 1 && onnxrun__pool_create(s->env, threads, &p))
+			return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory creating %d threads",
+			                     threads);
+		onnxrun__pool_free(s->pool);
+		s->pool = p;
+	}
 	s->threads = threads;
 	return ONNXRUN_OK;
 }
@@ -490,7 +501,9 @@ static enum onnxrun_status run_node(struct onnxrun_session *s, size_t k)
 			onnxrun__tensor_strings_clear(t);
 		s->out_ptrs[o] = t;
 	}
+	onnxrun__pool_set_current(s->pool);
 	st = node->op->compute(&ctx, s->in_ptrs, node->n_inputs, s->out_ptrs, node->n_outputs);
+	onnxrun__pool_set_current(NULL);
 	if (st && !s->err.msg[0])
 		onnxrun__node_fail(&s->err, st, node, "failed: %s", onnxrun_status_str(st));
 	return st;
