@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "conv_transpose.h"
+#include "conv_transpose_fast.h"
 
 /* Output type: dtype of X, shape (N, M, out_1..out_n) with whatever is known; the batch
  * dim's name passes through, and so does W's output-channel name when group == 1. */
@@ -248,6 +249,11 @@ static enum onnxrun_status convt_compute(struct onnxrun_op_context *ctx,
 		return ONNXRUN_OK;
 	if (y->dtype == ONNXRUN_DTYPE_FLOAT16 || y->dtype == ONNXRUN_DTYPE_BFLOAT16)
 		return convt_half(node, &g, inputs, y, ctx);
+	if (y->dtype == ONNXRUN_DTYPE_FLOAT) {
+		bool done;
+		if ((st = onnxrun__convt_fast(ctx, &g, inputs, n_inputs, y, &done)) || done)
+			return st;
+	}
 	fill_bias(&g, b, y);
 	convt_scatter(&g, &(struct convt_arrays){ y->dtype == ONNXRUN_DTYPE_FLOAT ? row_f32 : row_f64,
 	                                          inputs[0]->data, inputs[1]->data, y->data });
@@ -255,8 +261,11 @@ static enum onnxrun_status convt_compute(struct onnxrun_op_context *ctx,
 }
 
 const struct onnxrun_op onnxrun__op_conv_transpose[] = {
-	{ "", "ConvTranspose", 1, convt_infer, convt_compute, NULL, NULL, NULL, NULL },
-	{ "", "ConvTranspose", 11, convt_infer, convt_compute, NULL, NULL, NULL, NULL },
-	{ "", "ConvTranspose", 22, convt_infer, convt_compute, NULL, NULL, NULL, NULL },
+	{ "", "ConvTranspose", 1, convt_infer, convt_compute, onnxrun__convt_fast_init,
+	  onnxrun__convt_fast_fini, NULL, NULL },
+	{ "", "ConvTranspose", 11, convt_infer, convt_compute, onnxrun__convt_fast_init,
+	  onnxrun__convt_fast_fini, NULL, NULL },
+	{ "", "ConvTranspose", 22, convt_infer, convt_compute, onnxrun__convt_fast_init,
+	  onnxrun__convt_fast_fini, NULL, NULL },
 	{ NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL },
 };

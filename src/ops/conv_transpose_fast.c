@@ -1,0 +1,282 @@
+/*
+ * conv_transpose_fast.c - float32 ConvTranspose: path choice, weight packing (at load in
+ * init when W is an initializer, else per run) and the per-phase implicit GEMM
+ * (conv_transpose_fast.h explains the decomposition).
+ */
+#include <string.h>
+
+#include "conv_transpose_fast.h"
+#include "../runtime/pool.h"
+
+#define S ONNXRUN__CONVT_MAX_SPATIAL
+#define MAX_PHASES 4096
+
+/* Row-major multi-index of `flat` over dims[0..n) into idx. */
+static void unflatten(int64_t flat, const int64_t *dims, int32_t n, int64_t *idx)
+{
+	for (int32_t a = n - 1; a >= 0; a--) {
+		idx[a] = flat % dims[a];
+		flat /= dims[a];
+	}
+}
+
+/* Which path handles W (cin, mg, kernel...) with these strides/dilations/group. */
+static enum convt_path choose_path(int32_t n, int64_t cg, int64_t mg, int64_t kprod)
+{
+	if (n <= 2 && cg == 1 && mg == 1)
+		return CONVT_PATH_DW;
+	if (n <= 2 && mg <= 4 && mg * kprod >= 8 && cg >= 4)
+		return CONVT_PATH_COL2IM;
+	return CONVT_PATH_PHASE;
+}
+
+/* Per-axis residue lists, per-phase tap counts and packed-weight offsets. */
+static enum onnxrun_status taps_make(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
+                                     const struct onnxrun__convt_packed *pk, struct onnxrun__convt_taps *t)
+{
+	const int64_t mr = pk->kern->mr_max, cg = pk->cin / pk->group;
+	int64_t words = 0, r[S], *p;
+	memset(t, 0, sizeof *t);
+	t->n = g->n;
+	t->kprod = t->nphase = 1;
+	for (int32_t a = 0; a < g->n; a++) {
+		t->kernel[a] = g->kernel[a];
+		t->s[a] = g->strides[a];
+		t->d[a] = g->dilations[a];
+		t->kprod *= g->kernel[a];
+		t->nphase *= g->strides[a];
+		words += t->s[a] + 1 + t->kernel[a];
+		if (t->nphase > MAX_PHASES || t->kprod > (1 << 20))
+			return ONNXRUN_ERROR_UNSUPPORTED;
+	}
+	words += 2 * t->nphase;
+	if (!(p = onnxrun__calloc(env, (size_t)words, sizeof *p)))
+		return ONNXRUN_ERROR_OUT_OF_MEMORY;
+	t->ntaps = p;
+	t->a_off = p + t->nphase;
+	p += 2 * t->nphase;
+	for (int32_t a = 0; a < g->n; a++) {
+		t->start[a] = p;
+		t->k_of[a] = p + t->s[a] + 1;
+		p += t->s[a] + 1 + t->kernel[a];
+		for (int64_t k = 0; k < t->kernel[a]; k++)
+			t->start[a][(k * t->d[a]) % t->s[a] + 1]++;
+		for (int64_t q = 0; q < t->s[a]; q++)
+			t->start[a][q + 1] += t->start[a][q];
+		for (int64_t q = 0, fill = 0; q < t->s[a]; q++)
+			for (int64_t k = 0; k < t->kernel[a]; k++)
+				if ((k * t->d[a]) % t->s[a] == q)
+					t->k_of[a][fill++] = k;
+	}
+	for (int64_t ph = 0, off = 0; ph < t->nphase; ph++) {
+		int64_t nt = 1;
+		unflatten(ph, t->s, t->n, r);
+		for (int32_t a = 0; a < t->n; a++)
+			nt *= t->start[a][r[a] + 1] - t->start[a][r[a]];
+		t->ntaps[ph] = nt;
+		t->tmax = nt > t->tmax ? nt : t->tmax;
+		t->a_off[ph] = off;
+		off += (pk->mg + mr - 1) / mr * mr * cg * nt;
+		t->a_group = off;
+	}
+	if (pk->path == CONVT_PATH_COL2IM)
+		t->a_group = (pk->mg * t->kprod + mr - 1) / mr * mr * cg;
+	return ONNXRUN_OK;
+}
+
+/* Flat kernel offset of tap `tap` of phase r; per-axis deltas into delta (may be NULL). */
+static int64_t tap_info(const struct onnxrun__convt_taps *t, const int64_t *r, int64_t tap, int64_t *delta)
+{
+	int64_t k[S], kf = 0;
+	for (int32_t a = t->n - 1; a >= 0; a--) {
+		int64_t cnt = t->start[a][r[a] + 1] - t->start[a][r[a]];
+		k[a] = t->k_of[a][t->start[a][r[a]] + tap % cnt];
+		tap /= cnt;
+		if (delta)
+			delta[a] = (k[a] * t->d[a] - r[a]) / t->s[a];
+	}
+	for (int32_t a = 0; a < t->n; a++)
+		kf = kf * t->kernel[a] + k[a];
+	return kf;
+}
+
+/* Packs W into pk->a (layouts in conv_transpose_fast.h / gemm.h). */
+static void pack_weights(struct onnxrun__convt_packed *pk, const float *w)
+{
+	const struct onnxrun__convt_taps *t = &pk->taps;
+	const int64_t mr = pk->kern->mr_max, cg = pk->cin / pk->group, mg = pk->mg;
+	int64_t r[S];
+	for (int64_t grp = 0; grp < pk->group; grp++) {
+		float *ag = pk->a + grp * t->a_group;
+		const float *wg = w + grp * cg * mg * t->kprod;
+		if (pk->path == CONVT_PATH_COL2IM) {
+			/* rows R = m*kprod + kf, reduction over c */
+			for (int64_t i = 0; i < t->a_group; i++) {
+				int64_t panel = i / (cg * mr), c = i / mr % cg, row = panel * mr + i % mr;
+				ag[i] = row < mg * t->kprod ?
+				        wg[(c * mg + row / t->kprod) * t->kprod + row % t->kprod] : 0.0f;
+			}
+			continue;
+		}
+		for (int64_t ph = 0; ph < t->nphase; ph++) {
+			const int64_t nt = t->ntaps[ph], kk = cg * nt;
+			float *a = ag + t->a_off[ph];
+			unflatten(ph, t->s, t->n, r);
+			for (int64_t tap = 0; tap < nt; tap++) {
+				const int64_t kf = tap_info(t, r, tap, NULL);
+				for (int64_t c = 0; c < cg; c++)
+					for (int64_t m = 0; m < (mg + mr - 1) / mr * mr; m++)
+						a[(m / mr) * kk * mr + (c * nt + tap) * mr + m % mr] =
+							m < mg ? wg[(c * mg + m) * t->kprod + kf] : 0.0f;
+			}
+		}
+	}
+}
+
+void onnxrun__convt_packed_free(struct onnxrun__convt_packed *p)
+{
+	if (!p)
+		return;
+	onnxrun__free(p->env, p->taps.ntaps);
+	onnxrun__free(p->env, p->a);
+	onnxrun__free(p->env, p);
+}
+
+enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
+                                        const float *w, struct onnxrun__convt_packed **out)
+{
+	struct onnxrun__convt_packed *pk;
+	enum onnxrun_status st;
+	int64_t kprod = 1;
+	*out = NULL;
+	if (g->n < 1 || g->in_channels < 1 || g->out_channels < 1 || g->group < 1)
+		return ONNXRUN_OK;
+	for (int32_t a = 0; a < g->n; a++)
+		kprod *= g->kernel[a];
+	if (kprod < 1)
+		return ONNXRUN_OK;
+	if (!(pk = onnxrun__calloc(env, 1, sizeof *pk)))
+		return ONNXRUN_ERROR_OUT_OF_MEMORY;
+	pk->env = env;
+	pk->kern = onnxrun__gemm_kernels_for(onnxrun__gemm_isa());
+	pk->cin = g->in_channels;
+	pk->group = g->group;
+	pk->mg = g->out_channels / g->group;
+	pk->path = choose_path(g->n, pk->cin / pk->group, pk->mg, kprod);
+	if ((st = taps_make(env, g, pk, &pk->taps))) {
+		onnxrun__free(env, pk);
+		return st == ONNXRUN_ERROR_UNSUPPORTED ? ONNXRUN_OK : st;
+	}
+	if (pk->path != CONVT_PATH_DW) {
+		if (!(pk->a = onnxrun__malloc(env, (size_t)(pk->taps.a_group * pk->group) * sizeof(float)))) {
+			onnxrun__convt_packed_free(pk);
+			return ONNXRUN_ERROR_OUT_OF_MEMORY;
+		}
+		pack_weights(pk, w);
+	}
+	*out = pk;
+	return ONNXRUN_OK;
+}
+
+/* True when the packed state was made for this geometry's W shape and attributes. */
+static bool packed_matches(const struct onnxrun__convt_packed *pk, const struct onnxrun__convt_geom *g)
+{
+	if (!pk || pk->taps.n != g->n || pk->cin != g->in_channels || pk->group != g->group ||
+	    pk->mg * g->group != g->out_channels)
+		return false;
+	for (int32_t a = 0; a < g->n; a++)
+		if (pk->taps.kernel[a] != g->kernel[a] || pk->taps.s[a] != g->strides[a] ||
+		    pk->taps.d[a] != g->dilations[a])
+			return false;
+	return true;
+}
+
+void *onnxrun__convt_scratch(struct onnxrun_op_context *ctx, int threads, size_t bytes, size_t *stride)
+{
+	*stride = (bytes + 63) / 64 * 64;
+	return onnxrun__malloc(ctx->env, *stride * (size_t)threads);
+}
+
+/* ---- init / fini -------------------------------------------------------------------------- */
+
+enum onnxrun_status onnxrun__convt_fast_init(struct onnxrun_op_context *ctx, void **state)
+{
+	const struct onnxrun_tensor *w = onnxrun_op_constant_input(ctx, 1);
+	struct onnxrun_type types[3];
+	struct onnxrun__convt_geom g;
+	struct onnxrun__convt_packed *pk;
+	struct onnxrun__err scratch_err;
+	enum onnxrun_status st;
+	size_t n = ctx->node->n_inputs < 3 ? ctx->node->n_inputs : 3;
+
+	*state = NULL;
+	if (!w || w->dtype != ONNXRUN_DTYPE_FLOAT || w->rank < 3)
+		return ONNXRUN_OK;
+	/* geometry from W alone: X's spatial dims do not change the packing; use ones */
+	memset(types, 0, sizeof types);
+	types[0].dtype = types[1].dtype = ONNXRUN_DTYPE_FLOAT;
+	types[0].shape.rank = types[1].shape.rank = w->rank;
+	memcpy(types[1].shape.dims, w->dims, sizeof w->dims);
+	types[0].shape.dims[0] = 1;
+	types[0].shape.dims[1] = w->dims[0];
+	for (int32_t a = 2; a < w->rank; a++)
+		types[0].shape.dims[a] = -1;
+	for (size_t i = 2; i < n; i++) {
+		const struct onnxrun_tensor *b = onnxrun_op_constant_input(ctx, i);
+		types[i].dtype = ctx->node->inputs[i] >= 0 ? ONNXRUN_DTYPE_FLOAT : ONNXRUN_DTYPE_UNDEFINED;
+		types[i].shape.rank = 1;
+		types[i].shape.dims[0] = b ? b->dims[0] : -1;
+	}
+	/* attribute errors are reported by infer/compute; here they only disable pre-packing */
+	if (onnxrun__convt_geom_make(ctx->node, types, n, &g, &scratch_err) || g.n < 1)
+		return ONNXRUN_OK;
+	if ((st = onnxrun__convt_pack(ctx->env, &g, w->data, &pk)))
+		return onnxrun__node_fail(ctx->err, st, ctx->node, "out of memory packing weights");
+	*state = pk;
+	return ONNXRUN_OK;
+}
+
+void onnxrun__convt_fast_fini(void *user_data, void *state)
+{
+	(void)user_data;
+	onnxrun__convt_packed_free(state);
+}
+
+/* ---- dispatch ----------------------------------------------------------------------------- */
+
+enum onnxrun_status onnxrun__convt_fast(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
+                                        const struct onnxrun_tensor *const *inputs, size_t n_inputs,
+                                        struct onnxrun_tensor *y, bool *done)
+{
+	const struct onnxrun__convt_packed *pk = ctx->state;
+	struct onnxrun__convt_packed *mine = NULL;
+	const float *bias = n_inputs > 2 && inputs[2] ? inputs[2]->data : NULL;
+	enum onnxrun_status st;
+
+	*done = false;
+	if (y->dtype != ONNXRUN_DTYPE_FLOAT || g->batch < 1 || g->n < 1)
+		return ONNXRUN_OK;
+	for (int32_t a = 0; a < g->n; a++)
+		if (g->in[a] < 1 || g->out[a] < 1)
+			return ONNXRUN_OK;
+	if (!packed_matches(pk, g) || pk->kern->isa != onnxrun__gemm_isa()) {
+		if ((st = onnxrun__convt_pack(ctx->env, g, inputs[1]->data, &mine)))
+			return onnxrun__node_fail(ctx->err, st, ctx->node, "out of memory packing weights");
+		pk = mine;
+	}
+	if (!pk)
+		return ONNXRUN_OK;
+	switch (pk->path) {
+	case CONVT_PATH_PHASE: st = onnxrun__convt_run_phase(ctx, g, pk, inputs[0]->data, bias, y->data); break;
+	case CONVT_PATH_COL2IM: st = onnxrun__convt_run_col2im(ctx, g, pk, inputs[0]->data, bias, y->data); break;
+	case CONVT_PATH_DW:
+		st = onnxrun__convt_run_dw(ctx, g, inputs[0]->data, inputs[1]->data, bias, y->data);
+		break;
+	default: st = ONNXRUN_ERROR_UNSUPPORTED; break;
+	}
+	onnxrun__convt_packed_free(mine);
+	if (st == ONNXRUN_ERROR_UNSUPPORTED)
+		return ONNXRUN_OK;
+	*done = st == ONNXRUN_OK;
+	return st;
+}

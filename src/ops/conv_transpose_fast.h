@@ -1,0 +1,95 @@
+/*
+ * conv_transpose_fast.h - float32 ConvTranspose fast paths (conv_transpose_fast.c,
+ * conv_transpose_col2im.c, conv_transpose_dw.c): weights pre-packed at load for the GEMM
+ * micro-kernels (gemm/), work split over the session's thread pool.
+ *
+ * Phase path: a transposed convolution with strides s is prod(s) ordinary convolutions,
+ * one per output phase r (per axis, r = (o + pad_begin) mod s); phase r uses the taps k with
+ * k*d = r (mod s), each reading x[q - delta] with delta = (k*d - r)/s at grid position q
+ * (o = q*s + r - pad_begin). Each phase is an implicit GEMM: M = output channels of a group,
+ * N = positions (batch x grid), K = input channels of a group x taps.
+ */
+#ifndef ONNXRUN_OPS_CONV_TRANSPOSE_FAST_H
+#define ONNXRUN_OPS_CONV_TRANSPOSE_FAST_H
+
+#include "conv_transpose.h"
+#include "gemm/gemm.h"
+
+enum convt_path {
+	CONVT_PATH_NONE = 0,   /* not handled: use the scatter */
+	CONVT_PATH_PHASE = 1,  /* per-phase implicit GEMM */
+	CONVT_PATH_COL2IM = 2, /* GEMM over all taps + overlap-add (few output channels, rank <= 2) */
+	CONVT_PATH_DW = 3,     /* direct depthwise kernel (one in and one out channel per group) */
+};
+
+/* Per-axis taps grouped by phase: for axis a, the kernel indices of residue r are
+ * k_of[a][start[a][r] .. start[a][r + 1]). Independent of the input size. */
+struct onnxrun__convt_taps {
+	int32_t n;
+	int64_t kernel[ONNXRUN__CONVT_MAX_SPATIAL], s[ONNXRUN__CONVT_MAX_SPATIAL],
+		d[ONNXRUN__CONVT_MAX_SPATIAL];
+	int64_t kprod, nphase, tmax; /* kernel size, phases, most taps of any phase */
+	int64_t *start[ONNXRUN__CONVT_MAX_SPATIAL];
+	int64_t *k_of[ONNXRUN__CONVT_MAX_SPATIAL];
+	int64_t *ntaps;  /* per phase: taps (product over axes) */
+	int64_t *a_off;  /* per phase: float offset of its packed weights within a group's block */
+	int64_t a_group; /* floats of packed weights per group */
+};
+
+/* What init prepares (or compute, per run, when W is fed at run time). */
+struct onnxrun__convt_packed {
+	const struct onnxrun_env *env;
+	enum convt_path path;
+	const struct onnxrun__gemm_kernels *kern;
+	int64_t cin, mg, group; /* W is (cin, mg, kernel...) */
+	struct onnxrun__convt_taps taps;
+	float *a; /* packed weights, group blocks of taps.a_group floats */
+};
+
+/* Builds the packed state for W (float32, shape (cin, mg, kernel...)) with the node's
+ * strides, dilations and group; *out NULL (and OK) when no fast path applies. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env,
+                                                        const struct onnxrun__convt_geom *g,
+                                                        const float *w, struct onnxrun__convt_packed **out);
+ONNXRUN__HIDDEN void onnxrun__convt_packed_free(struct onnxrun__convt_packed *p);
+
+/* op init/fini: pre-pack a constant float32 W. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_fast_init(struct onnxrun_op_context *ctx, void **state);
+ONNXRUN__HIDDEN void onnxrun__convt_fast_fini(void *user_data, void *state);
+
+/* Runs the fast path for float32 when one applies (*done = true), using the pre-packed
+ * state when it matches, else packing W for this run. y has the inferred shape. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_fast(struct onnxrun_op_context *ctx,
+                                                        const struct onnxrun__convt_geom *g,
+                                                        const struct onnxrun_tensor *const *inputs,
+                                                        size_t n_inputs, struct onnxrun_tensor *y,
+                                                        bool *done);
+
+/* Path runners (the packed state matches g). bias may be NULL. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx,
+                                                             const struct onnxrun__convt_geom *g,
+                                                             const struct onnxrun__convt_packed *pk,
+                                                             const float *x, const float *bias, float *y);
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_run_col2im(struct onnxrun_op_context *ctx,
+                                                              const struct onnxrun__convt_geom *g,
+                                                              const struct onnxrun__convt_packed *pk,
+                                                              const float *x, const float *bias, float *y);
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_run_dw(struct onnxrun_op_context *ctx,
+                                                          const struct onnxrun__convt_geom *g,
+                                                          const float *x, const float *w,
+                                                          const float *bias, float *y);
+
+/* Shared helpers. */
+static inline int64_t convt_floor_div(int64_t a, int64_t b)
+{
+	return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+static inline int64_t convt_ceil_div(int64_t a, int64_t b)
+{
+	return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+/* Per-thread scratch of `bytes` each for `threads` threads (64-byte aligned slices). */
+ONNXRUN__HIDDEN void *onnxrun__convt_scratch(struct onnxrun_op_context *ctx, int threads, size_t bytes,
+                                             size_t *stride);
+
+#endif

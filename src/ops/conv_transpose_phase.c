@@ -1,0 +1,331 @@
+/*
+ * conv_transpose_phase.c - the per-phase implicit GEMM (conv_transpose_fast.h): for each
+ * (group, phase, panel of up to nr positions), pack the B panel (K rows of nr floats, zeros
+ * where the tap falls outside x) and run the micro-kernel over every panel of mr output
+ * channels; the epilogue adds the bias and stores into the phase's strided output positions.
+ * Every output element is written by exactly one work item, so results do not depend on the
+ * thread count.
+ */
+#include <string.h>
+
+#include "conv_transpose_fast.h"
+#include "../runtime/pool.h"
+
+#define S ONNXRUN__CONVT_MAX_SPATIAL
+
+/* One run of consecutive positions along the last axis: batch b, grid position q[] of its
+ * first element (last axis included), `len` positions starting at panel column `col`. */
+struct seg {
+	int64_t q[S];
+	int64_t b, col, len, yoff;
+};
+
+/* One (tap, seg) copy: x element offset (for channel 0 of the group; -1: all zeros), zeros
+ * before, floats copied, zeros after. */
+struct cpy {
+	int64_t src;
+	int32_t zlo, n, zhi;
+};
+
+struct phase_job {
+	const struct onnxrun__convt_geom *g;
+	const struct onnxrun__convt_packed *pk;
+	const float *x, *bias;
+	float *y;
+	int64_t cg, in_sp, out_sp, xs[S], ys[S];
+	int64_t *qlo, *qn, *npos; /* per phase: q_lo[S], Q[S], positions */
+	int64_t nrows, trows, ntiles, mchunks, mchunk;
+	char *scratch;
+	size_t scratch_stride;
+};
+
+/* Splits positions [p0, p0 + cnt) of phase ph into runs along the last axis. */
+static int64_t make_segs(const struct phase_job *j, int64_t ph, int64_t p0, int64_t cnt, const int64_t *r,
+                         struct seg *segs)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	const int32_t n = g->n;
+	const int64_t *qlo = j->qlo + ph * S, *qn = j->qn + ph * S;
+	int64_t u[S + 1], dims[S + 1], nseg = 0, col = 0;
+	dims[0] = g->batch;
+	for (int32_t a = 0; a < n; a++)
+		dims[a + 1] = qn[a];
+	for (int32_t a = n, rest = 0; a >= 0; a--) {
+		(void)rest;
+		u[a] = p0 % dims[a];
+		p0 /= dims[a];
+	}
+	while (col < cnt) {
+		struct seg *sg = &segs[nseg++];
+		int64_t len = dims[n] - u[n];
+		len = len < cnt - col ? len : cnt - col;
+		sg->b = u[0];
+		sg->col = col;
+		sg->len = len;
+		sg->yoff = u[0] * g->out_channels * j->out_sp;
+		for (int32_t a = 0; a < n; a++) {
+			sg->q[a] = qlo[a] + u[a + 1];
+			sg->yoff += (sg->q[a] * g->strides[a] + r[a] - g->pad_begin[a]) * j->ys[a];
+		}
+		col += len;
+		u[n] += len;
+		for (int32_t a = n; a > 0 && u[a] == dims[a]; a--) {
+			u[a] = 0;
+			u[a - 1]++;
+		}
+	}
+	return nseg;
+}
+
+/* Copy plan of tap `tap` for each segment: where the x row is and how much of it is inside. */
+static void plan_copies(const struct phase_job *j, const int64_t *delta, const struct seg *segs, int64_t nseg,
+                        struct cpy *out)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	const int32_t n = g->n, last = n - 1;
+	for (int64_t s = 0; s < nseg; s++) {
+		const struct seg *sg = &segs[s];
+		struct cpy *c = &out[s];
+		int64_t off = sg->b * g->in_channels * j->in_sp, i0, lo, hi;
+		bool inside = true;
+		for (int32_t a = 0; a < last && inside; a++) {
+			int64_t i = sg->q[a] - delta[a];
+			inside = i >= 0 && i < g->in[a];
+			off += i * j->xs[a];
+		}
+		i0 = sg->q[last] - delta[last];
+		lo = i0 < 0 ? -i0 : 0;
+		hi = i0 + sg->len > g->in[last] ? g->in[last] - i0 : sg->len;
+		if (!inside || lo >= hi) {
+			c->src = -1;
+			c->zlo = (int32_t)sg->len;
+			c->n = c->zhi = 0;
+			continue;
+		}
+		c->src = off + i0 + lo;
+		c->zlo = (int32_t)lo;
+		c->n = (int32_t)(hi - lo);
+		c->zhi = (int32_t)(sg->len - hi);
+	}
+}
+
+/* Packs the B panel: row k = c*T + tap holds the nr positions' x values. */
+static void pack_b(const struct phase_job *j, const float *xg, int64_t nt, int64_t nr, const struct seg *segs,
+                   int64_t nseg, const struct cpy *cp, float *bp)
+{
+	for (int64_t c = 0; c < j->cg; c++) {
+		const float *xc = xg + c * j->in_sp;
+		for (int64_t t = 0; t < nt; t++) {
+			float *row = bp + (c * nt + t) * nr;
+			const struct cpy *ct = cp + t * nseg;
+			for (int64_t s = 0; s < nseg; s++) {
+				float *d = row + segs[s].col;
+				const float *src = xc + ct[s].src;
+				int32_t k = 0;
+				for (; k < ct[s].zlo; k++)
+					d[k] = 0.0f;
+				for (int32_t e = 0; e < ct[s].n; e++)
+					d[k + e] = src[e];
+				k += ct[s].n;
+				for (int32_t e = 0; e < ct[s].zhi; e++)
+					d[k + e] = 0.0f;
+			}
+		}
+	}
+}
+
+/* Stores an mr x nr tile (+ bias) into the phase's output positions. */
+static void store_tile(const struct phase_job *j, const float *tile, int64_t nr, int64_t m0, int64_t mr,
+                       const struct seg *segs, int64_t nseg, float *yg, const float *bias)
+{
+	const int64_t sl = j->g->strides[j->g->n - 1];
+	for (int64_t i = 0; i < mr; i++) {
+		const float b = bias ? bias[m0 + i] : 0.0f;
+		float *ym = yg + (m0 + i) * j->out_sp;
+		for (int64_t s = 0; s < nseg; s++) {
+			const float *t = tile + i * nr + segs[s].col;
+			float *d = ym + segs[s].yoff;
+			if (sl == 1)
+				for (int64_t e = 0; e < segs[s].len; e++)
+					d[e] = t[e] + b;
+			else
+				for (int64_t e = 0; e < segs[s].len; e++)
+					d[e * sl] = t[e] + b;
+		}
+	}
+}
+
+/* Positions of phase ph (in its box, batch first) whose output row R = b*out0 + o0 is < R. */
+static int64_t rows_before(const struct phase_job *j, int64_t ph, const int64_t *r, int64_t R)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	const int64_t q0 = j->qn[ph * S], lo = j->qlo[ph * S];
+	const int64_t b = R / g->out[0], o = R % g->out[0];
+	int64_t u = convt_ceil_div(o + g->pad_begin[0] - r[0], g->strides[0]) - lo;
+	u = u < 0 ? 0 : u > q0 ? q0 : u;
+	return (b * q0 + u) * (j->npos[ph] / (g->batch * (q0 ? q0 : 1)));
+}
+
+/* One item: output rows [R0, R1) of one group, output channels [mlo, mhi), every phase. */
+static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
+{
+	const struct phase_job *j = arg;
+	const struct onnxrun__convt_geom *g = j->g;
+	const struct onnxrun__convt_packed *pk = j->pk;
+	const struct onnxrun__convt_taps *tp = &pk->taps;
+	const struct onnxrun__gemm_kernels *kn = pk->kern;
+	const int64_t mr_max = kn->mr_max, nr0 = kn->nr[0], mg = pk->mg;
+	char *sc = j->scratch + (size_t)tid * j->scratch_stride;
+	float *bp = (float *)sc, *tile = bp + j->cg * tp->tmax * nr0;
+	struct seg *segs = (struct seg *)(tile + mr_max * nr0);
+	struct cpy *cp = (struct cpy *)(segs + nr0);
+	int64_t r[S], delta[S];
+
+	for (int64_t it = begin; it < end; it++) {
+		const int64_t mc = it % j->mchunks, tl = it / j->mchunks % j->ntiles, grp = it / j->mchunks / j->ntiles;
+		const int64_t R0 = tl * j->trows, R1 = R0 + j->trows < j->nrows ? R0 + j->trows : j->nrows;
+		const int64_t mlo = mc * j->mchunk, mhi = mlo + j->mchunk < mg ? mlo + j->mchunk : mg;
+		const float *xg = j->x + grp * j->cg * j->in_sp;
+		float *yg = j->y + grp * mg * j->out_sp;
+		const float *bg = j->bias ? j->bias + grp * mg : NULL;
+		for (int64_t ph = 0; ph < tp->nphase; ph++) {
+			const int64_t nt = tp->ntaps[ph], kk = j->cg * nt;
+			const float *ag = pk->a + grp * tp->a_group + tp->a_off[ph];
+			int64_t pa, pb;
+			for (int32_t a = g->n - 1, q = (int32_t)ph; a >= 0; a--) {
+				r[a] = q % tp->s[a];
+				q /= (int32_t)tp->s[a];
+			}
+			if (!j->npos[ph])
+				continue;
+			pa = rows_before(j, ph, r, R0);
+			pb = R1 == j->nrows ? j->npos[ph] : rows_before(j, ph, r, R1);
+			for (int64_t p0 = pa; p0 < pb; p0 += nr0) {
+				const int64_t cnt = pb - p0 < nr0 ? pb - p0 : nr0;
+				const int v = cnt <= kn->nr[1] ? 1 : 0;
+				const int64_t nr = kn->nr[v];
+				const int64_t nseg = make_segs(j, ph, p0, cnt, r, segs);
+				for (int64_t t = 0; t < nt; t++) {
+					int64_t tap = t;
+					for (int32_t a = g->n - 1; a >= 0; a--) {
+						int64_t c = tp->start[a][r[a] + 1] - tp->start[a][r[a]];
+						int64_t k = tp->k_of[a][tp->start[a][r[a]] + tap % c];
+						tap /= c;
+						delta[a] = (k * tp->d[a] - r[a]) / tp->s[a];
+					}
+					plan_copies(j, delta, segs, nseg, cp + t * nseg);
+				}
+				if (cnt < nr)
+					memset(bp, 0, (size_t)(kk * nr) * sizeof *bp);
+				pack_b(j, xg, nt, nr, segs, nseg, cp, bp);
+				for (int64_t m0 = mlo; m0 < mhi; m0 += mr_max) {
+					const int64_t mr = mhi - m0 < mr_max ? mhi - m0 : mr_max;
+					kn->fn[v][mr - 1](kk, ag + m0 * kk, bp, tile, nr);
+					store_tile(j, tile, nr, m0, mr, segs, nseg, yg, bg);
+				}
+			}
+		}
+	}
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* Work split: tiles of output rows (batch x first spatial axis) sized so that a tile's
+ * output and input stay in L2, aligned so each phase's positions fill whole panels; then
+ * output channels split further when there are too few tiles for the threads. Any split
+ * gives the same results: each output is one micro-kernel dot product over K in order. */
+static void plan_split(struct phase_job *j, int threads)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	const int64_t nr0 = j->pk->kern->nr[0], mr = j->pk->kern->mr_max, mg = j->pk->mg;
+	const int64_t per_row = j->out_sp / g->out[0], nphase = j->pk->taps.nphase;
+	int64_t inner_q = 1, align, budget, items;
+	for (int32_t a = 1; a < g->n; a++)
+		inner_q *= (g->out[a] + g->strides[a] - 1) / g->strides[a];
+	align = g->strides[0] * (nr0 / gcd64(nr0, inner_q));
+	budget = (int64_t)(384 * 1024 / 4) / (mg + j->cg / nphase + 1) / per_row;
+	j->nrows = g->batch * g->out[0];
+	j->trows = budget / align * align;
+	j->trows = j->trows < align ? align : j->trows;
+	j->trows = j->trows > j->nrows ? j->nrows : j->trows;
+	j->ntiles = (j->nrows + j->trows - 1) / j->trows;
+	j->mchunks = 1;
+	j->mchunk = mg;
+	items = g->group * j->ntiles;
+	if (items < 4 * threads && threads > 1) {
+		int64_t want = (4 * threads + items - 1) / items, panels = (mg + mr - 1) / mr;
+		want = want > panels ? panels : want;
+		j->mchunk = (panels + want - 1) / want * mr;
+		j->mchunks = (mg + j->mchunk - 1) / j->mchunk;
+	}
+}
+
+enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
+                                             const struct onnxrun__convt_packed *pk, const float *x,
+                                             const float *bias, float *y)
+{
+	const struct onnxrun__convt_taps *tp = &pk->taps;
+	const int64_t np = tp->nphase, nr0 = pk->kern->nr[0];
+	struct phase_job j;
+	int64_t *buf, r[S], items;
+	int threads = ctx->threads < 1 ? 1 : ctx->threads;
+	size_t bytes;
+
+	if (threads > onnxrun__pool_threads(onnxrun__pool_current()))
+		threads = onnxrun__pool_threads(onnxrun__pool_current());
+	memset(&j, 0, sizeof j);
+	j.g = g;
+	j.pk = pk;
+	j.x = x;
+	j.bias = bias;
+	j.y = y;
+	j.cg = pk->cin / pk->group;
+	j.in_sp = j.out_sp = 1;
+	for (int32_t a = g->n - 1; a >= 0; a--) {
+		j.xs[a] = j.in_sp;
+		j.ys[a] = j.out_sp;
+		j.in_sp *= g->in[a];
+		j.out_sp *= g->out[a];
+	}
+	if (!(buf = onnxrun__calloc(ctx->env, (size_t)(np * (2 * S + 1)), sizeof *buf)))
+		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
+	j.qlo = buf;
+	j.qn = buf + np * S;
+	j.npos = buf + 2 * np * S;
+	for (int64_t ph = 0; ph < np; ph++) {
+		int64_t npos = g->batch;
+		for (int32_t a = g->n - 1, q = (int32_t)ph; a >= 0; a--) {
+			r[a] = q % tp->s[a];
+			q /= (int32_t)tp->s[a];
+		}
+		for (int32_t a = 0; a < g->n; a++) {
+			/* o = q*s + r - pad_begin in [0, out) */
+			int64_t lo = convt_ceil_div(g->pad_begin[a] - r[a], g->strides[a]);
+			int64_t hi = convt_floor_div(g->out[a] - 1 + g->pad_begin[a] - r[a], g->strides[a]);
+			j.qlo[ph * S + a] = lo;
+			j.qn[ph * S + a] = hi >= lo ? hi - lo + 1 : 0;
+			npos *= j.qn[ph * S + a];
+		}
+		j.npos[ph] = npos;
+	}
+	plan_split(&j, threads);
+	items = g->group * j.ntiles * j.mchunks;
+	bytes = (size_t)(j.cg * tp->tmax * nr0 + pk->kern->mr_max * nr0) * sizeof(float) +
+	        (size_t)nr0 * sizeof(struct seg) + (size_t)(tp->tmax * nr0) * sizeof(struct cpy);
+	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride))) {
+		onnxrun__free(ctx->env, buf);
+		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
+	}
+	onnxrun__pool_run(onnxrun__pool_current(), threads, items, phase_items, &j);
+	onnxrun__free(ctx->env, j.scratch);
+	onnxrun__free(ctx->env, buf);
+	return ONNXRUN_OK;
+}
