@@ -25,6 +25,7 @@ struct builder {
 	size_t cap_values;
 	int32_t *slots; /* open addressing, -1 empty */
 	size_t n_slots;
+	struct onnxrun__mem_budget budget; /* initializer and tensor-attribute bytes */
 };
 
 static uint64_t hash_str(const char *s)
@@ -231,7 +232,8 @@ static enum onnxrun_status load_initializers(struct builder *b, const Onnx__Grap
 		if ((v = add_value(b, name)) < 0)
 			return oom(b);
 		b->m->values[v].kind = ONNXRUN__VALUE_INITIALIZER;
-		st = onnxrun__tensor_from_proto(b->m->env, tp, b->base_dir, b->err, &b->m->values[v].init);
+		st = onnxrun__tensor_from_proto_budget(b->m->env, tp, b->base_dir, &b->budget, b->err,
+		                                       &b->m->values[v].init);
 		if (st)
 			return st;
 		type_of_tensor(b->m->values[v].init, &b->m->values[v].type);
@@ -354,7 +356,8 @@ static enum onnxrun_status load_attr_lists(struct builder *b, const Onnx__Attrib
 			return oom(b);
 		for (size_t i = 0; i < a->n_tensors; i++, o->count++) {
 			enum onnxrun_status st =
-				onnxrun__tensor_from_proto(env, a->tensors[i], b->base_dir, b->err, &o->tensors[i]);
+				onnxrun__tensor_from_proto_budget(env, a->tensors[i], b->base_dir, &b->budget,
+				                                  b->err, &o->tensors[i]);
 			if (st) {
 				onnxrun__err_prefix(b->err, "node '%s' (%s): attribute '%s'", node->name,
 				                    node->op_type, o->name);
@@ -389,7 +392,7 @@ static enum onnxrun_status load_attr(struct builder *b, const Onnx__AttributePro
 		if (!a->t)
 			return onnxrun__node_fail(b->err, ONNXRUN_ERROR_INVALID_MODEL, node,
 			                          "tensor attribute '%s' holds no tensor", o->name);
-		st = onnxrun__tensor_from_proto(env, a->t, b->base_dir, b->err, &o->t);
+		st = onnxrun__tensor_from_proto_budget(env, a->t, b->base_dir, &b->budget, b->err, &o->t);
 		if (st)
 			onnxrun__err_prefix(b->err, "node '%s' (%s): attribute '%s'", node->name, node->op_type,
 			                    o->name);
@@ -635,7 +638,7 @@ enum onnxrun_status onnxrun__load_model_proto(struct onnxrun_model *m, const voi
                                               const char *base_dir, struct onnxrun__err *err)
 {
 	struct onnxrun__pb_allocator pa;
-	struct builder b = { m, NULL, base_dir, err, 0, NULL, 0 };
+	struct builder b = { m, NULL, base_dir, err, 0, NULL, 0, { 0, onnxrun__env_max_memory(m->env) } };
 	enum onnxrun_status st;
 	if (size == 0)
 		return onnxrun__fail(err, ONNXRUN_ERROR_INVALID_MODEL, "the model is empty (0 bytes)");

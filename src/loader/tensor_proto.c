@@ -485,9 +485,37 @@ static enum onnxrun_status fill(const struct decode *d, struct onnxrun_tensor *t
 	return ONNXRUN_OK;
 }
 
+/* Charges the tensor's bytes (elements, and the bytes of its strings) to the budget; LIMIT
+ * when the cap would be passed. Called once the data's size is checked, before allocating. */
+static enum onnxrun_status charge(const struct decode *d, struct onnxrun__mem_budget *b,
+                                  struct onnxrun__err *err)
+{
+	uint64_t need = d->nbytes;
+	if (d->src == SRC_STRING)
+		for (size_t i = 0; i < d->tp->n_string_data; i++)
+			need += d->tp->string_data[i].len + 1; /* no overflow: all of it is in memory */
+	if (need > b->cap || b->used > b->cap - need)
+		return tensor_fail(err, ONNXRUN_ERROR_LIMIT, d,
+		                   "needs %llu bytes; with the %llu bytes of tensors before it that is above "
+		                   "the memory limit of %llu bytes (onnxrun_env_set_max_memory)",
+		                   (unsigned long long)need, (unsigned long long)b->used,
+		                   (unsigned long long)b->cap);
+	b->used += need;
+	return ONNXRUN_OK;
+}
+
 enum onnxrun_status onnxrun__tensor_from_proto(const struct onnxrun_env *env, const Onnx__TensorProto *tp,
                                                const char *base_dir, struct onnxrun__err *err,
                                                struct onnxrun_tensor **out)
+{
+	struct onnxrun__mem_budget b = { 0, onnxrun__env_max_memory(env) };
+	return onnxrun__tensor_from_proto_budget(env, tp, base_dir, &b, err, out);
+}
+
+enum onnxrun_status onnxrun__tensor_from_proto_budget(const struct onnxrun_env *env,
+                                                      const Onnx__TensorProto *tp, const char *base_dir,
+                                                      struct onnxrun__mem_budget *budget,
+                                                      struct onnxrun__err *err, struct onnxrun_tensor **out)
 {
 	struct decode d;
 	struct onnxrun_tensor *t = NULL;
@@ -496,7 +524,7 @@ enum onnxrun_status onnxrun__tensor_from_proto(const struct onnxrun_env *env, co
 	d.tp = tp;
 	d.name = tp->name ? tp->name : "";
 	if ((st = check_dtype(&d, err)) || (st = check_shape(&d, err)) ||
-	    (st = pick_source(&d, base_dir, err)))
+	    (st = pick_source(&d, base_dir, err)) || (st = charge(&d, budget, err)))
 		goto fail;
 	st = onnxrun__tensor_new(env, d.dtype, d.rank, d.dims, NULL, err, &t);
 	if (st) {

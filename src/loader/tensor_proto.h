@@ -23,6 +23,23 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_from_proto(const struct onnx
                                                                struct onnxrun__err *err,
                                                                struct onnxrun_tensor **out);
 
+/* Bytes of tensor data charged so far against a cap (the env's max memory): the tensors of
+ * one model share one budget. */
+struct onnxrun__mem_budget {
+	uint64_t used;
+	uint64_t cap;
+};
+
+/* onnxrun__tensor_from_proto charging the tensor's bytes (elements, plus string bytes) to
+ * *budget before allocating: LIMIT when they do not fit. The plain call above uses a fresh
+ * budget with the env's cap. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_from_proto_budget(const struct onnxrun_env *env,
+                                                                      const Onnx__TensorProto *tp,
+                                                                      const char *base_dir,
+                                                                      struct onnxrun__mem_budget *budget,
+                                                                      struct onnxrun__err *err,
+                                                                      struct onnxrun_tensor **out);
+
 /* A protobuf-c allocator over the env's (for onnx__*__unpack / __free_unpacked): pass
  * &a.base. `oom` becomes true when an allocation failed, which tells an unpack that failed
  * for lack of memory from one that failed on malformed bytes. */

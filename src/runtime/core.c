@@ -172,6 +172,19 @@ void onnxrun_env_set_log(struct onnxrun_env *env, onnxrun_log_fn fn, void *ctx)
 	env->log_ctx = ctx;
 }
 
+enum onnxrun_status onnxrun_env_set_max_memory(struct onnxrun_env *env, uint64_t bytes)
+{
+	if (!env)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	env->max_memory = bytes;
+	return ONNXRUN_OK;
+}
+
+uint64_t onnxrun__env_max_memory(const struct onnxrun_env *env)
+{
+	return env->max_memory ? env->max_memory : ONNXRUN_DEFAULT_MAX_MEMORY;
+}
+
 const char *onnxrun_env_error(const struct onnxrun_env *env)
 {
 	return env ? env->err.msg : "no env";

@@ -293,6 +293,11 @@ enum onnxrun_status onnxrun__npy_decode(const struct onnxrun_env *env, const voi
 	memcpy(shape.dims, h.dims, sizeof h.dims);
 	if (!onnxrun__shape_numel(&shape, &numel) || !onnxrun__tensor_bytes(h.dtype, numel, &nbytes))
 		return onnxrun__fail(err, ONNXRUN_ERROR_LIMIT, ".npy shape is too large (size overflows)");
+	if (nbytes > onnxrun__env_max_memory(env))
+		return onnxrun__fail(err, ONNXRUN_ERROR_LIMIT,
+		                     ".npy shape needs %zu bytes, above the memory limit of %llu bytes "
+		                     "(onnxrun_env_set_max_memory)", nbytes,
+		                     (unsigned long long)onnxrun__env_max_memory(env));
 	have = size - start - len;
 	if (have != nbytes)
 		return onnxrun__fail(err, ONNXRUN_ERROR_INVALID_INPUT,

@@ -41,6 +41,7 @@ struct onnxrun_env {
 	struct onnxrun__err err;
 	size_t n_ops;
 	struct onnxrun_op *ops; /* registered custom ops (copies) */
+	uint64_t max_memory;    /* onnxrun_env_set_max_memory; 0: ONNXRUN_DEFAULT_MAX_MEMORY */
 };
 
 /* All library memory goes through these. Blocks are 64-byte aligned; the size is kept in a
@@ -51,6 +52,8 @@ ONNXRUN__HIDDEN void onnxrun__free(const struct onnxrun_env *env, void *ptr);
 /* NULL-safe; copies len bytes and appends a NUL. */
 ONNXRUN__HIDDEN char *onnxrun__strndup(const struct onnxrun_env *env, const char *s, size_t len);
 ONNXRUN__HIDDEN char *onnxrun__strdup(const struct onnxrun_env *env, const char *s);
+/* The env's memory cap in bytes (its setting, or ONNXRUN_DEFAULT_MAX_MEMORY). */
+ONNXRUN__HIDDEN uint64_t onnxrun__env_max_memory(const struct onnxrun_env *env);
 /* Releases the env's registered custom ops (calling their user_data_free). */
 ONNXRUN__HIDDEN void onnxrun__env_free_ops(struct onnxrun_env *env);
 ONNXRUN__HIDDEN void onnxrun__log(const struct onnxrun_env *env, enum onnxrun_log_level level,

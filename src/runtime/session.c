@@ -31,6 +31,7 @@ struct onnxrun_session {
 	bool prepared, ran;
 	void *arena;
 	uint64_t planned;
+	uint64_t max_memory; /* 0: the env's cap */
 };
 
 static const char *input_word(const struct onnxrun__value *v)
@@ -130,6 +131,16 @@ enum onnxrun_status onnxrun_session_set_threads(struct onnxrun_session *s, int t
 		s->pool = p;
 	}
 	s->threads = threads;
+	return ONNXRUN_OK;
+}
+
+enum onnxrun_status onnxrun_session_set_max_memory(struct onnxrun_session *s, uint64_t bytes)
+{
+	if (!s)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	onnxrun__err_clear(&s->err);
+	s->max_memory = bytes;
+	s->prepared = false; /* the next run checks the plan against the new cap */
 	return ONNXRUN_OK;
 }
 
@@ -349,27 +360,105 @@ static enum onnxrun_status source_types(struct onnxrun_session *s)
 	return check_params(s);
 }
 
-/* Plans the arena for node outputs that are not graph outputs or strings. */
+/* What prepare would allocate, from the inferred shapes: checked against the cap before
+ * anything is allocated. */
+struct mem_need {
+	uint64_t cap;
+	uint64_t arena_sum; /* sum of the arena items' aligned sizes (>= the arena) */
+	uint64_t outputs;   /* graph outputs and string tensors, allocated on their own */
+	uint64_t largest;   /* the largest single tensor, for the message */
+	int32_t largest_value;
+	size_t largest_node;
+};
+
+static uint64_t session_cap(const struct onnxrun_session *s)
+{
+	return s->max_memory ? s->max_memory : onnxrun__env_max_memory(s->env);
+}
+
+/* Bytes of node k's output v (LIMIT when they overflow or alone pass the cap), added to
+ * *sum (64-byte aligned when align). */
+static enum onnxrun_status need_bytes(struct onnxrun_session *s, size_t k, int32_t v, bool align,
+                                      uint64_t *sum, struct mem_need *need, size_t *out)
+{
+	const struct onnxrun_model *m = s->model;
+	const struct onnxrun__node *node = &m->nodes[k];
+	int64_t numel;
+	size_t bytes;
+	uint64_t padded;
+	if (!onnxrun__shape_numel(&s->types[v].shape, &numel) ||
+	    !onnxrun__tensor_bytes(s->types[v].dtype, numel, &bytes))
+		return onnxrun__node_fail(&s->err, ONNXRUN_ERROR_LIMIT, node,
+		                          "output '%s': its byte size overflows", m->values[v].name);
+	if (bytes > need->cap)
+		return onnxrun__node_fail(&s->err, ONNXRUN_ERROR_LIMIT, node,
+		                          "output '%s' needs %zu bytes, above the memory limit of %llu bytes "
+		                          "(onnxrun_session_set_max_memory)", m->values[v].name, bytes,
+		                          (unsigned long long)need->cap);
+	padded = align ? ((uint64_t)bytes + 63) / 64 * 64 : bytes;
+	if (bytes >= need->largest) {
+		need->largest = bytes;
+		need->largest_value = v;
+		need->largest_node = k;
+	}
+	*sum = UINT64_MAX - *sum < padded ? UINT64_MAX : *sum + padded; /* saturating */
+	*out = bytes;
+	return ONNXRUN_OK;
+}
+
+/* Fails with LIMIT when the arena plus the outputs pass the cap, naming the largest tensor. */
+static enum onnxrun_status check_need(struct onnxrun_session *s, const struct mem_need *need,
+                                      uint64_t arena)
+{
+	const struct onnxrun_model *m = s->model;
+	uint64_t total = arena + need->outputs;
+	if (total >= arena && total <= need->cap)
+		return ONNXRUN_OK;
+	if (total < arena)
+		total = UINT64_MAX;
+	return onnxrun__fail(&s->err, ONNXRUN_ERROR_LIMIT,
+	                     "planned memory of %llu bytes (arena %llu + outputs %llu) is above the memory "
+	                     "limit of %llu bytes (onnxrun_session_set_max_memory); the largest tensor is "
+	                     "output '%s' of node '%s' (%s), %llu bytes",
+	                     (unsigned long long)total, (unsigned long long)arena,
+	                     (unsigned long long)need->outputs, (unsigned long long)need->cap,
+	                     m->values[need->largest_value].name, m->nodes[need->largest_node].name,
+	                     m->nodes[need->largest_node].op_type, (unsigned long long)need->largest);
+}
+
+/* Plans the arena for node outputs that are not graph outputs or strings, after checking
+ * every tensor prepare will allocate against the memory cap. */
 static enum onnxrun_status plan_arena(struct onnxrun_session *s, struct onnxrun__plan_item *items,
                                       int32_t *item_value, size_t *n_items, size_t *arena_size)
 {
 	const struct onnxrun_model *m = s->model;
-	size_t n = 0;
+	struct mem_need need = { session_cap(s), 0, 0, 0, -1, 0 };
+	enum onnxrun_status st;
+	size_t n = 0, bytes;
 	for (size_t k = 0; k < m->n_nodes; k++) {
 		const struct onnxrun__node *node = &m->nodes[k];
 		for (size_t o = 0; o < node->n_outputs; o++) {
 			int32_t v = node->outputs[o];
-			int64_t numel;
-			if (v < 0 || m->values[v].is_output || s->types[v].dtype == ONNXRUN_DTYPE_STRING)
+			if (v < 0)
 				continue;
-			if (!onnxrun__shape_numel(&s->types[v].shape, &numel) ||
-			    !onnxrun__tensor_bytes(s->types[v].dtype, numel, &items[n].size))
-				return onnxrun__node_fail(&s->err, ONNXRUN_ERROR_LIMIT, node,
-				                          "output '%s' is too large", m->values[v].name);
+			if (m->values[v].is_output || s->types[v].dtype == ONNXRUN_DTYPE_STRING) {
+				if ((st = need_bytes(s, k, v, false, &need.outputs, &need, &bytes)))
+					return st;
+				continue;
+			}
+			if ((st = need_bytes(s, k, v, true, &need.arena_sum, &need, &items[n].size)))
+				return st;
 			items[n].first = items[n].last = k;
 			item_value[n++] = v;
 		}
 	}
+	/* Outputs alone over the cap fail here. Arena offsets never pass the sum of the items'
+	 * aligned sizes, so when that sum fits in size_t the planner cannot overflow. */
+	if (need.outputs > need.cap)
+		return check_need(s, &need, 0);
+	if (need.arena_sum > SIZE_MAX / 2)
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_LIMIT,
+		                     "intermediate tensors need more than %zu bytes", SIZE_MAX / 2);
 	/* A buffer lives until its last consumer. */
 	for (size_t k = 0; k < m->n_nodes; k++)
 		for (size_t i = 0; i < m->nodes[k].n_inputs; i++)
@@ -378,7 +467,7 @@ static enum onnxrun_status plan_arena(struct onnxrun_session *s, struct onnxrun_
 					items[it].last = k;
 	*n_items = n;
 	switch (onnxrun__plan(s->env, items, n, arena_size)) {
-	case ONNXRUN_OK: return ONNXRUN_OK;
+	case ONNXRUN_OK: return check_need(s, &need, *arena_size);
 	case ONNXRUN_ERROR_OUT_OF_MEMORY: return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory planning memory");
 	default: return onnxrun__fail(&s->err, ONNXRUN_ERROR_LIMIT, "memory plan does not fit in the address space");
 	}

@@ -12,8 +12,10 @@
 #include "npy.h"
 #include "runtime.h"
 
-/* Tensor files larger than this are refused rather than read into memory. */
+/* Tensor files larger than this are refused rather than read into memory; so are files
+ * larger than the env's memory cap plus FILE_SLACK (headers, protobuf framing). */
 #define MAX_FILE_BYTES ((uint64_t)16 << 30)
+#define FILE_SLACK ((uint64_t)1 << 20)
 
 typedef enum onnxrun_status (*decode_fn)(const struct onnxrun_env *env, const void *data, size_t size,
                                          struct onnxrun__err *err, struct onnxrun_tensor **out);
@@ -44,13 +46,16 @@ static enum onnxrun_status load_file(struct onnxrun_env *env, const char *path, 
 {
 	void *data = NULL;
 	size_t size = 0;
+	uint64_t cap;
 	enum onnxrun_status st;
 	if (!env)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;
 	onnxrun__err_clear(&env->err);
 	if (!path || !out)
 		return onnxrun__fail(&env->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "%s is NULL", !path ? "path" : "out");
-	st = onnxrun__read_file(env, path, MAX_FILE_BYTES, &env->err, &data, &size);
+	cap = onnxrun__env_max_memory(env);
+	cap = cap > MAX_FILE_BYTES - FILE_SLACK ? MAX_FILE_BYTES : cap + FILE_SLACK;
+	st = onnxrun__read_file(env, path, cap, &env->err, &data, &size);
 	if (st)
 		return st; /* the message already names the file */
 	st = decode(env, data, size, &env->err, out);
