@@ -330,6 +330,9 @@ enum onnxrun_status onnxrun__convt_geom_make(const struct onnxrun__node *node, c
 	if (n_inputs < 2 || n_inputs > 3)
 		return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
 		                          "has %zu inputs, expected 2 or 3 (X, W, optional B)", n_inputs);
+	if (node->outputs && node->n_outputs >= 1 && node->outputs[0] < 0)
+		return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
+		                          "output 0 is required but its name is empty");
 	if (n_inputs == 3 && inputs[2].dtype != ONNXRUN_DTYPE_UNDEFINED)
 		b = &inputs[2];
 	g->has_bias = b != NULL;

@@ -70,6 +70,9 @@ static enum onnxrun_status d2s_infer(struct onnxrun_op_context *ctx, const struc
 		return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
 		                          "input has dtype %s, not allowed in version %d (bfloat16 from "
 		                          "version 13)", onnxrun_dtype_name(t), version);
+	if (node->outputs && node->outputs[0] < 0)
+		return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
+		                          "output 0 is required but its name is empty");
 	if ((st = d2s_attrs(node, &a, err)))
 		return st;
 	if (!onnxrun__mul_i64(a.b, a.b, &bb))
