@@ -1,0 +1,124 @@
+/*
+ * fuzz_model.c - libFuzzer target: bytes -> onnxrun_model_load_buffer -> (if it loads) a
+ * session with every symbolic dim bound to a small value, inputs filled with small
+ * deterministic values, run. Memory caps keep a hostile model from exhausting the fuzzer:
+ * the env caps initializer bytes, the session caps the planned arena plus outputs, and
+ * inputs above FUZZ_MAX_INPUT_ELEMS elements are not created (the run is skipped).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "onnxrun.h"
+
+#define FUZZ_MEMORY_CAP ((uint64_t)64 << 20)
+#define FUZZ_MAX_INPUT_ELEMS 65536
+#define FUZZ_BOUND_DIM 2
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Fills element i of t with a small value that depends only on i. */
+static void fill_input(struct onnxrun_tensor *t)
+{
+	void *p = onnxrun_tensor_data(t);
+	int64_t n = onnxrun_tensor_numel(t);
+	for (int64_t i = 0; i < n; i++) {
+		int v = (int)(i % 7) - 3;
+		switch (onnxrun_tensor_dtype(t)) {
+		case ONNXRUN_DTYPE_FLOAT: ((float *)p)[i] = (float)v * 0.25f; break;
+		case ONNXRUN_DTYPE_DOUBLE: ((double *)p)[i] = (double)v * 0.25; break;
+		case ONNXRUN_DTYPE_FLOAT16: ((uint16_t *)p)[i] = (uint16_t)(0x3c00 + v); break;
+		case ONNXRUN_DTYPE_BFLOAT16: ((uint16_t *)p)[i] = (uint16_t)(0x3f80 + v); break;
+		case ONNXRUN_DTYPE_STRING: onnxrun_tensor_set_string(t, i, "ab", (size_t)(i % 3)); break;
+		default: memset((char *)p + (size_t)i * onnxrun_dtype_size(onnxrun_tensor_dtype(t)),
+		                v & 0xff, onnxrun_dtype_size(onnxrun_tensor_dtype(t)));
+		}
+	}
+}
+
+/* Creates input i from its declared type (unknown dims -> FUZZ_BOUND_DIM); NULL when the
+ * type is not usable or the tensor would be too large. */
+static struct onnxrun_tensor *make_input(struct onnxrun_env *env, const struct onnxrun_value_info *vi)
+{
+	int64_t dims[ONNXRUN_MAX_RANK], numel = 1;
+	struct onnxrun_tensor *t = NULL;
+	if (vi->rank < 0 || vi->dtype == ONNXRUN_DTYPE_UNDEFINED)
+		return NULL;
+	for (int32_t d = 0; d < vi->rank; d++) {
+		dims[d] = vi->dims[d].value >= 0 ? vi->dims[d].value : FUZZ_BOUND_DIM;
+		if (dims[d] > FUZZ_MAX_INPUT_ELEMS)
+			return NULL;
+		numel *= dims[d];
+		if (numel > FUZZ_MAX_INPUT_ELEMS)
+			return NULL;
+	}
+	if (onnxrun_tensor_create(env, vi->dtype, vi->rank, dims, &t))
+		return NULL;
+	fill_input(t);
+	return t;
+}
+
+/* Reads every query the API offers, so the tables built at load get exercised. */
+static void query_model(const struct onnxrun_model *model)
+{
+	struct onnxrun_value_info vi;
+	struct onnxrun_node_info ni;
+	const char *domain;
+	int64_t version;
+	for (size_t i = 0; i < onnxrun_model_opset_count(model); i++)
+		onnxrun_model_opset(model, i, &domain, &version);
+	for (size_t i = 0; i < onnxrun_model_output_count(model); i++)
+		onnxrun_model_output_info(model, i, &vi);
+	for (size_t i = 0; i < onnxrun_model_node_count(model); i++)
+		if (!onnxrun_model_node_info(model, i, &ni))
+			for (size_t o = 0; o < ni.output_count; o++)
+				if (ni.outputs[o][0])
+					onnxrun_model_value_info(model, ni.outputs[o], &vi);
+}
+
+static void run_model(struct onnxrun_env *env, const struct onnxrun_model *model)
+{
+	struct onnxrun_tensor *inputs[16] = { NULL };
+	struct onnxrun_session *s = NULL;
+	size_t n_in = onnxrun_model_input_count(model);
+	const struct onnxrun_tensor *out;
+	bool complete = n_in <= 16;
+	if (onnxrun_session_create(model, &s))
+		return;
+	onnxrun_session_set_max_memory(s, FUZZ_MEMORY_CAP);
+	for (size_t i = 0; i < n_in && complete; i++) {
+		struct onnxrun_value_info vi;
+		if (onnxrun_model_input_info(model, i, &vi))
+			break;
+		for (int32_t d = 0; d < vi.rank; d++)
+			if (vi.dims[d].value < 0 && vi.dims[d].param)
+				onnxrun_session_bind_dim(s, vi.dims[d].param, FUZZ_BOUND_DIM);
+		inputs[i] = make_input(env, &vi);
+		complete = inputs[i] && !onnxrun_session_set_input(s, i, inputs[i]);
+	}
+	if (complete && !onnxrun_session_run(s)) {
+		for (size_t i = 0; i < onnxrun_model_output_count(model); i++)
+			if (!onnxrun_session_output(s, i, &out))
+				(void)onnxrun_tensor_numel(out);
+		onnxrun_session_run(s); /* a second run reuses the plan */
+	}
+	onnxrun_session_free(s);
+	for (size_t i = 0; i < 16; i++)
+		onnxrun_tensor_free(inputs[i]);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct onnxrun_env *env = NULL;
+	struct onnxrun_model *model = NULL;
+	if (onnxrun_env_create(NULL, &env))
+		return 0;
+	onnxrun_env_set_max_memory(env, FUZZ_MEMORY_CAP);
+	if (!onnxrun_model_load_buffer(env, data, size, NULL, &model)) {
+		query_model(model);
+		run_model(env, model);
+		onnxrun_model_free(model);
+	}
+	onnxrun_env_free(env);
+	return 0;
+}
