@@ -23,6 +23,12 @@ else
 fi
 [ -f /usr/include/onnx/onnx.proto ] || missing+=(libonnx-dev)
 [ $want_tests = 1 ] && need_cmd valgrind valgrind
+# The fuzzing stage: clang with its libFuzzer runtime (Debian 12: clang 14).
+if [ $want_tests = 1 ]; then
+	need_cmd clang clang
+	compgen -G '/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a' >/dev/null ||
+		missing+=(libclang-rt-14-dev)
+fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 # shellcheck disable=SC2207

@@ -3,7 +3,9 @@
 #  1. the CTest suite (cmocka unit, op, conformance, API and CLI tests; valgrind memcheck of
 #     the CLI; install + examples via pkg-config and find_package);
 #  2. the same cmocka suite built with AddressSanitizer + UndefinedBehaviorSanitizer;
-#  3. the API tests (a model shared by four threads) under ThreadSanitizer.
+#  3. the API tests (a model shared by four threads) under ThreadSanitizer;
+#  4. each libFuzzer target (tests/fuzz: model, tensor_pb, npy) for FUZZ_SECONDS (default 60)
+#     under ASan + UBSan; any crash, leak, hang or OOM fails (see docs/security.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/deps.sh --test
@@ -23,3 +25,8 @@ echo "== ThreadSanitizer"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXRUN_WERROR=ON -DONNXRUN_TSAN=ON >/dev/null
 cmake --build build-tsan -j"$jobs" --target test_api >/dev/null
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^test_api$')
+
+echo "== Fuzzing (libFuzzer + ASan + UBSan, ${FUZZ_SECONDS:-60} s per target)"
+for target in model tensor_pb npy; do
+	JOBS=$jobs bash tests/fuzz/run.sh "$target" "${FUZZ_SECONDS:-60}"
+done
