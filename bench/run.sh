@@ -77,10 +77,11 @@ log "load average (1 min) at start: $LOAD_START"
 
 # ---- 1. library (Release) and bench tools
 log "building libonnxrun (Release) in build-bench"
-cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DONNXRUN_BUILD_TESTS=OFF >"$ROOT/build-bench.log" 2>&1 ||
-	{ cat "$ROOT/build-bench.log" >&2; exit 1; }
-cmake --build build-bench -j"$(nproc)" --target onnxrun_static >>"$ROOT/build-bench.log" 2>&1 ||
-	{ tail -50 "$ROOT/build-bench.log" >&2; exit 1; }
+mkdir -p "$B"
+cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DONNXRUN_BUILD_TESTS=OFF >"$B/build-bench.log" 2>&1 ||
+	{ cat "$B/build-bench.log" >&2; exit 1; }
+cmake --build build-bench -j"$(nproc)" --target onnxrun_static >>"$B/build-bench.log" 2>&1 ||
+	{ tail -50 "$B/build-bench.log" >&2; exit 1; }
 mkdir -p "$B" "$OUT" "$RES"
 cc -O2 -I include bench/onnxrun_bench.c build-bench/libonnxrun.a -lprotobuf-c -lm -lpthread \
 	-o "$B/onnxrun_bench"
