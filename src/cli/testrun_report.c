@@ -163,9 +163,9 @@ void tr_print_summary(const struct tr_run *run, const struct tr_options *opts)
 		printf("stopped at the first failure (--fail-fast): %zu case%s not run\n",
 		       run->not_run, run->not_run == 1 ? "" : "s");
 	printf("%zu passed, %zu failed, %zu errors, %zu unsupported, %zu skipped "
-	       "(%zu data sets, %.1f ms)\n",
+	       "(%zu data set%s, %.1f ms)\n",
 	       run->passed, run->failed, run->errors, run->unsupported, run->skipped,
-	       run->sets_run, run->time_ms);
+	       run->sets_run, run->sets_run == 1 ? "" : "s", run->time_ms);
 	if (opts->allow_unsupported)
 		skipped += run->unsupported;
 	else
