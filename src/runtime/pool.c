@@ -8,7 +8,7 @@
 
 #include "pool.h"
 
-#define SPIN_ITERS 20000
+#define SPIN_ITERS 4000
 
 static _Thread_local struct onnxrun__pool *current;
 

@@ -1,0 +1,367 @@
+/*
+ * test_kernels.c - the float32 ConvTranspose fast paths (per-phase GEMM, GEMM +
+ * overlap-add, depthwise) against a naive scatter reference written here from the spec,
+ * for every micro-kernel ISA this CPU runs (avx512, avx2, scalar), W as an initializer
+ * (pre-packed at load) and as a graph input (packed per run), on 1, 2 and 4 threads; the
+ * outputs must be bitwise identical across thread counts. Tolerances follow the reduction
+ * length: |got - want| <= terms * 2^-23 * sum |x*w| + 1e-6.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "model_builder.c"
+#include "ops/gemm/gemm.h"
+
+#define MAXS 3
+
+struct cfg {
+	int n;                                    /* spatial rank */
+	int64_t batch, group, cg, mg;
+	int64_t in[MAXS], k[MAXS], s[MAXS], d[MAXS], pb[MAXS], pe[MAXS], op[MAXS];
+	bool bias, w_input;
+};
+
+static int64_t out_dim(const struct cfg *c, int a)
+{
+	return c->s[a] * (c->in[a] - 1) + c->op[a] + (c->k[a] - 1) * c->d[a] + 1 - c->pb[a] - c->pe[a];
+}
+
+static int64_t prod(const int64_t *v, int n)
+{
+	int64_t p = 1;
+	for (int i = 0; i < n; i++)
+		p *= v[i];
+	return p;
+}
+
+static void cfg_str(const struct cfg *c, char *buf, size_t len)
+{
+	int at = snprintf(buf, len, "n=%d N=%lld group=%lld Cg=%lld Mg=%lld bias=%d w_input=%d |", c->n,
+	                  (long long)c->batch, (long long)c->group, (long long)c->cg, (long long)c->mg, c->bias,
+	                  c->w_input);
+	for (int a = 0; a < c->n && at < (int)len; a++)
+		at += snprintf(buf + at, len - (size_t)at, " in=%lld k=%lld s=%lld d=%lld pads=%lld,%lld op=%lld |",
+		               (long long)c->in[a], (long long)c->k[a], (long long)c->s[a], (long long)c->d[a],
+		               (long long)c->pb[a], (long long)c->pe[a], (long long)c->op[a]);
+}
+
+/* Naive scatter (ONNX ConvTranspose: o = i*s + k*d - pad_begin) in double, with sum |x*w|. */
+static void reference(const struct cfg *c, const float *x, const float *w, const float *b, double *y,
+                      double *mag)
+{
+	int64_t out[MAXS], ii[MAXS], kk[MAXS];
+	const int64_t isp = prod(c->in, c->n), ksp = prod(c->k, c->n);
+	const int64_t cin = c->group * c->cg, m = c->group * c->mg;
+	for (int a = 0; a < c->n; a++)
+		out[a] = out_dim(c, a);
+	const int64_t osp = prod(out, c->n);
+	for (int64_t e = 0; e < c->batch * m * osp; e++) {
+		y[e] = c->bias ? b[e / osp % m] : 0.0;
+		mag[e] = 0.0;
+	}
+	for (int64_t nb = 0; nb < c->batch; nb++)
+		for (int64_t ic = 0; ic < cin; ic++)
+			for (int64_t mm = 0; mm < c->mg; mm++)
+				for (int64_t ip = 0; ip < isp; ip++)
+					for (int64_t kp = 0; kp < ksp; kp++) {
+						int64_t r = ip, q = kp, o = 0;
+						bool inside = true;
+						for (int a = c->n - 1; a >= 0; a--) {
+							ii[a] = r % c->in[a];
+							r /= c->in[a];
+							kk[a] = q % c->k[a];
+							q /= c->k[a];
+						}
+						for (int a = 0; a < c->n; a++) {
+							int64_t oa = ii[a] * c->s[a] + kk[a] * c->d[a] - c->pb[a];
+							inside = inside && oa >= 0 && oa < out[a];
+							o = o * out[a] + oa;
+						}
+						if (!inside)
+							continue;
+						const int64_t oc = ic / c->cg * c->mg + mm;
+						const double v = (double)x[(nb * cin + ic) * isp + ip] *
+						                 (double)w[(ic * c->mg + mm) * ksp + kp];
+						y[(nb * m + oc) * osp + o] += v;
+						mag[(nb * m + oc) * osp + o] += fabs(v);
+					}
+}
+
+static void add_ints(Onnx__NodeProto *node, const char *name, const int64_t *v, int n)
+{
+	mb_attr_ints(node, name, (size_t)n, v);
+}
+
+/* A one-node model: X input, W initializer (or input), optional B initializer. */
+static struct onnxrun_model *build(struct onnxrun_env *env, const struct cfg *c, const float *w, const float *b)
+{
+	Onnx__ModelProto *m = mb_model(8);
+	Onnx__NodeProto *node;
+	int64_t wd[MAXS + 2], pads[2 * MAXS];
+	char shape[128];
+	int at;
+	mb_opset(m, "", 13);
+	at = snprintf(shape, sizeof shape, "%lld,%lld", (long long)c->batch, (long long)(c->group * c->cg));
+	for (int a = 0; a < c->n; a++)
+		at += snprintf(shape + at, sizeof shape - (size_t)at, ",%lld", (long long)c->in[a]);
+	mb_input(m, "x", MB_FLOAT, shape);
+	wd[0] = c->group * c->cg;
+	wd[1] = c->mg;
+	for (int a = 0; a < c->n; a++) {
+		wd[2 + a] = c->k[a];
+		pads[a] = c->pb[a];
+		pads[c->n + a] = c->pe[a];
+	}
+	if (c->w_input) {
+		at = snprintf(shape, sizeof shape, "%lld,%lld", (long long)wd[0], (long long)wd[1]);
+		for (int a = 0; a < c->n; a++)
+			at += snprintf(shape + at, sizeof shape - (size_t)at, ",%lld", (long long)c->k[a]);
+		mb_input(m, "w", MB_FLOAT, shape);
+	} else {
+		mb_initializer_f32(m, "w", (size_t)c->n + 2, wd, w);
+	}
+	if (c->bias)
+		mb_initializer_f32(m, "b", 1, (int64_t[]){ c->group * c->mg }, b);
+	mb_output(m, "y", MB_FLOAT, NULL);
+	node = mb_node(m, "ct", "ConvTranspose", "", c->bias ? "x,w,b" : "x,w", "y");
+	add_ints(node, "strides", c->s, c->n);
+	add_ints(node, "dilations", c->d, c->n);
+	add_ints(node, "output_padding", c->op, c->n);
+	add_ints(node, "pads", pads, 2 * c->n);
+	if (c->group > 1)
+		mb_attr_int(node, "group", c->group);
+	return th_load_ok(env, m);
+}
+
+/* Runs the model on `threads` threads; returns a malloc'd copy of y. */
+static float *run(struct onnxrun_model *model, const struct cfg *c, struct onnxrun_tensor *x,
+                  struct onnxrun_tensor *wt, int threads, size_t *ny)
+{
+	struct onnxrun_session *s = NULL;
+	const struct onnxrun_tensor *y;
+	float *copy;
+	assert_int_equal(onnxrun_session_create(model, &s), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_set_threads(s, threads), ONNXRUN_OK);
+	TH_ASSERT_STATUS(onnxrun_session_set_input_by_name(s, "x", x), ONNXRUN_OK, onnxrun_session_error(s));
+	if (c->w_input)
+		TH_ASSERT_STATUS(onnxrun_session_set_input_by_name(s, "w", wt), ONNXRUN_OK, onnxrun_session_error(s));
+	TH_ASSERT_STATUS(onnxrun_session_run(s), ONNXRUN_OK, onnxrun_session_error(s));
+	/* a second run reuses the pool and the packed state */
+	TH_ASSERT_STATUS(onnxrun_session_run(s), ONNXRUN_OK, onnxrun_session_error(s));
+	assert_int_equal(onnxrun_session_output(s, 0, &y), ONNXRUN_OK);
+	*ny = (size_t)onnxrun_tensor_numel(y);
+	copy = malloc(*ny * sizeof *copy + 1);
+	memcpy(copy, onnxrun_tensor_data(y), *ny * sizeof *copy);
+	onnxrun_session_free(s);
+	return copy;
+}
+
+static int check_config(const struct cfg *c, uint64_t seed, long *compared)
+{
+	static const enum onnxrun__isa isas[] = { ONNXRUN__ISA_AVX512, ONNXRUN__ISA_AVX2, ONNXRUN__ISA_SCALAR };
+	struct th_rng rng;
+	struct onnxrun_env *env = th_env();
+	int64_t xd[MAXS + 2], wd[MAXS + 2], out[MAXS];
+	const int64_t cin = c->group * c->cg, ksp = prod(c->k, c->n);
+	char desc[512];
+	int failures = 0;
+	xd[0] = c->batch;
+	xd[1] = cin;
+	wd[0] = cin;
+	wd[1] = c->mg;
+	for (int a = 0; a < c->n; a++) {
+		xd[2 + a] = c->in[a];
+		wd[2 + a] = c->k[a];
+		out[a] = out_dim(c, a);
+	}
+	const size_t nx = th_numel(c->n + 2, xd), nw = th_numel(c->n + 2, wd);
+	const size_t ny_want = (size_t)(c->batch * c->group * c->mg * prod(out, c->n));
+	float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *b = malloc((size_t)(c->group * c->mg) * 4);
+	double *ref = malloc(ny_want * sizeof *ref), *mag = malloc(ny_want * sizeof *mag);
+	th_rng_seed(&rng, seed);
+	for (size_t i = 0; i < nx; i++)
+		x[i] = (float)(th_rng_next(&rng) % 20001) * 1e-4f - 1.0f; /* not exact: real rounding */
+	for (size_t i = 0; i < nw; i++)
+		w[i] = (float)(th_rng_next(&rng) % 20001) * 1e-4f - 1.0f;
+	for (int64_t i = 0; i < c->group * c->mg; i++)
+		b[i] = th_rng_float(&rng);
+	reference(c, x, w, b, ref, mag);
+	cfg_str(c, desc, sizeof desc);
+	struct onnxrun_tensor *xt = th_tensor_f32(env, c->n + 2, xd, x), *wt = th_tensor_f32(env, c->n + 2, wd, w);
+	const double terms = (double)(c->cg * ksp + 1);
+	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+		if (!onnxrun__gemm_isa_supported(isas[ii]))
+			continue;
+		onnxrun__gemm_set_isa(isas[ii]);
+		struct onnxrun_model *model = build(env, c, w, b);
+		float *first = NULL;
+		for (int threads = 1; threads <= 4; threads *= 2) {
+			size_t ny;
+			float *y = run(model, c, xt, wt, threads, &ny);
+			assert_int_equal(ny, ny_want);
+			if (!first) {
+				for (size_t e = 0; e < ny; e++) {
+					double tol = terms * FLT_EPSILON * mag[e] + 1e-6;
+					if (!(fabs((double)y[e] - ref[e]) <= tol)) {
+						if (failures++ < 5)
+							print_message("isa=%d element %zu: got %.9g, want %.9g (tol %.3g): "
+							              "seed=%llu %s\n", (int)isas[ii], e, (double)y[e], ref[e],
+							              tol, (unsigned long long)seed, desc);
+					}
+				}
+				*compared += (long)ny;
+				first = y;
+				continue;
+			}
+			if (memcmp(first, y, ny * sizeof *y)) {
+				if (failures++ < 5)
+					print_message("isa=%d threads=%d differs bitwise from threads=1: seed=%llu %s\n",
+					              (int)isas[ii], threads, (unsigned long long)seed, desc);
+			}
+			free(y);
+		}
+		free(first);
+		onnxrun_model_free(model);
+	}
+	onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX512);
+	onnxrun_tensor_free(xt);
+	onnxrun_tensor_free(wt);
+	onnxrun_env_free(env);
+	free(x);
+	free(w);
+	free(b);
+	free(ref);
+	free(mag);
+	return failures;
+}
+
+static int64_t rnd(struct th_rng *r, int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(th_rng_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+enum family { FAM_PHASE, FAM_COL2IM, FAM_DW };
+
+/* A random config aimed at one fast path (the ranks and channel counts decide the path). */
+static void random_cfg(struct th_rng *r, enum family fam, struct cfg *c)
+{
+	memset(c, 0, sizeof *c);
+	c->n = fam == FAM_PHASE ? (int)rnd(r, 1, 3) : (int)rnd(r, 1, 2);
+	c->batch = rnd(r, 1, 3);
+	c->group = rnd(r, 1, fam == FAM_DW ? 6 : 2);
+	c->cg = fam == FAM_DW ? 1 : fam == FAM_COL2IM ? rnd(r, 4, 24) : rnd(r, 1, 24);
+	c->mg = fam == FAM_DW ? 1 : fam == FAM_COL2IM ? rnd(r, 1, 4) : rnd(r, 5, 40);
+	c->bias = rnd(r, 0, 3) != 0;
+	c->w_input = rnd(r, 0, 3) == 0;
+	for (int a = 0; a < c->n; a++) {
+		int64_t natural;
+		c->in[a] = rnd(r, 1, c->n == 1 ? 70 : c->n == 2 ? 19 : 7);
+		c->k[a] = rnd(r, 1, fam == FAM_COL2IM && c->n == 1 ? 12 : 5);
+		c->s[a] = rnd(r, 1, 4);
+		c->d[a] = rnd(r, 0, 3) == 0 ? rnd(r, 2, 3) : 1;
+		c->op[a] = rnd(r, 0, (c->s[a] > c->d[a] ? c->s[a] : c->d[a]) - 1);
+		natural = c->s[a] * (c->in[a] - 1) + c->op[a] + (c->k[a] - 1) * c->d[a] + 1;
+		c->pb[a] = rnd(r, 0, natural / 2 < 4 ? natural / 2 : 4);
+		c->pe[a] = rnd(r, 0, (natural - 1 - c->pb[a]) < 4 ? natural - 1 - c->pb[a] : 4);
+	}
+	if (fam == FAM_COL2IM && c->mg * prod(c->k, c->n) < 8)
+		c->k[0] += 8; /* keep it on the overlap-add path (rows = Mg x taps >= 8) */
+}
+
+static void run_family(enum family fam, int count, uint64_t base)
+{
+	struct th_rng r;
+	long compared = 0;
+	int failures = 0;
+	th_rng_seed(&r, base);
+	for (int i = 0; i < count; i++) {
+		struct cfg c;
+		random_cfg(&r, fam, &c);
+		failures += check_config(&c, base * 100000 + (uint64_t)i, &compared);
+	}
+	print_message("%d configs, %ld elements compared per ISA-run, %d failures\n", count, compared, failures);
+	assert_int_equal(failures, 0);
+}
+
+static void test_phase_random(void **state)
+{
+	(void)state;
+	run_family(FAM_PHASE, 150, 1);
+}
+
+static void test_col2im_random(void **state)
+{
+	(void)state;
+	run_family(FAM_COL2IM, 150, 2);
+}
+
+static void test_depthwise_random(void **state)
+{
+	(void)state;
+	run_family(FAM_DW, 150, 3);
+}
+
+/* Scaled-down suite shapes: each fast path's typical use, plus panel/tile remainders. */
+static void test_suite_like(void **state)
+{
+	static const struct cfg cases[] = {
+		/* dcgan k4 s2 p1 */
+		{ 2, 1, 1, 48, 40, { 8, 8 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
+		/* unet k2 s2, batch 3 */
+		{ 2, 3, 1, 16, 24, { 9, 13 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, { 0, 0 }, true, false },
+		/* k3 s1 p1 with W fed at run time */
+		{ 2, 1, 1, 8, 17, { 21, 33 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, true },
+		/* hifigan k16 s8 p4 */
+		{ 1, 1, 1, 32, 24, { 37 }, { 16 }, { 8 }, { 1 }, { 4 }, { 4 }, { 0 }, true, false },
+		/* istft-like: 1 output channel, long kernel */
+		{ 1, 1, 1, 30, 1, { 21 }, { 64 }, { 16 }, { 1 }, { 24 }, { 24 }, { 0 }, true, false },
+		/* fsrcnn-like k9 s3 p4 op2 */
+		{ 2, 1, 1, 12, 1, { 17, 23 }, { 9, 9 }, { 3, 3 }, { 1, 1 }, { 4, 4 }, { 4, 4 }, { 2, 2 }, true, false },
+		/* dcgan_64_3-like */
+		{ 2, 1, 1, 16, 3, { 24, 20 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
+		/* 3-D k3 s2 p1 op1 */
+		{ 3, 1, 1, 8, 12, { 5, 6, 7 }, { 3, 3, 3 }, { 2, 2, 2 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 },
+		  { 1, 1, 1 }, true, false },
+		/* depthwise and grouped */
+		{ 2, 2, 16, 1, 1, { 20, 18 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
+		{ 2, 1, 4, 16, 16, { 12, 12 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
+	};
+	long compared = 0;
+	int failures = 0;
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		failures += check_config(&cases[i], 900 + i, &compared);
+	print_message("%zu suite-like configs, %ld elements compared, %d failures\n", sizeof cases / sizeof cases[0],
+	              compared, failures);
+	assert_int_equal(failures, 0);
+}
+
+/* ONNXRUN_KERNEL picks the ISA when nothing forced one; unsupported ISAs fall back. */
+static void test_isa_selection(void **state)
+{
+	(void)state;
+	assert_int_equal(onnxrun__gemm_set_isa(ONNXRUN__ISA_SCALAR), ONNXRUN__ISA_SCALAR);
+	assert_int_equal(onnxrun__gemm_isa(), ONNXRUN__ISA_SCALAR);
+	assert_int_equal(onnxrun__gemm_kernels_for(ONNXRUN__ISA_SCALAR)->isa, ONNXRUN__ISA_SCALAR);
+	if (onnxrun__gemm_isa_supported(ONNXRUN__ISA_AVX2))
+		assert_int_equal(onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX2), ONNXRUN__ISA_AVX2);
+	if (!onnxrun__gemm_isa_supported(ONNXRUN__ISA_AVX512))
+		assert_int_not_equal(onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX512), ONNXRUN__ISA_AVX512);
+	onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX512);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_isa_selection),
+		cmocka_unit_test(test_suite_like),
+		cmocka_unit_test(test_phase_random),
+		cmocka_unit_test(test_col2im_random),
+		cmocka_unit_test(test_depthwise_random),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
