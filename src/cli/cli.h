@@ -168,6 +168,11 @@ void cli_unsupported_free(struct cli_unsupported *list, size_t count);
 int cli_register_stub_ops(struct onnxrun_env *env, const struct cli_unsupported *list,
                           size_t count);
 
+/* escape.c: text for the report formats */
+void cli_write_xml(FILE *f, const char *s, int attr);
+void cli_write_json_string(FILE *f, const char *s);
+void cli_write_dot_text(FILE *f, const char *s);
+
 /* dot.c */
 int cli_write_dot(const struct cli_options *opts);
 

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "escape.h"
 
 /* One value seen while drawing: where it comes from (a DOT node id). */
 struct dot_value {

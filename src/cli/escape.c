@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "escape.h"
 
 /* Length (1-4) of the valid UTF-8 sequence at s (n bytes available) and its code point in
  * *cp; 0 when s does not start a valid, XML-permitted sequence. */

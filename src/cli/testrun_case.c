@@ -126,6 +126,15 @@ static int make_session(const struct onnxrun_model *model, const struct tr_optio
 	return CLI_OK;
 }
 
+/* Cuts `suffix` off the end of message s when it ends so. */
+static void drop_suffix(char *s, const char *suffix)
+{
+	size_t n = s != NULL ? strlen(s) : 0, k = strlen(suffix);
+
+	if (n >= k && strcmp(s + n - k, suffix) == 0)
+		s[n - k] = '\0';
+}
+
 /* Loads, binds and runs data set `path`, then compares; errors are captured into s. */
 static void run_set(struct onnxrun_env *env, const struct onnxrun_model *model,
                     const struct tr_case *c, const char *path, const struct tr_options *opts,
@@ -152,6 +161,7 @@ static void run_set(struct onnxrun_env *env, const struct onnxrun_model *model,
 			compare_set(session, model, &data, c, s);
 	}
 	char *captured = cli_capture_end();
+	drop_suffix(captured, ", or use --random"); /* advice for the single-model command */
 	if (s->result == TR_ERROR) {
 		s->message = captured != NULL ? captured : cli_strdup("out of memory");
 		captured = NULL;

@@ -18,7 +18,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "escape.h"
 #include "testrun.h"
 
 /* Writes a number, or null when it is not finite. */

@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "escape.h"
 #include "testrun.h"
 
 /* What one testcase element holds. */
