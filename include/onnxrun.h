@@ -325,6 +325,13 @@ ONNXRUN_API enum onnxrun_status onnxrun_session_run(struct onnxrun_session *sess
  * INVALID_ARGUMENT when i is out of range or nothing has run. */
 ONNXRUN_API enum onnxrun_status onnxrun_session_output(const struct onnxrun_session *session, size_t i,
                                                        const struct onnxrun_tensor **out);
+/* Per-node timing. set_profiling(1) starts (or restarts) summing each node's compute time
+ * over successful runs; 0 stops and forgets. Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY. */
+ONNXRUN_API enum onnxrun_status onnxrun_session_set_profiling(struct onnxrun_session *session, int enable);
+/* Node i's (execution order) summed compute time in ns and the number of runs summed.
+ * INVALID_ARGUMENT when profiling is off or i is out of range. */
+ONNXRUN_API enum onnxrun_status onnxrun_session_node_time(const struct onnxrun_session *session, size_t i,
+                                                          uint64_t *total_ns, uint64_t *runs);
 /* Concrete type and shape of any value after prepare or run (dims borrowed until the next
  * call on the session). INVALID_ARGUMENT for an unknown name or before prepare. */
 ONNXRUN_API enum onnxrun_status onnxrun_session_value_info(const struct onnxrun_session *session,

@@ -285,6 +285,39 @@ static void test_model_shared_by_four_threads(void **state)
 	onnxrun_env_free(env);
 }
 
+static void test_profiling_counts_runs_per_node(void **state)
+{
+	struct onnxrun_env *env;
+	struct onnxrun_model *m;
+	struct onnxrun_session *s;
+	struct onnxrun_tensor *x;
+	uint64_t ns, runs;
+	(void)state;
+	assert_int_equal(onnxrun_env_create(NULL, &env), ONNXRUN_OK);
+	assert_int_equal(onnxrun_model_load_file(env, UPSAMPLER, &m), ONNXRUN_OK);
+	assert_int_equal(onnxrun_tensor_load_pb(env, UPSAMPLER_IN, &x), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_create(m, &s), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_set_input(s, 0, x), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_node_time(s, 0, &ns, &runs), ONNXRUN_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(onnxrun_session_run(s), ONNXRUN_OK); /* before profiling: not counted */
+	assert_int_equal(onnxrun_session_set_profiling(s, 1), ONNXRUN_OK);
+	for (int r = 0; r < 3; r++)
+		assert_int_equal(onnxrun_session_run(s), ONNXRUN_OK);
+	for (size_t i = 0; i < onnxrun_model_node_count(m); i++) {
+		assert_int_equal(onnxrun_session_node_time(s, i, &ns, &runs), ONNXRUN_OK);
+		assert_int_equal(runs, 3);
+		assert_true(ns > 0);
+	}
+	assert_int_equal(onnxrun_session_node_time(s, onnxrun_model_node_count(m), &ns, &runs),
+	                 ONNXRUN_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(onnxrun_session_set_profiling(s, 0), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_node_time(s, 0, &ns, &runs), ONNXRUN_ERROR_INVALID_ARGUMENT);
+	onnxrun_session_free(s);
+	onnxrun_tensor_free(x);
+	onnxrun_model_free(m);
+	onnxrun_env_free(env);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_null_and_out_of_range_arguments),
 		cmocka_unit_test(test_wrong_input_dtype_and_shape),
 		cmocka_unit_test(test_model_shared_by_four_threads),
+		cmocka_unit_test(test_profiling_counts_runs_per_node),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
  * when an input shape changes), the planned arena of intermediates, and the run loop.
  */
 #include <string.h>
+#include <time.h>
 
 #include "graph.h"
 #include "pool.h"
@@ -32,6 +33,8 @@ struct onnxrun_session {
 	void *arena;
 	uint64_t planned;
 	uint64_t max_memory; /* 0: the env's cap */
+	uint64_t *prof_ns;   /* per node: summed compute time since profiling was enabled; NULL: off */
+	uint64_t prof_runs;
 };
 
 static const char *input_word(const struct onnxrun__value *v)
@@ -104,6 +107,7 @@ void onnxrun_session_free(struct onnxrun_session *s)
 	onnxrun__free(env, s->scratch);
 	onnxrun__free(env, s->tensors);
 	onnxrun__free(env, s->pub_dims);
+	onnxrun__free(env, s->prof_ns);
 	onnxrun__free(env, s->in_ptrs);
 	onnxrun__free(env, s->out_ptrs);
 	onnxrun__pool_free(s->pool);
@@ -577,6 +581,13 @@ static bool feeds_changed(const struct onnxrun_session *s)
 
 /* ---- run ---- */
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static enum onnxrun_status run_node(struct onnxrun_session *s, size_t k)
 {
 	const struct onnxrun__node *node = &s->model->nodes[k];
@@ -590,9 +601,12 @@ static enum onnxrun_status run_node(struct onnxrun_session *s, size_t k)
 			onnxrun__tensor_strings_clear(t);
 		s->out_ptrs[o] = t;
 	}
+	uint64_t t0 = s->prof_ns ? now_ns() : 0;
 	onnxrun__pool_set_current(s->pool);
 	st = node->op->compute(&ctx, s->in_ptrs, node->n_inputs, s->out_ptrs, node->n_outputs);
 	onnxrun__pool_set_current(NULL);
+	if (s->prof_ns)
+		s->prof_ns[k] += now_ns() - t0;
 	if (st && !s->err.msg[0])
 		onnxrun__node_fail(&s->err, st, node, "failed: %s", onnxrun_status_str(st));
 	return st;
@@ -617,6 +631,30 @@ enum onnxrun_status onnxrun_session_run(struct onnxrun_session *s)
 		if ((st = run_node(s, k)))
 			return st;
 	s->ran = true;
+	if (s->prof_ns)
+		s->prof_runs++;
+	return ONNXRUN_OK;
+}
+
+enum onnxrun_status onnxrun_session_set_profiling(struct onnxrun_session *s, int enable)
+{
+	if (!s)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	onnxrun__free(s->env, s->prof_ns);
+	s->prof_ns = NULL;
+	s->prof_runs = 0;
+	if (enable && !(s->prof_ns = onnxrun__calloc(s->env, s->model->n_nodes + 1, sizeof *s->prof_ns)))
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
+	return ONNXRUN_OK;
+}
+
+enum onnxrun_status onnxrun_session_node_time(const struct onnxrun_session *s, size_t i, uint64_t *total_ns,
+                                              uint64_t *runs)
+{
+	if (!s || !s->prof_ns || i >= s->model->n_nodes || !total_ns || !runs)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	*total_ns = s->prof_ns[i];
+	*runs = s->prof_runs;
 	return ONNXRUN_OK;
 }
 
