@@ -340,6 +340,83 @@ static void test_suite_like(void **state)
 	assert_int_equal(failures, 0);
 }
 
+/* DepthToSpace, 4-byte elements: every ISA's interleave (b = 2, 4 with SIMD bodies and
+ * tails, other b strided) and 1/2 threads against the spec's index formula, exactly. */
+static void test_depth_to_space(void **state)
+{
+	static const enum onnxrun__isa isas[] = { ONNXRUN__ISA_AVX512, ONNXRUN__ISA_AVX2, ONNXRUN__ISA_SCALAR };
+	struct th_rng r;
+	(void)state;
+	th_rng_seed(&r, 77);
+	for (int it = 0; it < 120; it++) {
+		const int64_t b = rnd(&r, 1, 5), n = rnd(&r, 1, 2), cout = rnd(&r, 1, 3);
+		const int64_t h = rnd(&r, 1, 9), w = it < 20 ? 16 * rnd(&r, 1, 4) : rnd(&r, 1, 70);
+		const int64_t c = cout * b * b;
+		const bool crd = rnd(&r, 0, 1) == 1;
+		const int64_t xd[4] = { n, c, h, w }, big = it % 10 == 0 ? 64 : 1;
+		int64_t xdb[4] = { n, c, h * big, w };
+		const size_t nx = th_numel(4, xdb);
+		float *x = malloc(nx * sizeof *x), *want = malloc(nx * sizeof *want);
+		for (size_t i = 0; i < nx; i++)
+			x[i] = (float)i + 0.5f;
+		(void)xd;
+		/* y[n, c', h*b + i, w*b + j] = x[n, ch, h, w] */
+		for (int64_t in = 0; in < n; in++)
+			for (int64_t cc = 0; cc < cout; cc++)
+				for (int64_t hh = 0; hh < h * big; hh++)
+					for (int64_t i = 0; i < b; i++)
+						for (int64_t ww = 0; ww < w; ww++)
+							for (int64_t j = 0; j < b; j++) {
+								int64_t ch = crd ? cc * b * b + i * b + j : (i * b + j) * cout + cc;
+								want[(((in * cout + cc) * h * big + hh) * b + i) * w * b + ww * b + j] =
+									x[((in * c + ch) * h * big + hh) * w + ww];
+							}
+		for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+			struct onnxrun_env *env = th_env();
+			Onnx__ModelProto *m = mb_model(8);
+			Onnx__NodeProto *node;
+			char shape[96];
+			if (!onnxrun__gemm_isa_supported(isas[ii])) {
+				onnxrun_env_free(env);
+				mb_free(m);
+				continue;
+			}
+			onnxrun__gemm_set_isa(isas[ii]);
+			mb_opset(m, "", 13);
+			snprintf(shape, sizeof shape, "%lld,%lld,%lld,%lld", (long long)n, (long long)c, (long long)(h * big),
+			         (long long)w);
+			mb_input(m, "x", MB_FLOAT, shape);
+			mb_output(m, "y", MB_FLOAT, NULL);
+			node = mb_node(m, "d2s", "DepthToSpace", "", "x", "y");
+			mb_attr_int(node, "blocksize", b);
+			mb_attr_string(node, "mode", crd ? "CRD" : "DCR");
+			struct onnxrun_model *model = th_load_ok(env, m);
+			struct onnxrun_tensor *xt = th_tensor_f32(env, 4, xdb, x);
+			for (int threads = 1; threads <= 2; threads++) {
+				struct onnxrun_session *s = NULL;
+				const struct onnxrun_tensor *y;
+				assert_int_equal(onnxrun_session_create(model, &s), ONNXRUN_OK);
+				assert_int_equal(onnxrun_session_set_threads(s, threads), ONNXRUN_OK);
+				assert_int_equal(onnxrun_session_set_input(s, 0, xt), ONNXRUN_OK);
+				TH_ASSERT_STATUS(onnxrun_session_run(s), ONNXRUN_OK, onnxrun_session_error(s));
+				assert_int_equal(onnxrun_session_output(s, 0, &y), ONNXRUN_OK);
+				assert_int_equal((size_t)onnxrun_tensor_numel(y), nx);
+				if (memcmp(onnxrun_tensor_data(y), want, nx * sizeof *want))
+					fail_msg("isa=%d threads=%d b=%lld crd=%d n=%lld c=%lld h=%lld w=%lld differs", (int)isas[ii],
+					         threads, (long long)b, crd, (long long)n, (long long)c, (long long)(h * big),
+					         (long long)w);
+				onnxrun_session_free(s);
+			}
+			onnxrun_tensor_free(xt);
+			onnxrun_model_free(model);
+			onnxrun_env_free(env);
+		}
+		free(x);
+		free(want);
+	}
+	onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX512);
+}
+
 /* ONNXRUN_KERNEL picks the ISA when nothing forced one; unsupported ISAs fall back. */
 static void test_isa_selection(void **state)
 {
@@ -362,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_phase_random),
 		cmocka_unit_test(test_col2im_random),
 		cmocka_unit_test(test_depthwise_random),
+		cmocka_unit_test(test_depth_to_space),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
