@@ -293,16 +293,16 @@ enum onnxrun_status onnxrun__npy_decode(const struct onnxrun_env *env, const voi
 	memcpy(shape.dims, h.dims, sizeof h.dims);
 	if (!onnxrun__shape_numel(&shape, &numel) || !onnxrun__tensor_bytes(h.dtype, numel, &nbytes))
 		return onnxrun__fail(err, ONNXRUN_ERROR_LIMIT, ".npy shape is too large (size overflows)");
-	if (nbytes > onnxrun__env_max_memory(env))
-		return onnxrun__fail(err, ONNXRUN_ERROR_LIMIT,
-		                     ".npy shape needs %zu bytes, above the memory limit of %llu bytes "
-		                     "(onnxrun_env_set_max_memory)", nbytes,
-		                     (unsigned long long)onnxrun__env_max_memory(env));
 	have = size - start - len;
 	if (have != nbytes)
 		return onnxrun__fail(err, ONNXRUN_ERROR_INVALID_INPUT,
 		                     ".npy data has %zu bytes, expected %zu (%lld %s elements)", have, nbytes,
 		                     (long long)numel, onnxrun_dtype_name(h.dtype));
+	if (nbytes > onnxrun__env_max_memory(env))
+		return onnxrun__fail(err, ONNXRUN_ERROR_LIMIT,
+		                     ".npy shape needs %zu bytes, above the memory limit of %llu bytes "
+		                     "(onnxrun_env_set_max_memory)", nbytes,
+		                     (unsigned long long)onnxrun__env_max_memory(env));
 	if ((st = onnxrun__tensor_new(env, h.dtype, h.rank, h.dims, NULL, err, &t)))
 		return st;
 	if (nbytes)
