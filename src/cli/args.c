@@ -19,6 +19,7 @@ enum opt_id {
 	OPT_INFO,
 	OPT_BENCH,
 	OPT_PROFILE,
+	OPT_MAX_MEMORY,
 	OPT_RTOL,
 	OPT_ATOL,
 	OPT_DOT,
@@ -36,7 +37,7 @@ static const struct opt_def opt_defs[] = {
 	{"npy", 0, OPT_NPY},         {"random", 2, OPT_RANDOM},   {"dim", 1, OPT_DIM},
 	{"threads", 1, OPT_THREADS}, {"info", 0, OPT_INFO},       {"bench", 1, OPT_BENCH},
 	{"profile", 0, OPT_PROFILE}, {"rtol", 1, OPT_RTOL},       {"atol", 1, OPT_ATOL},
-	{"dot", 1, OPT_DOT},
+	{"dot", 1, OPT_DOT},         {"max-memory", 1, OPT_MAX_MEMORY},
 };
 
 /* Prints the usage text. */
@@ -64,7 +65,10 @@ void cli_print_usage(FILE *f)
 	      "      --dot FILE      write the graph as Graphviz DOT to FILE ('-': stdout), with\n"
 	      "                      each edge's inferred type and shape; run nothing\n"
 	      "      --bench N       time N runs after one warm-up run\n"
-	      "      --profile       per-node timings (not available yet)\n"
+	      "      --profile       after the run(s), print each node's mean compute time\n"
+	      "      --max-memory N  cap on tensor bytes for the model's weights and for a\n"
+	      "                      run's intermediates + outputs; N in bytes or with a\n"
+	      "                      K/M/G suffix (default 8G)\n"
 	      "  -h, --help          print this help and exit\n"
 	      "      --version       print the version and exit\n"
 	      "\n"
@@ -90,6 +94,30 @@ int cli_parse_count(const char *opt, const char *s, long max, long *out)
 		return CLI_ERROR;
 	}
 	*out = v;
+	return CLI_OK;
+}
+
+/* Parses a byte count: a decimal integer >= 1, optionally followed by K, M or G (powers of
+ * 1024). */
+static int parse_bytes(const char *opt, const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		shift = 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30, end++;
+	if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 || v < 1 || v > (UINT64_MAX >> shift)) {
+		cli_error("--%s needs a byte count such as 1048576, 512M or 8G, not '%s'", opt, s);
+		return CLI_ERROR;
+	}
+	*out = (uint64_t)v << shift;
 	return CLI_OK;
 }
 
@@ -178,7 +206,8 @@ static int apply_option(enum opt_id id, const char *name, const char *val,
 	case OPT_BENCH: return cli_parse_count(name, val, 100000000L, &opts->bench_runs);
 	case OPT_RTOL: return cli_parse_tolerance(name, val, &opts->rtol);
 	case OPT_ATOL: return cli_parse_tolerance(name, val, &opts->atol);
-	case OPT_PROFILE: cli_error("--profile is not available yet"); return CLI_ERROR;
+	case OPT_PROFILE: opts->profile = 1; return CLI_OK;
+	case OPT_MAX_MEMORY: return parse_bytes(name, val, &opts->max_memory);
 	}
 	return CLI_ERROR;
 }

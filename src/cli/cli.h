@@ -50,6 +50,8 @@ struct cli_options {
 	int info;
 	const char *dot_path; /* --dot FILE ("-" for stdout), NULL if absent */
 	long bench_runs; /* 0: no --bench */
+	int profile;     /* --profile: per-node times after the runs */
+	uint64_t max_memory; /* --max-memory, 0: the library's default */
 	double rtol;
 	double atol;
 	int help;

@@ -90,11 +90,34 @@ static int make_session(const struct onnxrun_model *model, const struct cli_opti
 		return CLI_ERROR;
 	}
 	st = onnxrun_session_set_threads(*out, threads);
+	if (st == ONNXRUN_OK && opts->profile)
+		st = onnxrun_session_set_profiling(*out, 1);
 	if (st != ONNXRUN_OK) {
 		cli_lib_error(onnxrun_session_error(*out), st, "--threads");
 		return CLI_ERROR;
 	}
 	return cli_bind_dims(*out, opts);
+}
+
+/* --profile: one row per node in execution order with its mean compute time and share. */
+static void print_profile(const struct onnxrun_session *session, const struct onnxrun_model *model)
+{
+	size_t n = onnxrun_model_node_count(model);
+	uint64_t total = 0, ns, runs = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (onnxrun_session_node_time(session, i, &ns, &runs) == ONNXRUN_OK)
+			total += ns;
+	printf("profile: %llu run%s, mean per run\n", (unsigned long long)runs, runs == 1 ? "" : "s");
+	printf("  %-4s %-24s %-16s %12s %7s\n", "#", "node", "op", "ms", "share");
+	for (size_t i = 0; i < n; i++) {
+		struct onnxrun_node_info info;
+		if (onnxrun_model_node_info(model, i, &info) != ONNXRUN_OK ||
+		    onnxrun_session_node_time(session, i, &ns, &runs) != ONNXRUN_OK || runs == 0)
+			continue;
+		printf("  %-4zu %-24s %-16s %12.3f %6.1f%%\n", i, info.name[0] ? info.name : "(unnamed)",
+		       info.op_type, (double)ns / 1e6 / (double)runs, total ? 100.0 * (double)ns / (double)total : 0.0);
+	}
 }
 
 /*
@@ -119,6 +142,8 @@ static int run_model(struct onnxrun_env *env, const struct onnxrun_model *model,
 	                              : run_once(session);
 	if (rc != CLI_OK || cli_compare_outputs(session, model, data, opts, &mismatch) != CLI_OK)
 		goto done;
+	if (opts->profile)
+		print_profile(session, model);
 	if (opts->output_dir != NULL && cli_write_outputs(env, session, model, opts) != CLI_OK)
 		goto done;
 	if (opts->bench_runs > 0)
@@ -145,6 +170,8 @@ static int run_tool(const struct cli_options *opts)
 		return CLI_EXIT_ERROR;
 	}
 	onnxrun_env_set_log(env, cli_log, NULL);
+	if (opts->max_memory)
+		onnxrun_env_set_max_memory(env, opts->max_memory); /* sessions inherit the env's cap */
 	st = onnxrun_model_load_file(env, opts->model_path, &model);
 	if (st != ONNXRUN_OK)
 		cli_lib_error(onnxrun_env_error(env), st, opts->model_path);
