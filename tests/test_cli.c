@@ -443,8 +443,8 @@ static void test_usage_errors(void **state)
 	RUN(&r, "--rtol", "-1", CT_MODEL, CT_SET);
 	assert_error_run(&r, "--rtol");
 	run_free(&r);
-	RUN(&r, "--profile", CT_MODEL, CT_SET);
-	assert_error_run(&r, "--profile is not available yet");
+	RUN(&r, "--max-memory", "12Q", CT_MODEL, CT_SET);
+	assert_error_run(&r, "--max-memory needs a byte count");
 	run_free(&r);
 	RUN(&r, "--npy", CT_MODEL, CT_SET);
 	assert_error_run(&r, "--npy");
@@ -517,6 +517,38 @@ static void test_bench(void **state)
 	assert_true(has_line_matching(r.out, "^bench: runs=3 median_ms=[0-9]+\\.[0-9]{3} min_ms=[0-9]+\\.[0-9]{3}$"));
 	assert_true(has_line_matching(r.out, "^PASS output 'Y'"));
 	assert_int_equal(count_lines(r.out), 2);
+	run_free(&r);
+}
+
+/* --profile: a table row per node of the upsampler (3 nodes), runs = warm-up + 4. */
+static void test_profile(void **state)
+{
+	struct run r;
+
+	(void)state;
+	RUN(&r, "--profile", "--bench", "4", ONNXRUN_MODELS_DIR "/upsampler/model.onnx",
+	    ONNXRUN_MODELS_DIR "/upsampler/test_data_set_0");
+	assert_int_equal(r.status, 0);
+	assert_true(has_line_matching(r.out, "^profile: 5 runs, mean per run$"));
+	assert_true(has_line_matching(r.out, "^  0 +conv1 +ConvTranspose +[0-9]+\\.[0-9]{3} +[0-9.]+%$"));
+	assert_true(has_line_matching(r.out, "^  1 +pixel_shuffle +DepthToSpace +[0-9]+\\.[0-9]{3} +[0-9.]+%$"));
+	assert_true(has_line_matching(r.out, "^  2 +conv2 +ConvTranspose "));
+	run_free(&r);
+}
+
+/* --max-memory below what the run needs: a LIMIT error naming the cap; enough: PASS. */
+static void test_max_memory(void **state)
+{
+	struct run r;
+
+	(void)state;
+	RUN(&r, "--max-memory", "64K", ONNXRUN_MODELS_DIR "/upsampler/model.onnx", "--random");
+	assert_error_run(&r, "memory limit of 65536 bytes");
+	run_free(&r);
+	RUN(&r, "--max-memory", "1M", ONNXRUN_MODELS_DIR "/upsampler/model.onnx",
+	    ONNXRUN_MODELS_DIR "/upsampler/test_data_set_0");
+	assert_int_equal(r.status, 0);
+	assert_true(has_line_matching(r.out, "^PASS output 'upscaled'"));
 	run_free(&r);
 }
 
@@ -823,6 +855,8 @@ int main(void)
 		cmocka_unit_test(test_info),
 		cmocka_unit_test(test_info_symbolic),
 		cmocka_unit_test(test_bench),
+		cmocka_unit_test(test_profile),
+		cmocka_unit_test(test_max_memory),
 		cmocka_unit_test(test_output_dir),
 		cmocka_unit_test(test_inputs_by_name),
 		cmocka_unit_test(test_random_with_dim),
