@@ -851,6 +851,7 @@ static void test_progress_on_terminal(void **state)
 static int setup(void **state)
 {
 	(void)state;
+	mkdir(TMP, 0777); /* rm_tree's output goes to files inside TMP: it must exist first */
 	rm_tree(TMP);
 	return mkdir(TMP, 0777);
 }
