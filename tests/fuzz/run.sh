@@ -19,8 +19,9 @@ if [ "$target" = all ]; then
 	done
 	exit 0
 fi
+dict=()
 case $target in
-model) max_len=16384 ;;
+model) max_len=16384 dict=(-dict=tests/fuzz/model.dict) ;;
 tensor_pb | npy) max_len=4096 ;;
 *) echo "run.sh: unknown target '$target' (model, tensor_pb, npy, all)" >&2; exit 2 ;;
 esac
@@ -38,7 +39,7 @@ set +e
 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	"$build/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
-	-max_len="$max_len" -print_final_stats=1 -artifact_prefix="$artifacts/" \
+	-max_len="$max_len" "${dict[@]}" -print_final_stats=1 -artifact_prefix="$artifacts/" \
 	"$work" "tests/fuzz/corpus/$target" >"$log" 2>&1
 rc=$?
 set -e
