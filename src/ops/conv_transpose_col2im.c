@@ -18,90 +18,161 @@ struct col_job {
 	const struct onnxrun__convt_packed *pk;
 	const float *x, *bias;
 	float *y;
-	int64_t batch, cin, mout, cg, mg, rows; /* rows = mg * kprod */
+	int64_t cin, mout, cg, mg, rows; /* rows = mg * kprod */
 	int64_t in[2], out[2], k[2], s[2], d[2], pb[2];
-	int64_t chunk, nchunk, ldz_max;
+	const int64_t *t1_start, *t1_k; /* axis-1 taps by residue (see onnxrun__convt_taps) */
+	int64_t chunk, nchunk, ldz_max, ca; /* ca: the chunked axis (0 for rank 2, 1 for rank 1) */
+	void (*gather)(const struct col_job *, const float *const *, int64_t, float *, int64_t, int64_t, float, float *,
+	               int64_t, int64_t);
 	char *scratch;
 	size_t scratch_stride;
 };
 
-/* Z[R, p] for input rows [ia, ib) of (b, grp): GEMM over the group's channels. */
-static void col_gemm(const struct col_job *j, int64_t b, int64_t grp, int64_t ia, int64_t ib, float *z,
+/* Z[R, p] for input positions [pos0, pos0 + npos) (flattened spatial) of (b, grp): GEMM
+ * over the group's channels, Z rows ldz apart. All B panels of the chunk are packed first
+ * (panel p at bp + p*cg*nr0), then each weight panel runs over all of them, so the weights
+ * are read once per chunk. */
+static void col_gemm(const struct col_job *j, int64_t b, int64_t grp, int64_t pos0, int64_t npos, float *z,
                      int64_t ldz, float *bp)
 {
 	const struct onnxrun__gemm_kernels *kn = j->pk->kern;
-	const int64_t nr0 = kn->nr[0], mr_max = kn->mr_max, npos = (ib - ia) * j->in[1];
-	const float *xg = j->x + ((b * j->cin + grp * j->cg) * j->in[0] + ia) * j->in[1];
+	const int64_t nr0 = kn->nr[0], mr_max = kn->mr_max, plane = j->in[0] * j->in[1];
+	const float *xg = j->x + (b * j->cin + grp * j->cg) * plane + pos0;
 	const float *ag = j->pk->a + grp * j->pk->taps.a_group;
-	const int64_t plane = j->in[0] * j->in[1];
 	for (int64_t p0 = 0; p0 < npos; p0 += nr0) {
 		const int64_t cnt = npos - p0 < nr0 ? npos - p0 : nr0;
-		const int v = cnt <= kn->nr[1] ? 1 : 0;
-		const int64_t nr = kn->nr[v];
+		const int64_t nr = kn->nr[cnt <= kn->nr[1] ? 1 : 0];
+		float *panel = bp + p0 * j->cg;
 		for (int64_t c = 0; c < j->cg; c++) {
-			float *d = bp + c * nr;
-			memcpy(d, xg + c * plane + p0, (size_t)cnt * sizeof *d);
+			const float *src = xg + c * plane + p0;
+			float *d = panel + c * nr;
+			__builtin_prefetch(src + nr0 + 16);
+			memcpy(d, src, (size_t)cnt * sizeof *d);
 			for (int64_t e = cnt; e < nr; e++)
 				d[e] = 0.0f;
 		}
-		for (int64_t r0 = 0; r0 < j->rows; r0 += mr_max) {
-			const int64_t mr = j->rows - r0 < mr_max ? j->rows - r0 : mr_max;
-			kn->fn[v][mr - 1](j->cg, ag + r0 * j->cg, bp, z + r0 * ldz + p0, ldz);
+	}
+	for (int64_t r0 = 0; r0 < j->rows; r0 += mr_max) {
+		const int64_t mr = j->rows - r0 < mr_max ? j->rows - r0 : mr_max;
+		for (int64_t p0 = 0; p0 < npos; p0 += nr0) {
+			const int v = npos - p0 <= kn->nr[1] ? 1 : 0;
+			kn->fn[v][mr - 1](j->cg, ag + r0 * j->cg, bp + p0 * j->cg, z + r0 * ldz + p0, ldz);
 		}
 	}
 }
 
-/* y rows [oa, ob) of (b, grp): bias, then every tap's contribution in (m, k0, k1) order. */
+/* Last-axis gather for one output row segment: for each phase r1 of axis 1 and positions q
+ * whose output o1 = q*s1 + r1 - pb1 lies in [o1a, o1b): tmp[q] = sum over the phase's taps
+ * k1 (ascending) of zrow_k1[q - delta], then y[o1] = bias + tmp. zrow(k1) is Z's row for tap
+ * (k0, k1) at the input row of this output row; k0 taps are summed first (caller order). */
+static inline __attribute__((always_inline)) void gather_body(const struct col_job *j, const float *const *zrows,
+                                                             int64_t nk0, float *yrow, int64_t o1a, int64_t o1b,
+                                                             float bv, float *tmp, int64_t zoff, int64_t zend)
+{
+	const int64_t s1 = j->s[1];
+	for (int64_t r1 = 0; r1 < s1; r1++) {
+		const int64_t qlo = convt_ceil_div(o1a + j->pb[1] - r1, s1);
+		const int64_t qhi = convt_floor_div(o1b - 1 + j->pb[1] - r1, s1);
+		const int64_t nq = qhi - qlo + 1;
+		if (nq <= 0)
+			continue;
+		for (int64_t q = 0; q < nq; q++)
+			tmp[q] = 0.0f;
+		for (int64_t t0 = 0; t0 < nk0; t0++)
+			for (int64_t ti = j->t1_start[r1]; ti < j->t1_start[r1 + 1]; ti++) {
+				const int64_t k1 = j->t1_k[ti];
+				int64_t dl, lo, hi;
+				dl = (k1 * j->d[1] - r1) / s1;
+				/* input i1 = q - dl must lie in [zoff, zend) (held by this Z row) */
+				lo = qlo > dl + zoff ? qlo : dl + zoff;
+				hi = qhi < zend - 1 + dl ? qhi : zend - 1 + dl;
+				const float *z = zrows[t0] + k1 * j->ldz_max - zoff;
+				for (int64_t q = lo; q <= hi; q++)
+					tmp[q - qlo] += z[q - dl];
+			}
+		float *yo = yrow + qlo * s1 + r1 - j->pb[1];
+		for (int64_t q = 0; q < nq; q++)
+			yo[q * s1] = bv + tmp[q];
+	}
+}
+
+typedef void (*gather_fn)(const struct col_job *, const float *const *, int64_t, float *, int64_t, int64_t, float,
+                          float *, int64_t, int64_t);
+
+static void gather_scalar(const struct col_job *j, const float *const *zrows, int64_t nk0, float *yrow, int64_t o1a,
+                          int64_t o1b, float bv, float *tmp, int64_t zoff, int64_t zend)
+{
+	gather_body(j, zrows, nk0, yrow, o1a, o1b, bv, tmp, zoff, zend);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) static void gather_avx512(const struct col_job *j, const float *const *zrows,
+                                                            int64_t nk0, float *yrow, int64_t o1a, int64_t o1b,
+                                                            float bv, float *tmp, int64_t zoff, int64_t zend)
+{
+	gather_body(j, zrows, nk0, yrow, o1a, o1b, bv, tmp, zoff, zend);
+}
+
+__attribute__((target("avx2"))) static void gather_avx2(const struct col_job *j, const float *const *zrows,
+                                                       int64_t nk0, float *yrow, int64_t o1a, int64_t o1b, float bv,
+                                                       float *tmp, int64_t zoff, int64_t zend)
+{
+	gather_body(j, zrows, nk0, yrow, o1a, o1b, bv, tmp, zoff, zend);
+}
+#endif
+
+/* Output rows [oa, ob) of (b, grp) from Z (input rows [ia, ib)). Rank 2: each output row o0
+ * gathers its axis-0 taps' Z rows; rank 1 (axis 0 of size 1): one row, outputs [o1a, o1b). */
 static void col_add(const struct col_job *j, int64_t b, int64_t grp, int64_t oa, int64_t ob, int64_t ia,
-                    int64_t ib, const float *z, int64_t ldz)
+                    int64_t ib, const float *z, int64_t ldz, float *tmp, const float **zrows)
 {
 	const int64_t kprod = j->k[0] * j->k[1], out1 = j->out[1];
+	const bool one_d = j->out[0] == 1 && j->in[0] == 1 && j->k[0] == 1;
 	for (int64_t m = 0; m < j->mg; m++) {
 		const int64_t ch = grp * j->mg + m;
 		float *ym = j->y + (b * j->mout + ch) * j->out[0] * out1;
 		const float bv = j->bias ? j->bias[ch] : 0.0f;
-		for (int64_t e = oa * out1; e < ob * out1; e++)
-			ym[e] = bv;
-		for (int64_t k0 = 0; k0 < j->k[0]; k0++)
-			for (int64_t k1 = 0; k1 < j->k[1]; k1++) {
-				const int64_t off1 = k1 * j->d[1] - j->pb[1];
-				int64_t lo = convt_ceil_div(-off1, j->s[1]);
-				int64_t hi = convt_floor_div(out1 - 1 - off1, j->s[1]) + 1;
-				const float *zr = z + (m * kprod + k0 * j->k[1] + k1) * ldz;
-				lo = lo < 0 ? 0 : lo;
-				hi = hi > j->in[1] ? j->in[1] : hi;
-				for (int64_t i0 = ia; i0 < ib; i0++) {
-					const int64_t o0 = i0 * j->s[0] + k0 * j->d[0] - j->pb[0];
-					const float *zi = zr + (i0 - ia) * j->in[1];
-					float *yr;
-					if (o0 < oa || o0 >= ob)
-						continue;
-					yr = ym + o0 * out1 + off1;
-					for (int64_t i1 = lo; i1 < hi; i1++)
-						yr[i1 * j->s[1]] += zi[i1];
-				}
+		if (one_d) {
+			/* Z columns are input positions [ia, ib) of the only row */
+			zrows[0] = z + m * kprod * ldz;
+			j->gather(j, zrows, 1, ym, oa, ob, bv, tmp, ia, ib);
+			continue;
+		}
+		for (int64_t o0 = oa; o0 < ob; o0++) {
+			int64_t nk0 = 0;
+			for (int64_t k0 = 0; k0 < j->k[0]; k0++) {
+				const int64_t f0 = o0 + j->pb[0] - k0 * j->d[0];
+				if (f0 < 0 || f0 % j->s[0] || f0 / j->s[0] >= j->in[0])
+					continue;
+				/* f0 / s0 lies in [ia, ib) by the chunk's construction */
+				zrows[nk0++] = z + (m * kprod + k0 * j->k[1]) * ldz + (f0 / j->s[0] - ia) * j->in[1];
 			}
+			j->gather(j, zrows, nk0, ym + o0 * out1, 0, out1, bv, tmp, 0, j->in[1]);
+		}
 	}
 }
 
 static void col_items(void *arg, int tid, int64_t begin, int64_t end)
 {
 	const struct col_job *j = arg;
+	const int64_t ca = j->ca;
 	char *sc = j->scratch + (size_t)tid * j->scratch_stride;
-	float *z = (float *)sc, *bp = z + j->rows * j->ldz_max;
+	float *z = (float *)sc, *bp = z + j->rows * j->ldz_max, *tmp = bp + j->cg * j->ldz_max;
+	const float **zrows = (const float **)(tmp + j->out[1] / j->s[1] + 2);
 	for (int64_t it = begin; it < end; it++) {
 		const int64_t chunk = it % j->nchunk, bg = it / j->nchunk;
 		const int64_t b = bg / j->pk->group, grp = bg % j->pk->group;
-		const int64_t oa = chunk * j->chunk, ob = oa + j->chunk < j->out[0] ? oa + j->chunk : j->out[0];
-		int64_t ia = convt_ceil_div(oa + j->pb[0] - (j->k[0] - 1) * j->d[0], j->s[0]);
-		int64_t ib = convt_floor_div(ob - 1 + j->pb[0], j->s[0]) + 1;
-		int64_t ldz, nr0 = j->pk->kern->nr[0];
+		const int64_t oa = chunk * j->chunk, ob = oa + j->chunk < j->out[ca] ? oa + j->chunk : j->out[ca];
+		int64_t ia = convt_ceil_div(oa + j->pb[ca] - (j->k[ca] - 1) * j->d[ca], j->s[ca]);
+		int64_t ib = convt_floor_div(ob - 1 + j->pb[ca], j->s[ca]) + 1;
 		ia = ia < 0 ? 0 : ia;
-		ib = ib > j->in[0] ? j->in[0] : ib;
+		ib = ib > j->in[ca] ? j->in[ca] : ib;
 		ib = ib < ia ? ia : ib;
-		ldz = ((ib - ia) * j->in[1] + nr0 - 1) / nr0 * nr0;
-		col_gemm(j, b, grp, ia, ib, z, ldz, bp);
-		col_add(j, b, grp, oa, ob, ia, ib, z, ldz);
+		if (ca == 0)
+			col_gemm(j, b, grp, ia * j->in[1], (ib - ia) * j->in[1], z, j->ldz_max, bp);
+		else
+			col_gemm(j, b, grp, ia, ib - ia, z, j->ldz_max, bp);
+		col_add(j, b, grp, oa, ob, ia, ib, z, j->ldz_max, tmp, zrows);
 	}
 }
 
@@ -112,7 +183,7 @@ enum onnxrun_status onnxrun__convt_run_col2im(struct onnxrun_op_context *ctx, co
 	const int64_t nr0 = pk->kern->nr[0];
 	struct col_job j;
 	int threads = ctx->threads < 1 ? 1 : ctx->threads;
-	int64_t irows, span;
+	int64_t ichunk, span, ca;
 	size_t bytes;
 
 	if (threads > onnxrun__pool_threads(onnxrun__pool_current()))
@@ -122,14 +193,14 @@ enum onnxrun_status onnxrun__convt_run_col2im(struct onnxrun_op_context *ctx, co
 	j.x = x;
 	j.bias = bias;
 	j.y = y;
-	j.batch = g->batch;
 	j.cin = g->in_channels;
 	j.mout = g->out_channels;
 	j.cg = pk->cin / pk->group;
 	j.mg = pk->mg;
+	/* rank 2: axes (0, 1); rank 1: a size-1 axis 0 and the real axis as axis 1 */
 	for (int a = 0; a < 2; a++) {
 		const int src = g->n == 2 ? a : 0;
-		const bool real = g->n == 2 || a == 0;
+		const bool real = g->n == 2 || a == 1;
 		j.in[a] = real ? g->in[src] : 1;
 		j.out[a] = real ? g->out[src] : 1;
 		j.k[a] = real ? g->kernel[src] : 1;
@@ -137,19 +208,31 @@ enum onnxrun_status onnxrun__convt_run_col2im(struct onnxrun_op_context *ctx, co
 		j.d[a] = real ? g->dilations[src] : 1;
 		j.pb[a] = real ? g->pad_begin[src] : 0;
 	}
+	j.ca = ca = g->n == 2 ? 0 : 1;
+	j.t1_start = pk->taps.start[g->n - 1];
+	j.t1_k = pk->taps.k_of[g->n - 1];
 	j.rows = j.mg * j.k[0] * j.k[1];
-	/* about 1024 input positions per chunk; chunk sizes depend on the shape only */
-	irows = 1024 / j.in[1];
-	irows = irows < 1 ? 1 : irows;
-	j.chunk = irows * j.s[0];
-	j.nchunk = (j.out[0] + j.chunk - 1) / j.chunk;
-	span = (j.chunk - 1 + (j.k[0] - 1) * j.d[0]) / j.s[0] + 2;
-	span = span > j.in[0] ? j.in[0] : span;
-	j.ldz_max = (span * j.in[1] + nr0 - 1) / nr0 * nr0;
-	bytes = (size_t)(j.rows * j.ldz_max + j.cg * nr0) * sizeof(float);
+	/* chunks of about 1536 input positions (rank 2: whole rows; rank 1: 96 positions), by
+	 * shape only */
+	ichunk = ca == 0 ? 1536 / j.in[1] : 96;
+	ichunk = ichunk < 1 ? 1 : ichunk;
+	j.chunk = ichunk * j.s[ca];
+	j.nchunk = (j.out[ca] + j.chunk - 1) / j.chunk;
+	span = (j.chunk - 1 + (j.k[ca] - 1) * j.d[ca]) / j.s[ca] + 2;
+	span = span > j.in[ca] ? j.in[ca] : span;
+	j.ldz_max = ((ca == 0 ? span * j.in[1] : span) + nr0 - 1) / nr0 * nr0;
+	j.gather = gather_scalar;
+#if defined(__x86_64__)
+	if (pk->kern->isa == ONNXRUN__ISA_AVX512)
+		j.gather = gather_avx512;
+	else if (pk->kern->isa == ONNXRUN__ISA_AVX2)
+		j.gather = gather_avx2;
+#endif
+	bytes = (size_t)(j.rows * j.ldz_max + j.cg * j.ldz_max + j.out[1] / j.s[1] + 2) * sizeof(float) +
+	        (size_t)j.k[0] * sizeof(float *) + 64;
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
-	onnxrun__pool_run(onnxrun__pool_current(), threads, j.batch * pk->group * j.nchunk, col_items, &j);
+	onnxrun__pool_run(onnxrun__pool_current(), threads, g->batch * pk->group * j.nchunk, col_items, &j);
 	onnxrun__free(ctx->env, j.scratch);
 	return ONNXRUN_OK;
 }

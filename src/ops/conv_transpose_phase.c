@@ -27,13 +27,21 @@ struct cpy {
 	int32_t zlo, n, zhi;
 };
 
+struct phase_job;
+typedef void (*pack_fn)(const struct phase_job *, const float *, int64_t, int64_t, const struct seg *, int64_t,
+                        const struct cpy *, float *);
+typedef void (*store_fn)(const struct phase_job *, const float *, int64_t, int64_t, const struct seg *, int64_t,
+                         float *, int64_t, const float *);
+
 struct phase_job {
 	const struct onnxrun__convt_geom *g;
 	const struct onnxrun__convt_packed *pk;
 	const float *x, *bias;
 	float *y;
 	int64_t cg, in_sp, out_sp, xs[S], ys[S];
-	int64_t *qlo, *qn, *npos; /* per phase: q_lo[S], Q[S], positions */
+	int64_t *qlo, *qn, *npos, *rep; /* per phase: q_lo[S], Q[S], positions, B-sharing representative */
+	pack_fn pack;
+	store_fn store;
 	int64_t nrows, trows, ntiles, mchunks, mchunk;
 	char *scratch;
 	size_t scratch_stride;
@@ -109,9 +117,11 @@ static void plan_copies(const struct phase_job *j, const int64_t *delta, const s
 	}
 }
 
-/* Packs the B panel: row k = c*T + tap holds the nr positions' x values. */
-static void pack_b(const struct phase_job *j, const float *xg, int64_t nt, int64_t nr, const struct seg *segs,
-                   int64_t nseg, const struct cpy *cp, float *bp)
+/* Packs the B panel: row k = c*T + tap holds the nr positions' x values. The body is
+ * compiled once per ISA (the wrappers below) so the copies use the widest vectors. */
+static inline __attribute__((always_inline)) void pack_b_body(const struct phase_job *j, const float *xg,
+                                                             int64_t nt, int64_t nr, const struct seg *segs,
+                                                             int64_t nseg, const struct cpy *cp, float *bp)
 {
 	for (int64_t c = 0; c < j->cg; c++) {
 		const float *xc = xg + c * j->in_sp;
@@ -124,6 +134,10 @@ static void pack_b(const struct phase_job *j, const float *xg, int64_t nt, int64
 				int32_t k = 0;
 				for (; k < ct[s].zlo; k++)
 					d[k] = 0.0f;
+				/* x rows of many channels are too many streams for the hardware
+				 * prefetcher: fetch the next panels' part of this row now */
+				__builtin_prefetch(src + ct[s].n + 16);
+				__builtin_prefetch(src + ct[s].n + 48);
 				for (int32_t e = 0; e < ct[s].n; e++)
 					d[k + e] = src[e];
 				k += ct[s].n;
@@ -134,14 +148,22 @@ static void pack_b(const struct phase_job *j, const float *xg, int64_t nt, int64
 	}
 }
 
-/* Stores an mr x nr tile (+ bias) into the phase's output positions. */
-static void store_tile(const struct phase_job *j, const float *tile, int64_t nr, int64_t m0, int64_t mr,
-                       const struct seg *segs, int64_t nseg, float *yg, const float *bias)
+
+static void pack_b_scalar(const struct phase_job *j, const float *xg, int64_t nt, int64_t nr, const struct seg *segs,
+                          int64_t nseg, const struct cpy *cp, float *bp)
+{
+	pack_b_body(j, xg, nt, nr, segs, nseg, cp, bp);
+}
+
+/* Stores an mr x nr tile (+ bias) into the phase's output positions (segment offsets plus
+ * ydelta), stride sl along the last axis. */
+static void store_tile_scalar(const struct phase_job *j, const float *tile, int64_t nr, int64_t mr,
+                              const struct seg *segs, int64_t nseg, float *ym0, int64_t ydelta, const float *bias)
 {
 	const int64_t sl = j->g->strides[j->g->n - 1];
 	for (int64_t i = 0; i < mr; i++) {
-		const float b = bias ? bias[m0 + i] : 0.0f;
-		float *ym = yg + (m0 + i) * j->out_sp;
+		const float b = bias ? bias[i] : 0.0f;
+		float *ym = ym0 + i * j->out_sp + ydelta;
 		for (int64_t s = 0; s < nseg; s++) {
 			const float *t = tile + i * nr + segs[s].col;
 			float *d = ym + segs[s].yoff;
@@ -155,6 +177,68 @@ static void store_tile(const struct phase_job *j, const float *tile, int64_t nr,
 	}
 }
 
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+__attribute__((target("avx2"))) static void pack_b_avx2(const struct phase_job *j, const float *xg, int64_t nt,
+                                                       int64_t nr, const struct seg *segs, int64_t nseg,
+                                                       const struct cpy *cp, float *bp)
+{
+	pack_b_body(j, xg, nt, nr, segs, nseg, cp, bp);
+}
+
+__attribute__((target("avx512f"))) static void pack_b_avx512(const struct phase_job *j, const float *xg, int64_t nt,
+                                                            int64_t nr, const struct seg *segs, int64_t nseg,
+                                                            const struct cpy *cp, float *bp)
+{
+	pack_b_body(j, xg, nt, nr, segs, nseg, cp, bp);
+}
+
+/* AVX-512 epilogue: stride 1 is a vector add + store; strides 2 and 4 spread 16/sl tile
+ * values over a 16-float window (permute) and write only the phase's lanes (masked store). */
+__attribute__((target("avx512f"))) static void store_tile_avx512(const struct phase_job *j, const float *tile,
+                                                                int64_t nr, int64_t mr, const struct seg *segs,
+                                                                int64_t nseg, float *ym0, int64_t ydelta,
+                                                                const float *bias)
+{
+	const int64_t sl = j->g->strides[j->g->n - 1];
+	if (sl != 1 && sl != 2 && sl != 4) {
+		store_tile_scalar(j, tile, nr, mr, segs, nseg, ym0, ydelta, bias);
+		return;
+	}
+	const int per = (int)(16 / sl); /* tile values per 16-float window */
+	const __m512i spread = sl == 1 ? _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15) :
+	                       sl == 2 ? _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7) :
+	                                 _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+	const __mmask16 lanes = sl == 1 ? 0xFFFF : sl == 2 ? 0x5555 : 0x1111;
+	for (int64_t i = 0; i < mr; i++) {
+		const __m512 b = _mm512_set1_ps(bias ? bias[i] : 0.0f);
+		float *ym = ym0 + i * j->out_sp + ydelta;
+		for (int64_t s = 0; s < nseg; s++) {
+			const float *t = tile + i * nr + segs[s].col;
+			float *d = ym + segs[s].yoff;
+			const int64_t len = segs[s].len;
+			int64_t e = 0;
+			for (; e + per <= len; e += per, d += 16) {
+				__m512 v = _mm512_maskz_loadu_ps((__mmask16)((1u << per) - 1), t + e);
+				v = _mm512_add_ps(_mm512_permutexvar_ps(spread, v), b);
+				_mm512_mask_storeu_ps(d, lanes, v);
+			}
+			for (; e < len; e++, d += sl)
+				d[0] = t[e] + (bias ? bias[i] : 0.0f);
+		}
+	}
+	/* the next m-panel's output lines, for writing: hides the read-for-ownership misses */
+	for (int64_t i = mr; i < 2 * mr; i++)
+		for (int64_t s = 0; s < nseg; s++) {
+			const char *d = (const char *)(ym0 + i * j->out_sp + ydelta + segs[s].yoff);
+			for (int64_t off = 0; off < segs[s].len * sl * 4; off += 64)
+				__builtin_prefetch(d + off, 1);
+		}
+}
+#endif
+
 /* Positions of phase ph (in its box, batch first) whose output row R = b*out0 + o0 is < R. */
 static int64_t rows_before(const struct phase_job *j, int64_t ph, const int64_t *r, int64_t R)
 {
@@ -166,7 +250,28 @@ static int64_t rows_before(const struct phase_job *j, int64_t ph, const int64_t 
 	return (b * q0 + u) * (j->npos[ph] / (g->batch * (q0 ? q0 : 1)));
 }
 
-/* One item: output rows [R0, R1) of one group, output channels [mlo, mhi), every phase. */
+/* Deltas (per axis) of tap t of phase r. */
+static void tap_deltas(const struct onnxrun__convt_taps *tp, const int64_t *r, int64_t t, int64_t *delta)
+{
+	for (int32_t a = tp->n - 1; a >= 0; a--) {
+		int64_t c = tp->start[a][r[a] + 1] - tp->start[a][r[a]];
+		int64_t k = tp->k_of[a][tp->start[a][r[a]] + t % c];
+		t /= c;
+		delta[a] = (k * tp->d[a] - r[a]) / tp->s[a];
+	}
+}
+
+static void phase_residues(const struct onnxrun__convt_taps *tp, int64_t ph, int64_t *r)
+{
+	for (int32_t a = tp->n - 1; a >= 0; a--) {
+		r[a] = ph % tp->s[a];
+		ph /= tp->s[a];
+	}
+}
+
+/* One item: output rows [R0, R1) of one group, output channels [mlo, mhi), every phase.
+ * Phases that read the same B panel (same grid range and tap offsets, j->rep) share one
+ * packing per panel. */
 static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 {
 	const struct phase_job *j = arg;
@@ -179,7 +284,7 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	float *bp = (float *)sc, *tile = bp + j->cg * tp->tmax * nr0;
 	struct seg *segs = (struct seg *)(tile + mr_max * nr0);
 	struct cpy *cp = (struct cpy *)(segs + nr0);
-	int64_t r[S], delta[S];
+	int64_t r[S], rq[S], delta[S];
 
 	for (int64_t it = begin; it < end; it++) {
 		const int64_t mc = it % j->mchunks, tl = it / j->mchunks % j->ntiles, grp = it / j->mchunks / j->ntiles;
@@ -190,14 +295,10 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 		const float *bg = j->bias ? j->bias + grp * mg : NULL;
 		for (int64_t ph = 0; ph < tp->nphase; ph++) {
 			const int64_t nt = tp->ntaps[ph], kk = j->cg * nt;
-			const float *ag = pk->a + grp * tp->a_group + tp->a_off[ph];
 			int64_t pa, pb;
-			for (int32_t a = g->n - 1, q = (int32_t)ph; a >= 0; a--) {
-				r[a] = q % tp->s[a];
-				q /= (int32_t)tp->s[a];
-			}
-			if (!j->npos[ph])
+			if (j->rep[ph] != ph || !j->npos[ph])
 				continue;
+			phase_residues(tp, ph, r);
 			pa = rows_before(j, ph, r, R0);
 			pb = R1 == j->nrows ? j->npos[ph] : rows_before(j, ph, r, R1);
 			for (int64_t p0 = pa; p0 < pb; p0 += nr0) {
@@ -206,24 +307,54 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 				const int64_t nr = kn->nr[v];
 				const int64_t nseg = make_segs(j, ph, p0, cnt, r, segs);
 				for (int64_t t = 0; t < nt; t++) {
-					int64_t tap = t;
-					for (int32_t a = g->n - 1; a >= 0; a--) {
-						int64_t c = tp->start[a][r[a] + 1] - tp->start[a][r[a]];
-						int64_t k = tp->k_of[a][tp->start[a][r[a]] + tap % c];
-						tap /= c;
-						delta[a] = (k * tp->d[a] - r[a]) / tp->s[a];
-					}
+					tap_deltas(tp, r, t, delta);
 					plan_copies(j, delta, segs, nseg, cp + t * nseg);
 				}
 				if (cnt < nr)
 					memset(bp, 0, (size_t)(kk * nr) * sizeof *bp);
-				pack_b(j, xg, nt, nr, segs, nseg, cp, bp);
-				for (int64_t m0 = mlo; m0 < mhi; m0 += mr_max) {
-					const int64_t mr = mhi - m0 < mr_max ? mhi - m0 : mr_max;
-					kn->fn[v][mr - 1](kk, ag + m0 * kk, bp, tile, nr);
-					store_tile(j, tile, nr, m0, mr, segs, nseg, yg, bg);
+				j->pack(j, xg, nt, nr, segs, nseg, cp, bp);
+				for (int64_t q = ph; q < tp->nphase; q++) {
+					const float *ag = pk->a + grp * tp->a_group + tp->a_off[q];
+					int64_t ydelta = 0;
+					if (j->rep[q] != ph)
+						continue;
+					phase_residues(tp, q, rq);
+					for (int32_t a = 0; a < g->n; a++)
+						ydelta += (rq[a] - r[a]) * j->ys[a];
+					for (int64_t m0 = mlo; m0 < mhi; m0 += mr_max) {
+						const int64_t mr = mhi - m0 < mr_max ? mhi - m0 : mr_max;
+						kn->fn[v][mr - 1](kk, ag + m0 * kk, bp, tile, nr);
+						j->store(j, tile, nr, mr, segs, nseg, yg + m0 * j->out_sp, ydelta,
+						         bg ? bg + m0 : NULL);
+					}
 				}
 			}
+		}
+	}
+}
+
+/* rep[ph]: the first phase with the same grid range and the same tap offsets as ph (so the
+ * same B panels); ph itself when none. */
+static void group_phases(struct phase_job *j, int64_t *rep)
+{
+	const struct onnxrun__convt_taps *tp = &j->pk->taps;
+	const int32_t n = j->g->n;
+	int64_t r[S], rq[S], d1[S], d2[S];
+	for (int64_t ph = 0; ph < tp->nphase; ph++) {
+		rep[ph] = ph;
+		phase_residues(tp, ph, r);
+		for (int64_t q = 0; q < ph && rep[ph] == ph && tp->nphase <= 256; q++) {
+			bool same = rep[q] == q && tp->ntaps[q] == tp->ntaps[ph] &&
+			            !memcmp(j->qlo + q * S, j->qlo + ph * S, (size_t)n * sizeof(int64_t)) &&
+			            !memcmp(j->qn + q * S, j->qn + ph * S, (size_t)n * sizeof(int64_t));
+			phase_residues(tp, q, rq);
+			for (int64_t t = 0; t < tp->ntaps[ph] && same; t++) {
+				tap_deltas(tp, r, t, d1);
+				tap_deltas(tp, rq, t, d2);
+				same = !memcmp(d1, d2, (size_t)n * sizeof(int64_t));
+			}
+			if (same)
+				rep[ph] = q;
 		}
 	}
 }
@@ -295,7 +426,7 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 		j.in_sp *= g->in[a];
 		j.out_sp *= g->out[a];
 	}
-	if (!(buf = onnxrun__calloc(ctx->env, (size_t)(np * (2 * S + 1)), sizeof *buf)))
+	if (!(buf = onnxrun__calloc(ctx->env, (size_t)(np * (2 * S + 2)), sizeof *buf)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	j.qlo = buf;
 	j.qn = buf + np * S;
@@ -316,6 +447,18 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 		}
 		j.npos[ph] = npos;
 	}
+	j.rep = j.npos + np;
+	group_phases(&j, j.rep);
+	j.pack = pack_b_scalar;
+	j.store = store_tile_scalar;
+#if defined(__x86_64__)
+	if (pk->kern->isa == ONNXRUN__ISA_AVX512) {
+		j.pack = pack_b_avx512;
+		j.store = store_tile_avx512;
+	} else if (pk->kern->isa == ONNXRUN__ISA_AVX2) {
+		j.pack = pack_b_avx2;
+	}
+#endif
 	plan_split(&j, threads);
 	items = g->group * j.ntiles * j.mchunks;
 	bytes = (size_t)(j.cg * tp->tmax * nr0 + pk->kern->mr_max * nr0) * sizeof(float) +
