@@ -387,9 +387,10 @@ static void test_too_many_node_inputs(void **state)
 	mb_opset(m, "", 13);
 	mb_input(m, "x", MB_FLOAT, "1,4,1,1");
 	mb_output(m, "y", MB_FLOAT, NULL);
-	n = mb_node(m, "wide", "DepthToSpace", "", "x", "y");
-	for (int i = 0; i < 100001; i++)
-		MB__PUSH(n->input, n->n_input, mb__strdup("x"));
+	n = mb_node(m, "wide", "DepthToSpace", "", "", "y");
+	n->input = mb__alloc(100001 * sizeof *n->input);
+	for (n->n_input = 0; n->n_input < 100001; n->n_input++)
+		n->input[n->n_input] = mb__strdup("x");
 	expect_load(m, NULL, ONNXRUN_ERROR_LIMIT, "node 'wide'", "too many inputs");
 }
 
@@ -669,6 +670,12 @@ static void test_external_paths(void **state)
 	assert_int_equal(symlink(outside, link), 0);
 	expect_load(ext_model("link.bin", -1, -1), dir, ONNXRUN_ERROR_INVALID_MODEL, "tensor 'w'",
 	            "resolves outside the model's folder");
+	/* a FIFO inside the folder: refused without opening it (opening would block) */
+	snprintf(link, sizeof link, "%s/fifo.bin", dir);
+	unlink(link);
+	assert_int_equal(mkfifo(link, 0600), 0);
+	expect_load(ext_model("fifo.bin", -1, -1), dir, ONNXRUN_ERROR_IO, "tensor 'w'", "not a regular file");
+	expect_load(ext_model(".", -1, -1), dir, ONNXRUN_ERROR_INVALID_MODEL, "tensor 'w'", "resolves outside");
 	expect_load(ext_model("w.bin", -1, -1), NULL, ONNXRUN_ERROR_INVALID_MODEL, "tensor 'w'", "no folder");
 	expect_load(ext_model("missing.bin", -1, -1), dir, ONNXRUN_ERROR_IO, "tensor 'w'", "missing.bin");
 	expect_load(ext_model("", -1, -1), dir, ONNXRUN_ERROR_INVALID_MODEL, "tensor 'w'", "no location");

@@ -370,6 +370,10 @@ static enum onnxrun_status open_external(struct decode *d, const char *base_dir,
 	if ((st = resolve_location(d, base_dir, k.location, resolved, err)))
 		return st;
 	d->ext_location = k.location;
+	/* Checked before opening too: opening a FIFO would block until someone writes to it. */
+	if (stat(resolved, &sb) != 0 || !S_ISREG(sb.st_mode))
+		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s' is not a regular file",
+		                   k.location);
 	d->ext = fopen(resolved, "rb");
 	if (!d->ext)
 		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s': %s", k.location,
