@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "model_builder.c"
@@ -392,6 +393,46 @@ static void test_too_many_node_inputs(void **state)
 	for (n->n_input = 0; n->n_input < 100001; n->n_input++)
 		n->input[n->n_input] = mb__strdup("x");
 	expect_load(m, NULL, ONNXRUN_ERROR_LIMIT, "node 'wide'", "too many inputs");
+}
+
+/* 50,000 graph inputs with 50,001 distinct symbolic dims: interning the names at load and
+ * checking them at prepare must stay linear (they were quadratic: minutes for this). */
+static void test_many_inputs_and_params(void **state)
+{
+	enum { N_IN = 50000 };
+	struct onnxrun_env *env = th_env();
+	struct onnxrun_model *model;
+	struct onnxrun_session *s = NULL;
+	struct onnxrun_tensor *x;
+	Onnx__ModelProto *m = mb_model(8);
+	Onnx__GraphProto *g = m->graph;
+	struct timespec t0, t1;
+	char name[32], shape[48];
+	(void)state;
+	mb_opset(m, "", 13);
+	g->input = mb__alloc(N_IN * sizeof *g->input);
+	for (g->n_input = 0; g->n_input < N_IN; g->n_input++) {
+		snprintf(name, sizeof name, "i%zu", g->n_input);
+		snprintf(shape, sizeof shape, "N,P%zu,1,1", g->n_input);
+		g->input[g->n_input] = mb_value(name, MB_FLOAT, shape);
+	}
+	mb_output(m, "y", MB_FLOAT, NULL);
+	mb_attr_int(mb_node(m, "d2s", "DepthToSpace", "", "i0", "y"), "blocksize", 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	model = th_load_ok(env, m);
+	x = th_tensor_f32(env, 4, (const int64_t[]){ 1, 1, 1, 1 }, NULL);
+	assert_int_equal(onnxrun_session_create(model, &s), ONNXRUN_OK);
+	for (size_t i = 0; i < N_IN; i++)
+		assert_int_equal(onnxrun_session_set_input(s, i, x), ONNXRUN_OK);
+	TH_ASSERT_STATUS(onnxrun_session_run(s), ONNXRUN_OK, onnxrun_session_error(s));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	print_message("50000 inputs, 50001 symbolic dims: load + run in %.2f s\n",
+	              (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
+	assert_true(t1.tv_sec - t0.tv_sec < 20);
+	onnxrun_session_free(s);
+	onnxrun_tensor_free(x);
+	onnxrun_model_free(model);
+	onnxrun_env_free(env);
 }
 
 /* ---- attributes ---- */
@@ -950,6 +991,7 @@ int main(void)
 		cmocka_unit_test(test_absent_required_output),
 		cmocka_unit_test(test_unsupported_op),
 		cmocka_unit_test(test_too_many_node_inputs),
+		cmocka_unit_test(test_many_inputs_and_params),
 		cmocka_unit_test(test_d2s_blocksize),
 		cmocka_unit_test(test_d2s_mode),
 		cmocka_unit_test(test_convt_group),

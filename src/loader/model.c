@@ -26,6 +26,9 @@ struct builder {
 	int32_t *slots; /* open addressing, -1 empty */
 	size_t n_slots;
 	struct onnxrun__mem_budget budget; /* initializer and tensor-attribute bytes */
+	int32_t *pslots; /* dim_param names -> index into m->params; open addressing, -1 empty */
+	size_t n_pslots;
+	size_t cap_params; /* allocated length of m->params */
 };
 
 static uint64_t hash_str(const char *s)
@@ -137,26 +140,54 @@ static enum onnxrun_status load_opsets(struct builder *b)
 
 /* ---- declared types ---- */
 
-/* Interns a dim_param name in m->params and returns the stable copy. */
+/* The slot of `name` in the dim_param hash: where it is, or the empty slot to put it in. */
+static size_t param_slot(const struct builder *b, const char *name)
+{
+	size_t i = (size_t)hash_str(name) & (b->n_pslots - 1);
+	while (b->pslots[i] >= 0 && strcmp(b->m->params[b->pslots[i]], name))
+		i = (i + 1) & (b->n_pslots - 1);
+	return i;
+}
+
+/* Doubles m->params and the hash when full (amortized growth: files may name millions of
+ * dims). */
+static bool grow_params(struct builder *b)
+{
+	struct onnxrun_model *m = b->m;
+	size_t cap = b->cap_params ? 2 * b->cap_params : 16;
+	char **params = onnxrun__malloc(m->env, cap * sizeof *params);
+	int32_t *slots = onnxrun__malloc(m->env, 2 * cap * sizeof *slots);
+	if (!params || !slots) {
+		onnxrun__free(m->env, params);
+		onnxrun__free(m->env, slots);
+		return false;
+	}
+	if (m->n_params)
+		memcpy(params, m->params, m->n_params * sizeof *params);
+	onnxrun__free(m->env, m->params);
+	onnxrun__free(m->env, b->pslots);
+	m->params = params;
+	b->cap_params = cap;
+	b->pslots = slots;
+	b->n_pslots = 2 * cap;
+	memset(slots, 0xff, 2 * cap * sizeof *slots);
+	for (size_t i = 0; i < m->n_params; i++)
+		slots[param_slot(b, m->params[i])] = (int32_t)i;
+	return true;
+}
+
+/* Interns a dim_param name in m->params and returns the stable copy (NULL out of memory). */
 static const char *intern_param(struct builder *b, const char *name)
 {
 	struct onnxrun_model *m = b->m;
-	char **grown;
-	for (size_t i = 0; i < m->n_params; i++)
-		if (!strcmp(m->params[i], name))
-			return m->params[i];
-	grown = onnxrun__malloc(m->env, (m->n_params + 1) * sizeof *grown);
-	if (!grown)
+	size_t slot;
+	if (b->n_pslots && b->pslots[slot = param_slot(b, name)] >= 0)
+		return m->params[b->pslots[slot]];
+	if (m->n_params == b->cap_params && !grow_params(b))
 		return NULL;
-	if (m->n_params)
-		memcpy(grown, m->params, m->n_params * sizeof *grown);
-	grown[m->n_params] = onnxrun__strdup(m->env, name);
-	if (!grown[m->n_params]) {
-		onnxrun__free(m->env, grown);
+	if (!(m->params[m->n_params] = onnxrun__strdup(m->env, name)))
 		return NULL;
-	}
-	onnxrun__free(m->env, m->params);
-	m->params = grown;
+	b->pslots[param_slot(b, name)] = (int32_t)m->n_params;
 	return m->params[m->n_params++];
 }
 
@@ -638,7 +669,8 @@ enum onnxrun_status onnxrun__load_model_proto(struct onnxrun_model *m, const voi
                                               const char *base_dir, struct onnxrun__err *err)
 {
 	struct onnxrun__pb_allocator pa;
-	struct builder b = { m, NULL, base_dir, err, 0, NULL, 0, { 0, onnxrun__env_max_memory(m->env) } };
+	struct builder b = { m, NULL, base_dir, err, 0, NULL, 0, { 0, onnxrun__env_max_memory(m->env) },
+	                     NULL, 0, 0 };
 	enum onnxrun_status st;
 	if (size == 0)
 		return onnxrun__fail(err, ONNXRUN_ERROR_INVALID_MODEL, "the model is empty (0 bytes)");
@@ -656,5 +688,6 @@ enum onnxrun_status onnxrun__load_model_proto(struct onnxrun_model *m, const voi
 		st = check_dangling(&b);
 	onnx__model_proto__free_unpacked((Onnx__ModelProto *)b.mp, &pa.base);
 	onnxrun__free(m->env, b.slots);
+	onnxrun__free(m->env, b.pslots);
 	return st;
 }

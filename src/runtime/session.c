@@ -317,32 +317,60 @@ static enum onnxrun_status unfed_type(struct onnxrun_session *s, const struct on
 	return ONNXRUN_OK;
 }
 
-/* Every symbolic dim must take one value across all inputs. */
+/* Where a symbolic dim was first seen: input index and dim (param NULL: not yet). */
+struct param_seen {
+	const char *param;
+	int64_t input;
+	int32_t dim;
+};
+
+/* The table slot of interned param p (open addressing on the pointer). */
+static size_t seen_slot(const struct param_seen *t, size_t n, const char *p)
+{
+	size_t i = (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull) & (n - 1);
+	while (t[i].param && t[i].param != p)
+		i = (i + 1) & (n - 1);
+	return i;
+}
+
+/* Every symbolic dim must take one value across all inputs: one pass over the inputs'
+ * dims, with the first place each name was seen in a hash table (names are interned). */
 static enum onnxrun_status check_params(struct onnxrun_session *s)
 {
 	const struct onnxrun_model *m = s->model;
-	for (size_t i = 0; i < m->n_inputs; i++) {
+	struct param_seen *t;
+	enum onnxrun_status st = ONNXRUN_OK;
+	size_t n = 16;
+	while (n < 2 * m->n_params)
+		n *= 2;
+	if (!m->n_params)
+		return ONNXRUN_OK;
+	if (!(t = onnxrun__calloc(s->env, n, sizeof *t)))
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
+	for (size_t i = 0; i < m->n_inputs && !st; i++) {
 		const struct onnxrun__value *a = &m->values[m->inputs[i]];
-		for (int32_t d = 0; d < a->declared.shape.rank; d++) {
+		for (int32_t d = 0; d < a->declared.shape.rank && !st; d++) {
 			const char *p = a->declared.shape.params[d];
+			struct param_seen *e;
+			const struct onnxrun__value *b;
+			int64_t va = s->types[m->inputs[i]].shape.dims[d], vb;
 			if (!p || a->declared.shape.dims[d] >= 0)
 				continue;
-			for (size_t j = 0; j < i; j++) {
-				const struct onnxrun__value *b = &m->values[m->inputs[j]];
-				for (int32_t e = 0; e < b->declared.shape.rank; e++) {
-					if (b->declared.shape.params[e] != p)
-						continue;
-					if (s->types[m->inputs[i]].shape.dims[d] != s->types[m->inputs[j]].shape.dims[e])
-						return onnxrun__fail(
-							&s->err, ONNXRUN_ERROR_INVALID_INPUT,
-							"input '%s': dim %d ('%s') is %lld but input '%s' has '%s' = %lld",
-							a->name, (int)d, p, (long long)s->types[m->inputs[i]].shape.dims[d],
-							b->name, p, (long long)s->types[m->inputs[j]].shape.dims[e]);
-				}
+			e = &t[seen_slot(t, n, p)];
+			if (!e->param) {
+				*e = (struct param_seen){ p, (int64_t)i, d };
+				continue;
 			}
+			b = &m->values[m->inputs[e->input]];
+			vb = s->types[m->inputs[e->input]].shape.dims[e->dim];
+			if (va != vb)
+				st = onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_INPUT,
+				                   "input '%s': dim %d ('%s') is %lld but input '%s' has '%s' = %lld",
+				                   a->name, (int)d, p, (long long)va, b->name, p, (long long)vb);
 		}
 	}
-	return ONNXRUN_OK;
+	onnxrun__free(s->env, t);
+	return st;
 }
 
 /* Sets types[] for inputs and constants from feeds, defaults and bound dims. */
