@@ -6,13 +6,15 @@
  * sweep stops at the first N past the last allocation made. Models: a single op
  * (ConvTranspose backend case), a multi-node graph with fan-out (models/multi_use),
  * external data (models/external_data), a symbolic batch (models/symbolic_batch, fed a
- * batch of 2) and DepthToSpace on int64 (models/d2s_dcr_int64).
+ * batch of 2) and DepthToSpace on int64 (models/d2s_dcr_int64). Each sweep runs with one
+ * thread and again with two (the thread pool's allocations are swept too).
  */
 #include "model_builder.c"
 
 struct oom_case {
 	const char *dir; /* folder with model.onnx and test_data_set_0 */
 	long attempts;   /* filled by the sweep, for the summary */
+	int threads;
 };
 
 /* Loads the inputs of test_data_set_0 with a plain env (they are borrowed by the session). */
@@ -28,8 +30,8 @@ static size_t load_inputs(struct onnxrun_env *plain, const char *dir, size_t n, 
 
 /* One attempt with allocation number fail_at failing; returns the status and checks that
  * a failure is OUT_OF_MEMORY with a message. */
-static enum onnxrun_status attempt(struct th_alloc *a, const char *dir, struct onnxrun_tensor **inputs,
-                                   size_t n_inputs)
+static enum onnxrun_status attempt(struct th_alloc *a, const char *dir, int threads,
+                                   struct onnxrun_tensor **inputs, size_t n_inputs)
 {
 	struct onnxrun_allocator al = { a, th_alloc_fn, th_free_fn };
 	struct onnxrun_env *env = NULL;
@@ -46,6 +48,8 @@ static enum onnxrun_status attempt(struct th_alloc *a, const char *dir, struct o
 		msg = onnxrun_env_error(env);
 	} else if ((st = onnxrun_session_create(model, &s))) {
 		msg = "session_create: out of memory";
+	} else if ((st = onnxrun_session_set_threads(s, threads))) {
+		msg = onnxrun_session_error(s);
 	} else {
 		for (size_t i = 0; !st && i < n_inputs; i++)
 			st = onnxrun_session_set_input(s, i, inputs[i]);
@@ -87,7 +91,7 @@ static void sweep(struct oom_case *c)
 		enum onnxrun_status st;
 		memset(&a, 0, sizeof a);
 		a.fail_at = n;
-		st = attempt(&a, c->dir, inputs, n_inputs);
+		st = attempt(&a, c->dir, c->threads, inputs, n_inputs);
 		if (a.live != 0)
 			fail_msg("%s: %ld blocks (%zu bytes) leaked when allocation %ld failed", c->dir, a.live,
 			         a.live_bytes, n);
@@ -98,8 +102,8 @@ static void sweep(struct oom_case *c)
 		}
 		failures += st != ONNXRUN_OK;
 	}
-	print_message("%s: %ld allocations, each failed once (%ld clean failures)\n", c->dir, c->attempts,
-	              failures);
+	print_message("%s (%d thread%s): %ld allocations, each failed once (%ld clean failures)\n", c->dir,
+	              c->threads, c->threads == 1 ? "" : "s", c->attempts, failures);
 	for (size_t i = 0; i < n_inputs; i++)
 		onnxrun_tensor_free(inputs[i]);
 	onnxrun_env_free(plain);
@@ -107,36 +111,46 @@ static void sweep(struct oom_case *c)
 
 static void test_oom_single_op(void **state)
 {
-	struct oom_case c = { ONNXRUN_TEST_DATA "/test_convtranspose", 0 };
+	struct oom_case c = { ONNXRUN_TEST_DATA "/test_convtranspose", 0, 1 };
 	(void)state;
+	sweep(&c);
+	c.threads = 2;
 	sweep(&c);
 }
 
 static void test_oom_multi_node(void **state)
 {
-	struct oom_case c = { ONNXRUN_MODELS_DIR "/multi_use", 0 };
+	struct oom_case c = { ONNXRUN_MODELS_DIR "/multi_use", 0, 1 };
 	(void)state;
+	sweep(&c);
+	c.threads = 2;
 	sweep(&c);
 }
 
 static void test_oom_external_data(void **state)
 {
-	struct oom_case c = { ONNXRUN_MODELS_DIR "/external_data", 0 };
+	struct oom_case c = { ONNXRUN_MODELS_DIR "/external_data", 0, 1 };
 	(void)state;
+	sweep(&c);
+	c.threads = 2;
 	sweep(&c);
 }
 
 static void test_oom_symbolic_batch(void **state)
 {
-	struct oom_case c = { ONNXRUN_MODELS_DIR "/symbolic_batch", 0 };
+	struct oom_case c = { ONNXRUN_MODELS_DIR "/symbolic_batch", 0, 1 };
 	(void)state;
+	sweep(&c);
+	c.threads = 2;
 	sweep(&c);
 }
 
 static void test_oom_d2s_int64(void **state)
 {
-	struct oom_case c = { ONNXRUN_MODELS_DIR "/d2s_dcr_int64", 0 };
+	struct oom_case c = { ONNXRUN_MODELS_DIR "/d2s_dcr_int64", 0, 1 };
 	(void)state;
+	sweep(&c);
+	c.threads = 2;
 	sweep(&c);
 }
 
