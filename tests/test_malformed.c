@@ -704,7 +704,7 @@ static void test_external_paths(void **state)
 	expect_load(ext_model("sub/../../x.bin", -1, -1), dir, ONNXRUN_ERROR_INVALID_MODEL, "tensor 'w'",
 	            "leaves the model's folder");
 	/* a symlink inside the folder pointing outside it */
-	snprintf(outside, sizeof outside, "%s/outside.bin", ONNXRUN_TEST_TMP);
+	snprintf(outside, sizeof outside, "%s/malformed_outside.bin", ONNXRUN_TEST_TMP);
 	assert_int_equal(mb_write_file(outside, "0123456789abcdef0123456789abcdef", 32), 0);
 	snprintf(link, sizeof link, "%s/link.bin", dir);
 	unlink(link);
