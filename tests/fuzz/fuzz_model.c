@@ -93,13 +93,20 @@ static void run_model(struct onnxrun_env *env, const struct onnxrun_model *model
 		for (int32_t d = 0; d < vi.rank; d++)
 			if (vi.dims[d].value < 0 && vi.dims[d].param)
 				onnxrun_session_bind_dim(s, vi.dims[d].param, FUZZ_BOUND_DIM);
+		if (i + 1 == n_in)
+			onnxrun_session_prepare(s); /* from declared shapes and bound dims alone */
 		inputs[i] = make_input(env, &vi);
 		complete = inputs[i] && !onnxrun_session_set_input(s, i, inputs[i]);
 	}
 	if (complete && !onnxrun_session_run(s)) {
+		uint64_t planned;
+		struct onnxrun_value_info vi;
+		onnxrun_session_planned_bytes(s, &planned);
 		for (size_t i = 0; i < onnxrun_model_output_count(model); i++)
-			if (!onnxrun_session_output(s, i, &out))
+			if (!onnxrun_session_output(s, i, &out)) {
 				(void)onnxrun_tensor_numel(out);
+				onnxrun_session_value_info(s, onnxrun_tensor_name(out), &vi);
+			}
 		onnxrun_session_run(s); /* a second run reuses the plan */
 	}
 	onnxrun_session_free(s);
