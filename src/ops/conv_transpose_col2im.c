@@ -158,7 +158,7 @@ static void col_items(void *arg, int tid, int64_t begin, int64_t end)
 	const int64_t ca = j->ca;
 	char *sc = j->scratch + (size_t)tid * j->scratch_stride;
 	float *z = (float *)sc, *bp = z + j->rows * j->ldz_max, *tmp = bp + j->cg * j->ldz_max;
-	const float **zrows = (const float **)(tmp + j->out[1] / j->s[1] + 2);
+	const float **zrows = (const float **)(tmp + (j->out[1] / j->s[1] + 2 + 15) / 16 * 16);
 	for (int64_t it = begin; it < end; it++) {
 		const int64_t chunk = it % j->nchunk, bg = it / j->nchunk;
 		const int64_t b = bg / j->pk->group, grp = bg % j->pk->group;
@@ -228,7 +228,7 @@ enum onnxrun_status onnxrun__convt_run_col2im(struct onnxrun_op_context *ctx, co
 	else if (pk->kern->isa == ONNXRUN__ISA_AVX2)
 		j.gather = gather_avx2;
 #endif
-	bytes = (size_t)(j.rows * j.ldz_max + j.cg * j.ldz_max + j.out[1] / j.s[1] + 2) * sizeof(float) +
+	bytes = (size_t)(j.rows * j.ldz_max + j.cg * j.ldz_max + (j.out[1] / j.s[1] + 2 + 15) / 16 * 16) * sizeof(float) +
 	        (size_t)j.k[0] * sizeof(float *) + 64;
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");

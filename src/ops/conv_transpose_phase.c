@@ -128,6 +128,14 @@ static inline __attribute__((always_inline)) void pack_b_body(const struct phase
 		for (int64_t t = 0; t < nt; t++) {
 			float *row = bp + (c * nt + t) * nr;
 			const struct cpy *ct = cp + t * nseg;
+			if (nseg == 1 && ct[0].n == nr) { /* one whole segment: fixed-size copy */
+				__builtin_prefetch(xc + ct[0].src + nr + 16);
+				if (nr == 32)
+					memcpy(row, xc + ct[0].src, 32 * sizeof(float));
+				else
+					memcpy(row, xc + ct[0].src, (size_t)nr * sizeof(float));
+				continue;
+			}
 			for (int64_t s = 0; s < nseg; s++) {
 				float *d = row + segs[s].col;
 				const float *src = xc + ct[s].src;
