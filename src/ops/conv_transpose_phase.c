@@ -129,7 +129,9 @@ static inline __attribute__((always_inline)) void pack_b_body(const struct phase
 			float *row = bp + (c * nt + t) * nr;
 			const struct cpy *ct = cp + t * nseg;
 			if (nseg == 1 && ct[0].n == nr) { /* one whole segment: fixed-size copy */
+				__builtin_prefetch(xc + ct[0].src + nr);
 				__builtin_prefetch(xc + ct[0].src + nr + 16);
+				__builtin_prefetch(xc + ct[0].src + 2 * nr - 1);
 				if (nr == 32)
 					memcpy(row, xc + ct[0].src, 32 * sizeof(float));
 				else
@@ -144,8 +146,9 @@ static inline __attribute__((always_inline)) void pack_b_body(const struct phase
 					d[k] = 0.0f;
 				/* x rows of many channels are too many streams for the hardware
 				 * prefetcher: fetch the next panels' part of this row now */
+				__builtin_prefetch(src + ct[s].n);
 				__builtin_prefetch(src + ct[s].n + 16);
-				__builtin_prefetch(src + ct[s].n + 48);
+				__builtin_prefetch(src + ct[s].n + 31);
 				for (int32_t e = 0; e < ct[s].n; e++)
 					d[k + e] = src[e];
 				k += ct[s].n;
