@@ -1,7 +1,7 @@
 /*
- * test_pool.c - the ops' thread pool: every item runs exactly once, on the thread the static
- * split gives it, for 1-4 threads, many back-to-back runs, fewer items than threads, and a
- * NULL pool running inline.
+ * test_pool.c - the ops' thread pool: every item runs exactly once, on one of the threads
+ * taking part, for 1-4 threads, many back-to-back runs, fewer items than threads, and a NULL
+ * pool running inline.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,8 +36,7 @@ static void check(struct onnxrun__pool *p, int threads, int64_t n)
 	onnxrun__pool_run(p, threads, n, body, &j);
 	for (int64_t i = 0; i < n; i++) {
 		assert_int_equal(atomic_load(&j.hits[i]), 1);
-		if (active > 1) /* thread t owns [n*t/T, n*(t+1)/T) */
-			assert_true(n * j.owner[i] / active <= i && i < n * (j.owner[i] + 1) / active);
+		assert_true(j.owner[i] >= 0 && j.owner[i] < (active > 1 ? active : 1));
 	}
 	free(j.hits);
 	free(j.owner);

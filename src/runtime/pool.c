@@ -28,6 +28,10 @@ struct worker {
 	pthread_t th;
 };
 
+struct counter {
+	_Alignas(64) atomic_llong i;
+};
+
 struct onnxrun__pool {
 	const struct onnxrun_env *env;
 	int threads;
@@ -42,13 +46,24 @@ struct onnxrun__pool {
 	void *ctx;
 	int64_t n;
 	int active; /* threads taking part */
+	struct counter *next; /* per thread: next unclaimed item of its range */
 };
 
+/* Thread t owns items [n*t/T, n*(t+1)/T) and claims them one at a time from the front of
+ * its range; when its range is empty it claims what is left of the others' ranges. Each
+ * item is run exactly once; which thread runs it does not change what it computes. */
 static void run_share(struct onnxrun__pool *p, int tid)
 {
-	int64_t b = p->n * tid / p->active, e = p->n * (tid + 1) / p->active;
-	if (b < e)
-		p->fn(p->ctx, tid, b, e);
+	for (int k = 0; k < p->active; k++) {
+		const int v = (tid + k) % p->active;
+		const int64_t e = p->n * (v + 1) / p->active;
+		for (;;) {
+			int64_t i = atomic_fetch_add_explicit(&p->next[v].i, 1, memory_order_relaxed);
+			if (i >= e)
+				break;
+			p->fn(p->ctx, tid, i, i + 1);
+		}
+	}
 }
 
 static inline void cpu_relax(void)
@@ -102,7 +117,9 @@ enum onnxrun_status onnxrun__pool_create(const struct onnxrun_env *env, int thre
 	atomic_init(&p->gen, 0);
 	atomic_init(&p->pending, 0);
 	atomic_init(&p->quit, false);
-	if (threads > 1 && !(p->workers = onnxrun__calloc(env, (size_t)threads, sizeof *p->workers))) {
+	if (threads > 1 && (!(p->workers = onnxrun__calloc(env, (size_t)threads, sizeof *p->workers)) ||
+	                    !(p->next = onnxrun__calloc(env, (size_t)threads, sizeof *p->next)))) {
+		onnxrun__free(env, p->workers);
 		onnxrun__free(env, p);
 		return ONNXRUN_ERROR_OUT_OF_MEMORY;
 	}
@@ -137,6 +154,7 @@ void onnxrun__pool_free(struct onnxrun__pool *p)
 	pthread_cond_destroy(&p->wake);
 	pthread_cond_destroy(&p->done);
 	onnxrun__free(p->env, p->workers);
+	onnxrun__free(p->env, p->next);
 	onnxrun__free(p->env, p);
 }
 
@@ -163,6 +181,8 @@ void onnxrun__pool_run(struct onnxrun__pool *p, int max_threads, int64_t n, onnx
 	p->ctx = ctx;
 	p->n = n;
 	p->active = active;
+	for (int t = 0; t < active; t++)
+		atomic_store_explicit(&p->next[t].i, n * t / active, memory_order_relaxed);
 	atomic_store_explicit(&p->pending, p->threads - 1, memory_order_relaxed);
 	pthread_mutex_lock(&p->mu);
 	atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);

@@ -1,7 +1,10 @@
 /*
  * pool.h - a persistent thread pool for the ops: the caller plus threads-1 workers run a
- * range of work items split statically (thread t gets items [n*t/T, n*(t+1)/T)), so which
- * items a thread gets depends only on n and T. Workers spin briefly, then sleep.
+ * range of work items split statically (thread t starts on items [n*t/T, n*(t+1)/T)); a
+ * thread that runs out takes the items still unclaimed in the others' ranges, so a
+ * descheduled thread does not hold up the run. Items must compute the same thing whichever
+ * thread runs them (per-thread scratch only), which keeps results bitwise identical for
+ * every thread count. Workers spin briefly, then sleep.
  */
 #ifndef ONNXRUN_RUNTIME_POOL_H
 #define ONNXRUN_RUNTIME_POOL_H
@@ -10,7 +13,8 @@
 
 struct onnxrun__pool;
 
-/* fn runs items [begin, end) on thread `tid` (0 = the caller). */
+/* fn runs items [begin, end) on thread `tid` (0 = the caller); tid indexes per-thread
+ * scratch only. */
 typedef void (*onnxrun__pool_fn)(void *ctx, int tid, int64_t begin, int64_t end);
 
 /* A pool of `threads` threads in all (threads - 1 are created). */
