@@ -435,6 +435,63 @@ static void test_many_inputs_and_params(void **state)
 	onnxrun_env_free(env);
 }
 
+/* 20,000 nodes checked against 20,000 local functions and 20,000 sparse initializers:
+ * hashed, so linear (it was nodes x functions + inputs x sparse initializers); the node
+ * that calls a function, and the one that reads a sparse initializer, are still named. */
+static void test_many_functions_and_sparse(void **state)
+{
+	enum { N = 20000 };
+	Onnx__ModelProto *m;
+	Onnx__GraphProto *g;
+	char name[32];
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		m = mb_model(8);
+		g = m->graph;
+		mb_opset(m, "", 13);
+		mb_opset(m, "com.x", 1);
+		mb_input(m, "x", MB_FLOAT, "1,1,1,1");
+		m->functions = mb__alloc(N * sizeof *m->functions);
+		for (m->n_functions = 0; m->n_functions < N; m->n_functions++) {
+			Onnx__FunctionProto *f = mb__alloc(sizeof *f);
+			onnx__function_proto__init(f);
+			snprintf(name, sizeof name, "f%zu", m->n_functions);
+			f->name = mb__strdup(name);
+			f->domain = mb__strdup("com.x");
+			m->functions[m->n_functions] = f;
+		}
+		g->sparse_initializer = mb__alloc(N * sizeof *g->sparse_initializer);
+		for (g->n_sparse_initializer = 0; g->n_sparse_initializer < N; g->n_sparse_initializer++) {
+			Onnx__SparseTensorProto *sp = mb__alloc(sizeof *sp);
+			onnx__sparse_tensor_proto__init(sp);
+			snprintf(name, sizeof name, "sp%zu", g->n_sparse_initializer);
+			sp->values = mb_tensor(name, MB_FLOAT, 1, (const int64_t[]){ 0 });
+			g->sparse_initializer[g->n_sparse_initializer] = sp;
+		}
+		g->node = mb__alloc((N + 1) * sizeof *g->node);
+		for (g->n_node = 0; g->n_node < N; g->n_node++) {
+			Onnx__GraphProto one = ONNX__GRAPH_PROTO__INIT; /* mb_graph_node appends here */
+			char in[32], out[32];
+			snprintf(name, sizeof name, "n%zu", g->n_node);
+			snprintf(in, sizeof in, "v%zu", g->n_node);
+			snprintf(out, sizeof out, "v%zu", g->n_node + 1);
+			mb_attr_int(mb_graph_node(&one, name, "DepthToSpace", "", g->n_node ? in : "x", out),
+			            "blocksize", 1);
+			g->node[g->n_node] = one.node[0];
+			free(one.node);
+		}
+		if (pass == 0)
+			mb_node(m, "calls", "f19999", "com.x", "x", "fy");
+		else
+			mb_node(m, "reads", "DepthToSpace", "", "sp19999", "fy");
+		mb_output(m, "fy", MB_FLOAT, NULL);
+		if (pass == 0)
+			expect_load(m, NULL, ONNXRUN_ERROR_UNSUPPORTED, "node 'calls'", "local function 'f19999'");
+		else
+			expect_load(m, NULL, ONNXRUN_ERROR_UNSUPPORTED, "node 'reads'", "'sp19999' is a sparse initializer");
+	}
+}
+
 /* ---- attributes ---- */
 
 static void test_d2s_blocksize(void **state)
@@ -992,6 +1049,7 @@ int main(void)
 		cmocka_unit_test(test_unsupported_op),
 		cmocka_unit_test(test_too_many_node_inputs),
 		cmocka_unit_test(test_many_inputs_and_params),
+		cmocka_unit_test(test_many_functions_and_sparse),
 		cmocka_unit_test(test_d2s_blocksize),
 		cmocka_unit_test(test_d2s_mode),
 		cmocka_unit_test(test_convt_group),

@@ -29,6 +29,10 @@ struct builder {
 	int32_t *pslots; /* dim_param names -> index into m->params; open addressing, -1 empty */
 	size_t n_pslots;
 	size_t cap_params; /* allocated length of m->params */
+	int32_t *sslots;   /* sparse initializer names -> index into g->sparse_initializer */
+	size_t n_sslots;   /* 0 when the graph has none */
+	int32_t *fslots;   /* local function names -> index into mp->functions */
+	size_t n_fslots;   /* 0 when the model has none */
 };
 
 static uint64_t hash_str(const char *s)
@@ -477,14 +481,41 @@ static enum onnxrun_status load_attrs(struct builder *b, const Onnx__NodeProto *
 
 /* ---- nodes ---- */
 
-static bool is_sparse_initializer(const Onnx__GraphProto *g, const char *name)
+static const char *sparse_name(const Onnx__GraphProto *g, int32_t i)
 {
-	for (size_t i = 0; i < g->n_sparse_initializer; i++) {
-		const Onnx__SparseTensorProto *sp = g->sparse_initializer[i];
-		if (sp->values && sp->values->name && !strcmp(sp->values->name, name))
-			return true;
-	}
-	return false;
+	const Onnx__SparseTensorProto *sp = g->sparse_initializer[i];
+	return sp->values && sp->values->name ? sp->values->name : "";
+}
+
+/* The slot of `name` in the sparse-initializer hash (where it is, or an empty one). */
+static size_t sparse_slot(const struct builder *b, const Onnx__GraphProto *g, const char *name)
+{
+	size_t i = (size_t)hash_str(name) & (b->n_sslots - 1);
+	while (b->sslots[i] >= 0 && strcmp(sparse_name(g, b->sslots[i]), name))
+		i = (i + 1) & (b->n_sslots - 1);
+	return i;
+}
+
+/* Hashes the sparse initializers' names once, so checking each node input stays O(1). */
+static enum onnxrun_status hash_sparse(struct builder *b, const Onnx__GraphProto *g)
+{
+	size_t n = 16;
+	if (!g->n_sparse_initializer)
+		return ONNXRUN_OK;
+	while (n < 2 * g->n_sparse_initializer)
+		n *= 2;
+	if (!(b->sslots = onnxrun__malloc(b->m->env, n * sizeof *b->sslots)))
+		return oom(b);
+	memset(b->sslots, 0xff, n * sizeof *b->sslots);
+	b->n_sslots = n;
+	for (size_t i = 0; i < g->n_sparse_initializer; i++)
+		b->sslots[sparse_slot(b, g, sparse_name(g, (int32_t)i))] = (int32_t)i;
+	return ONNXRUN_OK;
+}
+
+static bool is_sparse_initializer(const struct builder *b, const Onnx__GraphProto *g, const char *name)
+{
+	return b->n_sslots && b->sslots[sparse_slot(b, g, name)] >= 0;
 }
 
 static enum onnxrun_status load_node_inputs(struct builder *b, const Onnx__GraphProto *g,
@@ -496,7 +527,7 @@ static enum onnxrun_status load_node_inputs(struct builder *b, const Onnx__Graph
 	for (size_t i = 0; i < np->n_input; i++, node->n_inputs++) {
 		const char *name = np->input[i] ? np->input[i] : "";
 		int32_t v = -1;
-		if (name[0] && is_sparse_initializer(g, name))
+		if (name[0] && is_sparse_initializer(b, g, name))
 			return onnxrun__node_fail(b->err, ONNXRUN_ERROR_UNSUPPORTED, node,
 			                          "input '%s' is a sparse initializer; sparse initializers are "
 			                          "not supported", name);
@@ -535,15 +566,46 @@ static enum onnxrun_status load_node_outputs(struct builder *b, const Onnx__Node
 	return ONNXRUN_OK;
 }
 
+static const char *function_name(const Onnx__ModelProto *mp, int32_t i)
+{
+	return mp->functions[i]->name ? mp->functions[i]->name : "";
+}
+
+/* The slot of function (domain, name) in the function hash (where it is, or an empty one). */
+static size_t function_slot(const struct builder *b, const char *domain, const char *name)
+{
+	size_t i = (size_t)hash_str(name) & (b->n_fslots - 1);
+	while (b->fslots[i] >= 0 && (strcmp(function_name(b->mp, b->fslots[i]), name) ||
+	                             strcmp(norm_domain(b->mp->functions[b->fslots[i]]->domain), domain)))
+		i = (i + 1) & (b->n_fslots - 1);
+	return i;
+}
+
+/* Hashes the model-local functions once, so checking each node stays O(1). */
+static enum onnxrun_status hash_functions(struct builder *b)
+{
+	const Onnx__ModelProto *mp = b->mp;
+	size_t n = 16;
+	if (!mp->n_functions)
+		return ONNXRUN_OK;
+	while (n < 2 * mp->n_functions)
+		n *= 2;
+	if (!(b->fslots = onnxrun__malloc(b->m->env, n * sizeof *b->fslots)))
+		return oom(b);
+	memset(b->fslots, 0xff, n * sizeof *b->fslots);
+	b->n_fslots = n;
+	for (size_t i = 0; i < mp->n_functions; i++)
+		b->fslots[function_slot(b, norm_domain(mp->functions[i]->domain), function_name(mp, (int32_t)i))] =
+			(int32_t)i;
+	return ONNXRUN_OK;
+}
+
 static enum onnxrun_status check_local_function(struct builder *b, const struct onnxrun__node *node)
 {
-	for (size_t i = 0; i < b->mp->n_functions; i++) {
-		const Onnx__FunctionProto *f = b->mp->functions[i];
-		if (f->name && !strcmp(f->name, node->op_type) && !strcmp(norm_domain(f->domain), node->domain))
-			return onnxrun__node_fail(b->err, ONNXRUN_ERROR_UNSUPPORTED, node,
-			                          "calls the model-local function '%s'; local functions are not "
-			                          "supported", f->name);
-	}
+	if (b->n_fslots && b->fslots[function_slot(b, node->domain, node->op_type)] >= 0)
+		return onnxrun__node_fail(b->err, ONNXRUN_ERROR_UNSUPPORTED, node,
+		                          "calls the model-local function '%s'; local functions are not "
+		                          "supported", node->op_type);
 	return ONNXRUN_OK;
 }
 
@@ -670,7 +732,7 @@ enum onnxrun_status onnxrun__load_model_proto(struct onnxrun_model *m, const voi
 {
 	struct onnxrun__pb_allocator pa;
 	struct builder b = { m, NULL, base_dir, err, 0, NULL, 0, { 0, onnxrun__env_max_memory(m->env) },
-	                     NULL, 0, 0 };
+	                     NULL, 0, 0, NULL, 0, NULL, 0 };
 	enum onnxrun_status st;
 	if (size == 0)
 		return onnxrun__fail(err, ONNXRUN_ERROR_INVALID_MODEL, "the model is empty (0 bytes)");
@@ -683,11 +745,15 @@ enum onnxrun_status onnxrun__load_model_proto(struct onnxrun_model *m, const voi
 		                     "not a valid ONNX model: the protobuf is truncated or corrupt");
 	if (!(st = load_header(&b)) && !(st = alloc_tables(&b, b.mp->graph)) &&
 	    !(st = load_initializers(&b, b.mp->graph)) && !(st = load_inputs(&b, b.mp->graph)) &&
-	    !(st = load_nodes(&b, b.mp->graph)) && !(st = load_outputs(&b, b.mp->graph)) &&
+	    !(st = hash_sparse(&b, b.mp->graph)) && !(st = hash_functions(&b)) &&
+	    !(st = load_nodes(&b, b.mp->graph)) &&
+	    !(st = load_outputs(&b, b.mp->graph)) &&
 	    !(st = load_value_info(&b, b.mp->graph)))
 		st = check_dangling(&b);
 	onnx__model_proto__free_unpacked((Onnx__ModelProto *)b.mp, &pa.base);
 	onnxrun__free(m->env, b.slots);
 	onnxrun__free(m->env, b.pslots);
+	onnxrun__free(m->env, b.sslots);
+	onnxrun__free(m->env, b.fslots);
 	return st;
 }
