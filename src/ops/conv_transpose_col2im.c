@@ -215,6 +215,11 @@ enum onnxrun_status onnxrun__convt_run_col2im(struct onnxrun_op_context *ctx, co
 	/* chunks of about 1536 input positions (rank 2: whole rows; rank 1: 96 positions), by
 	 * shape only */
 	ichunk = ca == 0 ? 1536 / j.in[1] : 96;
+	/* at least about 4 (rank 2) or 8 (rank 1) chunks, for threads */
+	if (ca == 0 && ichunk > (j.in[0] + 3) / 4)
+		ichunk = (j.in[0] + 3) / 4;
+	if (ca == 1 && ichunk > (j.in[1] + 7) / 8)
+		ichunk = (j.in[1] + 7) / 8 < 16 ? 16 : (j.in[1] + 7) / 8;
 	ichunk = ichunk < 1 ? 1 : ichunk;
 	j.chunk = ichunk * j.s[ca];
 	j.nchunk = (j.out[ca] + j.chunk - 1) / j.chunk;
