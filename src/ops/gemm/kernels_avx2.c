@@ -9,27 +9,34 @@
 
 #define T256 __attribute__((target("avx2,fma")))
 
-/* Tile of MR rows x NV vectors of 8 floats over k steps (A panel rows padded to 6). */
+/* Tile of MR rows x NV vectors of 8 floats over k steps (A panel rows padded to 6); named
+ * accumulators stay in registers. */
+#define ACC_DECL(i) __m256 c##i##0 = _mm256_setzero_ps(), c##i##1 = _mm256_setzero_ps();
+#define ACC_STEP(i)                                                                            \
+	if (mr > i) {                                                                          \
+		const __m256 ai = _mm256_broadcast_ss(a + i);                                  \
+		c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0);                                    \
+		if (nv > 1)                                                                    \
+			c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1);                            \
+	}
+#define ACC_STORE(i)                                                                           \
+	if (mr > i) {                                                                          \
+		_mm256_storeu_ps(c + i * ldc, c##i##0);                                        \
+		if (nv > 1)                                                                    \
+			_mm256_storeu_ps(c + i * ldc + 8, c##i##1);                            \
+	}
+#define ACC_ALL(M) M(0) M(1) M(2) M(3) M(4) M(5)
+
 static inline __attribute__((always_inline)) T256 void tile(int64_t k, const float *a, const float *b,
                                                             float *c, int64_t ldc, const int mr,
                                                             const int nv)
 {
-	__m256 acc[6][2];
-	for (int i = 0; i < mr; i++)
-		for (int v = 0; v < nv; v++)
-			acc[i][v] = _mm256_setzero_ps();
+	ACC_ALL(ACC_DECL)
 	for (int64_t p = 0; p < k; p++, a += 6, b += 8 * nv) {
-		__m256 b0 = _mm256_loadu_ps(b), b1 = nv > 1 ? _mm256_loadu_ps(b + 8) : b0;
-		for (int i = 0; i < mr; i++) {
-			__m256 ai = _mm256_broadcast_ss(a + i);
-			acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
-			if (nv > 1)
-				acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
-		}
+		const __m256 b0 = _mm256_loadu_ps(b), b1 = nv > 1 ? _mm256_loadu_ps(b + 8) : b0;
+		ACC_ALL(ACC_STEP)
 	}
-	for (int i = 0; i < mr; i++)
-		for (int v = 0; v < nv; v++)
-			_mm256_storeu_ps(c + i * ldc + 8 * v, acc[i][v]);
+	ACC_ALL(ACC_STORE)
 }
 
 #define K256(MR, NV)                                                                          \

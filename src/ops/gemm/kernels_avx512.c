@@ -9,27 +9,35 @@
 
 #define T512 __attribute__((target("avx512f,fma")))
 
-/* Tile of MR rows x NV vectors of 16 floats over k steps (see gemm.h for the layout). */
+/* Tile of MR rows x NV vectors of 16 floats over k steps (see gemm.h for the layout). The
+ * accumulators are named variables (not an array) so they never leave the registers; the
+ * rows and vectors beyond MR/NV are dead code once MR and NV are constants. */
+#define ACC_DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps();
+#define ACC_STEP(i)                                                                            \
+	if (mr > i) {                                                                          \
+		const __m512 ai = _mm512_set1_ps(a[i]);                                        \
+		c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0);                                    \
+		if (nv > 1)                                                                    \
+			c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);                            \
+	}
+#define ACC_STORE(i)                                                                           \
+	if (mr > i) {                                                                          \
+		_mm512_storeu_ps(c + i * ldc, c##i##0);                                        \
+		if (nv > 1)                                                                    \
+			_mm512_storeu_ps(c + i * ldc + 16, c##i##1);                           \
+	}
+#define ACC_ALL(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
+
 static inline __attribute__((always_inline)) T512 void tile(int64_t k, const float *a, const float *b,
                                                             float *c, int64_t ldc, const int mr,
                                                             const int nv)
 {
-	__m512 acc[8][2];
-	for (int i = 0; i < mr; i++)
-		for (int v = 0; v < nv; v++)
-			acc[i][v] = _mm512_setzero_ps();
+	ACC_ALL(ACC_DECL)
 	for (int64_t p = 0; p < k; p++, a += 8, b += 16 * nv) {
-		__m512 b0 = _mm512_loadu_ps(b), b1 = nv > 1 ? _mm512_loadu_ps(b + 16) : b0;
-		for (int i = 0; i < mr; i++) {
-			__m512 ai = _mm512_set1_ps(a[i]);
-			acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
-			if (nv > 1)
-				acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
-		}
+		const __m512 b0 = _mm512_loadu_ps(b), b1 = nv > 1 ? _mm512_loadu_ps(b + 16) : b0;
+		ACC_ALL(ACC_STEP)
 	}
-	for (int i = 0; i < mr; i++)
-		for (int v = 0; v < nv; v++)
-			_mm512_storeu_ps(c + i * ldc + 16 * v, acc[i][v]);
+	ACC_ALL(ACC_STORE)
 }
 
 #define K512(MR, NV)                                                                          \
