@@ -166,6 +166,38 @@ static void pack_b_scalar(const struct phase_job *j, const float *xg, int64_t nt
 	pack_b_body(j, xg, nt, nr, segs, nseg, cp, bp);
 }
 
+/* For a panel that is one whole run of positions (one segment of nr): B row k = c*T + tap
+ * is read in place from x when the tap's run lies inside x (brows[k] points into x), else
+ * packed into bp's row k with its zeros. */
+static void pack_rows(const struct phase_job *j, const float *xg, int64_t nt, int64_t nr, const struct cpy *cp,
+                      float *bp, const float **brows)
+{
+	for (int64_t c = 0; c < j->cg; c++) {
+		const float *xc = xg + c * j->in_sp;
+		for (int64_t t = 0; t < nt; t++) {
+			const struct cpy *ct = &cp[t];
+			const int64_t k = c * nt + t;
+			float *row = bp + k * nr;
+			int32_t e = 0;
+			if (ct->n == nr) {
+				brows[k] = xc + ct->src;
+				__builtin_prefetch(brows[k] + nr);
+				__builtin_prefetch(brows[k] + nr + 16);
+				__builtin_prefetch(brows[k] + 2 * nr - 1);
+				continue;
+			}
+			for (; e < ct->zlo; e++)
+				row[e] = 0.0f;
+			for (int32_t i = 0; i < ct->n; i++)
+				row[e + i] = xc[ct->src + i];
+			e += ct->n;
+			for (; e < nr; e++)
+				row[e] = 0.0f;
+			brows[k] = row;
+		}
+	}
+}
+
 /* Stores an mr x nr tile (+ bias) into the phase's output positions (segment offsets plus
  * ydelta), stride sl along the last axis. */
 static void store_tile_scalar(const struct phase_job *j, const float *tile, int64_t nr, int64_t mr,
@@ -295,6 +327,7 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	float *bp = (float *)sc, *tile = bp + j->cg * tp->tmax * nr0;
 	struct seg *segs = (struct seg *)(tile + mr_max * nr0);
 	struct cpy *cp = (struct cpy *)(segs + nr0);
+	const float **brows = (const float **)(cp + tp->tmax * nr0);
 	int64_t r[S], rq[S], delta[S];
 
 	for (int64_t it = begin; it < end; it++) {
@@ -321,9 +354,14 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 					tap_deltas(tp, r, t, delta);
 					plan_copies(j, delta, segs, nseg, cp + t * nseg);
 				}
-				if (cnt < nr)
-					memset(bp, 0, (size_t)(kk * nr) * sizeof *bp);
-				j->pack(j, xg, nt, nr, segs, nseg, cp, bp);
+				const bool direct = v == 0 && nseg == 1 && cnt == nr && kn->ind[0];
+				if (direct) {
+					pack_rows(j, xg, nt, nr, cp, bp, brows);
+				} else {
+					if (cnt < nr)
+						memset(bp, 0, (size_t)(kk * nr) * sizeof *bp);
+					j->pack(j, xg, nt, nr, segs, nseg, cp, bp);
+				}
 				for (int64_t q = ph; q < tp->nphase; q++) {
 					const float *ag = pk->a + grp * tp->a_group + tp->a_off[q];
 					int64_t ydelta = 0;
@@ -334,7 +372,10 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 						ydelta += (rq[a] - r[a]) * j->ys[a];
 					for (int64_t m0 = mlo; m0 < mhi; m0 += mr_max) {
 						const int64_t mr = mhi - m0 < mr_max ? mhi - m0 : mr_max;
-						kn->fn[v][mr - 1](kk, ag + m0 * kk, bp, tile, nr);
+						if (direct)
+							kn->ind[mr - 1](kk, ag + m0 * kk, brows, tile, nr);
+						else
+							kn->fn[v][mr - 1](kk, ag + m0 * kk, bp, tile, nr);
 						j->store(j, tile, nr, mr, segs, nseg, yg + m0 * j->out_sp, ydelta,
 						         bg ? bg + m0 : NULL);
 					}
@@ -473,7 +514,8 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 	plan_split(&j, threads);
 	items = g->group * j.ntiles * j.mchunks;
 	bytes = (size_t)(j.cg * tp->tmax * nr0 + pk->kern->mr_max * nr0) * sizeof(float) +
-	        (size_t)nr0 * sizeof(struct seg) + (size_t)(tp->tmax * nr0) * sizeof(struct cpy);
+	        (size_t)nr0 * sizeof(struct seg) + (size_t)(tp->tmax * nr0) * sizeof(struct cpy) +
+	        (size_t)(j.cg * tp->tmax) * sizeof(float *);
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride))) {
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");

@@ -27,14 +27,20 @@ enum onnxrun__isa {
 #define ONNXRUN__GEMM_NR_MAX 32
 
 typedef void (*onnxrun__gemm_fn)(int64_t k, const float *a, const float *b, float *c, int64_t ldc);
+/* The same with B given as k row pointers (row p at brows[p], nr floats each), so rows can
+ * be read in place. */
+typedef void (*onnxrun__gemm_ind_fn)(int64_t k, const float *a, const float *const *brows, float *c,
+                                     int64_t ldc);
 
 /* One ISA's kernels: fn[v][mr - 1] computes mr rows of an nr[v]-wide tile (v = 0 wide,
- * v = 1 narrow, for a remainder of at most nr[1] columns). */
+ * v = 1 narrow, for a remainder of at most nr[1] columns); ind[mr - 1] is the wide tile with
+ * B as row pointers (NULL when the ISA has none). */
 struct onnxrun__gemm_kernels {
 	enum onnxrun__isa isa;
 	int mr_max;
 	int nr[2];
 	onnxrun__gemm_fn fn[2][ONNXRUN__GEMM_MR_MAX];
+	onnxrun__gemm_ind_fn ind[ONNXRUN__GEMM_MR_MAX];
 };
 
 /* The ISA in use: ONNXRUN_KERNEL if set and supported by this CPU, else the best the CPU

@@ -40,6 +40,29 @@ static inline __attribute__((always_inline)) T512 void tile(int64_t k, const flo
 	ACC_ALL(ACC_STORE)
 }
 
+/* The wide tile with B row p at brows[p]. */
+static inline __attribute__((always_inline)) T512 void tile_ind(int64_t k, const float *a,
+                                                                const float *const *brows, float *c,
+                                                                int64_t ldc, const int mr)
+{
+	const int nv = 2;
+	ACC_ALL(ACC_DECL)
+	for (int64_t p = 0; p < k; p++, a += 8) {
+		const float *b = brows[p];
+		const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+		ACC_ALL(ACC_STEP)
+	}
+	ACC_ALL(ACC_STORE)
+}
+
+#define K512I(MR)                                                                             \
+	static T512 void ki_##MR(int64_t k, const float *a, const float *const *brows, float *c,  \
+	                         int64_t ldc)                                                     \
+	{                                                                                         \
+		tile_ind(k, a, brows, c, ldc, MR);                                                \
+	}
+K512I(1) K512I(2) K512I(3) K512I(4) K512I(5) K512I(6) K512I(7) K512I(8)
+
 #define K512(MR, NV)                                                                          \
 	static T512 void k_##MR##_##NV(int64_t k, const float *a, const float *b, float *c,       \
 	                                int64_t ldc)                                              \
@@ -55,7 +78,8 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = {
 	ONNXRUN__ISA_AVX512, 8, { 32, 16 },
 	{ { k_1_2, k_2_2, k_3_2, k_4_2, k_5_2, k_6_2, k_7_2, k_8_2 },
 	  { k_1_1, k_2_1, k_3_1, k_4_1, k_5_1, k_6_1, k_7_1, k_8_1 } },
+	{ ki_1, ki_2, ki_3, ki_4, ki_5, ki_6, ki_7, ki_8 },
 };
 #else
-const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = { ONNXRUN__ISA_SCALAR, 0, { 0, 0 }, { { 0 } } };
+const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = { ONNXRUN__ISA_SCALAR, 0, { 0, 0 }, { { 0 } }, { 0 } };
 #endif
