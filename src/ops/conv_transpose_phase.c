@@ -43,6 +43,7 @@ struct phase_job {
 	pack_fn pack;
 	store_fn store;
 	int64_t nrows, trows, ntiles, mchunks, mchunk;
+	int64_t nclass, *classes; /* representatives of the phase classes with positions */
 	char *scratch;
 	size_t scratch_stride;
 };
@@ -231,11 +232,35 @@ __attribute__((target("avx2"))) static void pack_b_avx2(const struct phase_job *
 	pack_b_body(j, xg, nt, nr, segs, nseg, cp, bp);
 }
 
+/* AVX-512 packing: a segment of at most 16 positions (short rows: small spatial sizes,
+ * 3-D) is one masked load (zeros outside x, never touching memory there) and one masked
+ * store; longer ones go through the generic loops. */
 __attribute__((target("avx512f"))) static void pack_b_avx512(const struct phase_job *j, const float *xg, int64_t nt,
                                                             int64_t nr, const struct seg *segs, int64_t nseg,
                                                             const struct cpy *cp, float *bp)
 {
-	pack_b_body(j, xg, nt, nr, segs, nseg, cp, bp);
+	bool short_segs = true;
+	for (int64_t s = 0; s < nseg; s++)
+		short_segs = short_segs && segs[s].len <= 16;
+	if (!short_segs || nseg == 1) {
+		pack_b_body(j, xg, nt, nr, segs, nseg, cp, bp);
+		return;
+	}
+	for (int64_t c = 0; c < j->cg; c++) {
+		const float *xc = xg + c * j->in_sp;
+		for (int64_t t = 0; t < nt; t++) {
+			float *row = bp + (c * nt + t) * nr;
+			const struct cpy *ct = cp + t * nseg;
+			for (int64_t s = 0; s < nseg; s++) {
+				__m512 v = _mm512_setzero_ps();
+				if (ct[s].n) {
+					const __mmask16 lm = (__mmask16)(((1u << ct[s].n) - 1) << ct[s].zlo);
+					v = _mm512_maskz_loadu_ps(lm, xc + ct[s].src - ct[s].zlo);
+				}
+				_mm512_mask_storeu_ps(row + segs[s].col, (__mmask16)((1u << segs[s].len) - 1), v);
+			}
+		}
+	}
 }
 
 /* AVX-512 epilogue: stride 1 is a vector add + store; strides 2 and 4 spread 16/sl tile
@@ -331,17 +356,17 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	int64_t r[S], rq[S], delta[S];
 
 	for (int64_t it = begin; it < end; it++) {
-		const int64_t mc = it % j->mchunks, tl = it / j->mchunks % j->ntiles, grp = it / j->mchunks / j->ntiles;
+		/* it = ((grp * ntiles + tile) * nclass + class) * mchunks + mchunk */
+		const int64_t mc = it % j->mchunks, cl = it / j->mchunks % j->nclass;
+		const int64_t tl = it / j->mchunks / j->nclass % j->ntiles, grp = it / j->mchunks / j->nclass / j->ntiles;
 		const int64_t R0 = tl * j->trows, R1 = R0 + j->trows < j->nrows ? R0 + j->trows : j->nrows;
 		const int64_t mlo = mc * j->mchunk, mhi = mlo + j->mchunk < mg ? mlo + j->mchunk : mg;
 		const float *xg = j->x + grp * j->cg * j->in_sp;
 		float *yg = j->y + grp * mg * j->out_sp;
 		const float *bg = j->bias ? j->bias + grp * mg : NULL;
-		for (int64_t ph = 0; ph < tp->nphase; ph++) {
-			const int64_t nt = tp->ntaps[ph], kk = j->cg * nt;
+		{
+			const int64_t ph = j->classes[cl], nt = tp->ntaps[ph], kk = j->cg * nt;
 			int64_t pa, pb;
-			if (j->rep[ph] != ph || !j->npos[ph])
-				continue;
 			phase_residues(tp, ph, r);
 			pa = rows_before(j, ph, r, R0);
 			pb = R1 == j->nrows ? j->npos[ph] : rows_before(j, ph, r, R1);
@@ -422,9 +447,11 @@ static int64_t gcd64(int64_t a, int64_t b)
 }
 
 /* Work split: tiles of output rows (batch x first spatial axis) sized so that a tile's
- * output and input stay in L2, aligned so each phase's positions fill whole panels; then
- * output channels split further when there are too few tiles for the threads. Any split
- * gives the same results: each output is one micro-kernel dot product over K in order. */
+ * output and input stay in L2, aligned so each phase's positions fill whole panels, times
+ * the phase classes (which share nothing); output channels are split further only when
+ * that gives too few items for the threads (each channel chunk re-packs its B panels). Any
+ * split gives the same results: each output is one micro-kernel dot product over K in
+ * order. */
 static void plan_split(struct phase_job *j, int threads)
 {
 	const struct onnxrun__convt_geom *g = j->g;
@@ -442,7 +469,7 @@ static void plan_split(struct phase_job *j, int threads)
 	j->ntiles = (j->nrows + j->trows - 1) / j->trows;
 	j->mchunks = 1;
 	j->mchunk = mg;
-	items = g->group * j->ntiles;
+	items = g->group * j->ntiles * j->nclass;
 	if (items < 4 * threads && threads > 1) {
 		int64_t want = (4 * threads + items - 1) / items, panels = (mg + mr - 1) / mr;
 		want = want > panels ? panels : want;
@@ -478,7 +505,7 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 		j.in_sp *= g->in[a];
 		j.out_sp *= g->out[a];
 	}
-	if (!(buf = onnxrun__calloc(ctx->env, (size_t)(np * (2 * S + 2)), sizeof *buf)))
+	if (!(buf = onnxrun__calloc(ctx->env, (size_t)(np * (2 * S + 3)), sizeof *buf)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	j.qlo = buf;
 	j.qn = buf + np * S;
@@ -500,7 +527,11 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 		j.npos[ph] = npos;
 	}
 	j.rep = j.npos + np;
+	j.classes = j.rep + np;
 	group_phases(&j, j.rep);
+	for (int64_t ph = 0; ph < np; ph++)
+		if (j.rep[ph] == ph && j.npos[ph])
+			j.classes[j.nclass++] = ph;
 	j.pack = pack_b_scalar;
 	j.store = store_tile_scalar;
 #if defined(__x86_64__)
@@ -512,7 +543,7 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 	}
 #endif
 	plan_split(&j, threads);
-	items = g->group * j.ntiles * j.mchunks;
+	items = g->group * j.ntiles * j.nclass * j.mchunks;
 	bytes = (size_t)(j.cg * tp->tmax * nr0 + pk->kern->mr_max * nr0) * sizeof(float) +
 	        (size_t)nr0 * sizeof(struct seg) + (size_t)(tp->tmax * nr0) * sizeof(struct cpy) +
 	        (size_t)(j.cg * tp->tmax) * sizeof(float *);
