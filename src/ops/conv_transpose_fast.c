@@ -20,12 +20,14 @@ static void unflatten(int64_t flat, const int64_t *dims, int32_t n, int64_t *idx
 	}
 }
 
-/* Which path handles W (cin, mg, kernel...) with these strides/dilations/group. */
-static enum convt_path choose_path(int32_t n, int64_t cg, int64_t mg, int64_t kprod)
+/* Which path handles W (cin, mg, kernel...) with these strides/dilations/group. The
+ * overlap-add path computes every tap for every input position of a chunk, so it is kept
+ * to kernels with at most 64 taps per output (kprod <= 64 * prod(strides)). */
+static enum convt_path choose_path(int32_t n, int64_t cg, int64_t mg, int64_t kprod, int64_t nphase)
 {
 	if (n <= 2 && cg == 1 && mg == 1)
 		return CONVT_PATH_DW;
-	if (n <= 2 && mg <= 4 && mg * kprod >= 8 && cg >= 4)
+	if (n <= 2 && mg <= 4 && mg * kprod >= 8 && cg >= 4 && kprod <= 64 * nphase)
 		return CONVT_PATH_COL2IM;
 	return CONVT_PATH_PHASE;
 }
@@ -147,7 +149,7 @@ enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env, const str
 {
 	struct onnxrun__convt_packed *pk;
 	enum onnxrun_status st;
-	int64_t kprod = 1;
+	int64_t kprod = 1, nphase = 1;
 	*out = NULL;
 	if (g->n < 1 || g->in_channels < 1 || g->out_channels < 1 || g->group < 1)
 		return ONNXRUN_OK;
@@ -162,7 +164,9 @@ enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env, const str
 	pk->cin = g->in_channels;
 	pk->group = g->group;
 	pk->mg = g->out_channels / g->group;
-	pk->path = choose_path(g->n, pk->cin / pk->group, pk->mg, kprod);
+	for (int32_t a = 0; a < g->n; a++)
+		nphase = nphase > (1 << 20) / g->strides[a] ? 1 << 20 : nphase * g->strides[a];
+	pk->path = choose_path(g->n, pk->cin / pk->group, pk->mg, kprod, nphase);
 	if ((st = taps_make(env, g, pk, &pk->taps))) {
 		onnxrun__free(env, pk);
 		return st == ONNXRUN_ERROR_UNSUPPORTED ? ONNXRUN_OK : st;

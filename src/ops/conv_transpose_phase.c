@@ -59,8 +59,7 @@ static int64_t make_segs(const struct phase_job *j, int64_t ph, int64_t p0, int6
 	dims[0] = g->batch;
 	for (int32_t a = 0; a < n; a++)
 		dims[a + 1] = qn[a];
-	for (int32_t a = n, rest = 0; a >= 0; a--) {
-		(void)rest;
+	for (int32_t a = n; a >= 0; a--) {
 		u[a] = p0 % dims[a];
 		p0 /= dims[a];
 	}
