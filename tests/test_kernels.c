@@ -311,6 +311,8 @@ static void test_suite_like(void **state)
 	static const struct cfg cases[] = {
 		/* dcgan k4 s2 p1 */
 		{ 2, 1, 1, 48, 40, { 8, 8 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
+		/* unet k2 s2 with an output over 8 MiB (non-temporal paired stores) */
+		{ 2, 1, 1, 2, 40, { 128, 128 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, { 0, 0 }, true, false },
 		/* unet k2 s2, batch 3 */
 		{ 2, 3, 1, 16, 24, { 9, 13 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, { 0, 0 }, true, false },
 		/* k3 s1 p1 with W fed at run time */

@@ -42,6 +42,7 @@ struct phase_job {
 	int64_t *qlo, *qn, *npos, *rep; /* per phase: q_lo[S], Q[S], positions, B-sharing representative */
 	pack_fn pack;
 	store_fn store;
+	bool stream; /* output larger than the caches: non-temporal stores where they fit */
 	int64_t nrows, trows, ntiles, mchunks, mchunk;
 	int64_t nclass, *classes; /* representatives of the phase classes with positions */
 	char *scratch;
@@ -304,6 +305,46 @@ __attribute__((target("avx512f"))) static void store_tile_avx512(const struct ph
 				__builtin_prefetch(d + off, 1);
 		}
 }
+/* Two tiles of phases that differ only in the last axis's residue (0 and 1, stride 2) and
+ * share positions: their outputs alternate, so they are interleaved (permutes) and stored as
+ * whole vectors, non-temporal (no read for ownership) for large outputs when 64-byte aligned.
+ * Same values as two store_tile_avx512 calls. */
+__attribute__((target("avx512f"))) static void store_pair_avx512(const struct phase_job *j, const float *t0,
+                                                                const float *t1, int64_t nr, int64_t mr,
+                                                                const struct seg *segs, int64_t nseg,
+                                                                float *ym0, int64_t ydelta, const float *bias)
+{
+	const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+	const __m512i hi_idx = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+	for (int64_t i = 0; i < mr; i++) {
+		const __m512 b = _mm512_set1_ps(bias ? bias[i] : 0.0f);
+		float *ym = ym0 + i * j->out_sp + ydelta;
+		for (int64_t s = 0; s < nseg; s++) {
+			const float *a0 = t0 + i * nr + segs[s].col, *a1 = t1 + i * nr + segs[s].col;
+			float *d = ym + segs[s].yoff;
+			for (int64_t e = 0; e < segs[s].len; e += 16, d += 32) {
+				const int64_t rem = segs[s].len - e < 16 ? segs[s].len - e : 16;
+				const __mmask16 in = (__mmask16)((1u << rem) - 1);
+				const __m512 x0 = _mm512_maskz_loadu_ps(in, a0 + e), x1 = _mm512_maskz_loadu_ps(in, a1 + e);
+				const __m512 lo = _mm512_add_ps(_mm512_permutex2var_ps(x0, lo_idx, x1), b);
+				const __m512 hi = _mm512_add_ps(_mm512_permutex2var_ps(x0, hi_idx, x1), b);
+				if (rem == 16 && j->stream && !((uintptr_t)d & 63)) {
+					_mm512_stream_ps(d, lo);
+					_mm512_stream_ps(d + 16, hi);
+					continue;
+				}
+				_mm512_mask_storeu_ps(d, rem >= 8 ? 0xFFFF : (__mmask16)((1u << (2 * rem)) - 1), lo);
+				if (rem > 8)
+					_mm512_mask_storeu_ps(d + 16, (__mmask16)((1u << (2 * (rem - 8))) - 1), hi);
+			}
+		}
+	}
+}
+
+static void store_fence(void)
+{
+	_mm_sfence();
+}
 #endif
 
 /* Positions of phase ph (in its box, batch first) whose output row R = b*out0 + o0 is < R. */
@@ -349,7 +390,8 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	const int64_t mr_max = kn->mr_max, nr0 = kn->nr[0], mg = pk->mg;
 	char *sc = j->scratch + (size_t)tid * j->scratch_stride;
 	float *bp = (float *)sc, *tile = bp + j->cg * tp->tmax * nr0;
-	struct seg *segs = (struct seg *)(tile + mr_max * nr0);
+	float *tile2 = tile + mr_max * nr0;
+	struct seg *segs = (struct seg *)(tile2 + mr_max * nr0);
 	struct cpy *cp = (struct cpy *)(segs + nr0);
 	const float **brows = (const float **)(cp + tp->tmax * nr0);
 	int64_t r[S], rq[S], delta[S];
@@ -394,6 +436,27 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 					phase_residues(tp, q, rq);
 					for (int32_t a = 0; a < g->n; a++)
 						ydelta += (rq[a] - r[a]) * j->ys[a];
+#if defined(__x86_64__)
+					/* last-axis residues 0 and 1 of stride 2 sharing B: store interleaved */
+					if (j->store == store_tile_avx512 && tp->s[g->n - 1] == 2 && rq[g->n - 1] == 0 &&
+					    q + 1 < tp->nphase && j->rep[q + 1] == ph) {
+						const float *ag1 = pk->a + grp * tp->a_group + tp->a_off[q + 1];
+						for (int64_t m0 = mlo; m0 < mhi; m0 += mr_max) {
+							const int64_t mr = mhi - m0 < mr_max ? mhi - m0 : mr_max;
+							if (direct) {
+								kn->ind[mr - 1](kk, ag + m0 * kk, brows, tile, nr);
+								kn->ind[mr - 1](kk, ag1 + m0 * kk, brows, tile2, nr);
+							} else {
+								kn->fn[v][mr - 1](kk, ag + m0 * kk, bp, tile, nr);
+								kn->fn[v][mr - 1](kk, ag1 + m0 * kk, bp, tile2, nr);
+							}
+							store_pair_avx512(j, tile, tile2, nr, mr, segs, nseg, yg + m0 * j->out_sp,
+							                  ydelta, bg ? bg + m0 : NULL);
+						}
+						q++;
+						continue;
+					}
+#endif
 					for (int64_t m0 = mlo; m0 < mhi; m0 += mr_max) {
 						const int64_t mr = mhi - m0 < mr_max ? mhi - m0 : mr_max;
 						if (direct)
@@ -407,6 +470,10 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 			}
 		}
 	}
+#if defined(__x86_64__)
+	if (j->stream && j->store == store_tile_avx512)
+		store_fence(); /* non-temporal stores are weakly ordered */
+#endif
 }
 
 /* rep[ph]: the first phase with the same grid range and the same tap offsets as ph (so the
@@ -541,9 +608,10 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 		j.pack = pack_b_avx2;
 	}
 #endif
+	j.stream = (uint64_t)g->batch * (uint64_t)g->out_channels * (uint64_t)j.out_sp * sizeof(float) > (8u << 20);
 	plan_split(&j, threads);
 	items = g->group * j.ntiles * j.nclass * j.mchunks;
-	bytes = (size_t)(j.cg * tp->tmax * nr0 + pk->kern->mr_max * nr0) * sizeof(float) +
+	bytes = (size_t)(j.cg * tp->tmax * nr0 + 2 * pk->kern->mr_max * nr0) * sizeof(float) +
 	        (size_t)nr0 * sizeof(struct seg) + (size_t)(tp->tmax * nr0) * sizeof(struct cpy) +
 	        (size_t)(j.cg * tp->tmax) * sizeof(float *);
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride))) {
