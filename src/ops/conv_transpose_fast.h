@@ -1,6 +1,7 @@
 /*
- * conv_transpose_fast.h - float32 ConvTranspose fast paths (conv_transpose_fast.c,
- * conv_transpose_col2im.c, conv_transpose_dw.c): weights pre-packed at load for the GEMM
+ * conv_transpose_fast.h - float32 ConvTranspose fast paths (conv_transpose_fast.c: path
+ * choice, packing, init/fini, dispatch; conv_transpose_phase.c, conv_transpose_col2im.c,
+ * conv_transpose_dw.c: the three paths): weights pre-packed at load for the GEMM
  * micro-kernels (gemm/), work split over the session's thread pool.
  *
  * Phase path: a transposed convolution with strides s is prod(s) ordinary convolutions,
@@ -18,7 +19,8 @@
 enum convt_path {
 	CONVT_PATH_NONE = 0,   /* not handled: use the scatter */
 	CONVT_PATH_PHASE = 1,  /* per-phase implicit GEMM */
-	CONVT_PATH_COL2IM = 2, /* GEMM over all taps + overlap-add (few output channels, rank <= 2) */
+	CONVT_PATH_COL2IM = 2, /* GEMM over all taps + overlap-add (<= 4 output channels per group,
+	                        * rank <= 2, <= 64 taps per output) */
 	CONVT_PATH_DW = 3,     /* direct depthwise kernel (one in and one out channel per group) */
 };
 
