@@ -36,16 +36,18 @@ work="$build/work/$target" artifacts="$build/artifacts/$target"
 mkdir -p "$work" "$artifacts"
 log="$build/fuzz_$target.log"
 set +e
+start=$SECONDS
 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	"$build/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
 	-max_len="$max_len" "${dict[@]}" -print_final_stats=1 -artifact_prefix="$artifacts/" \
 	"$work" "tests/fuzz/corpus/$target" >"$log" 2>&1
 rc=$?
+elapsed=$((SECONDS - start))
 set -e
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-echo "$(date -u +%FT%TZ) target=$target seconds=$seconds execs=${execs:-0} rc=$rc" >>"$build/tally.txt"
-echo "fuzz_$target: ${execs:-0} executions in ${seconds}s, exit $rc"
+echo "$(date -u +%FT%TZ) target=$target seconds=$elapsed execs=${execs:-0} rc=$rc" >>"$build/tally.txt"
+echo "fuzz_$target: ${execs:-0} executions in ${elapsed}s, exit $rc"
 if [ "$rc" != 0 ]; then
 	grep -E 'ERROR|SUMMARY|runtime error|Test unit written|Slowest|timeout' "$log" | head -20 >&2
 	echo "fuzz_$target FAILED: see $log and $artifacts/" >&2

@@ -6,6 +6,8 @@ library only). test_malformed.c loads every file here through the public file AP
   crash_*                             regression inputs found by the fuzzers: any status
                                       is accepted, the test (under ASan/UBSan) only checks
                                       that loading and running them is clean.
+  slow_*                              fuzzer finds that are valid but far too slow (CPU
+                                      amplification); kept for whoever fixes them, not run.
 
 Models built from protobuf structure live in test_malformed.c itself (model_builder.h).
 """
