@@ -102,8 +102,10 @@ static int64_t tap_info(const struct onnxrun__convt_taps *t, const int64_t *r, i
 	return kf;
 }
 
-/* Packs W into pk->a (layouts in conv_transpose_fast.h / gemm.h). */
-static void pack_weights(struct onnxrun__convt_packed *pk, const float *w)
+/* Packs W into pk->a (layouts in conv_transpose_fast.h / gemm.h). kfs: scratch for
+ * taps.tmax kernel offsets. Taps are the innermost loop so that W is read in order (each
+ * (c, m) row of kprod taps once) and writes stay inside one (c, panel) block. */
+static void pack_weights(struct onnxrun__convt_packed *pk, const float *w, int64_t *kfs)
 {
 	const struct onnxrun__convt_taps *t = &pk->taps;
 	const int64_t mr = pk->kern->mr_max, cg = pk->cin / pk->group, mg = pk->mg;
@@ -124,13 +126,15 @@ static void pack_weights(struct onnxrun__convt_packed *pk, const float *w)
 			const int64_t nt = t->ntaps[ph], kk = cg * nt;
 			float *a = ag + t->a_off[ph];
 			unflatten(ph, t->s, t->n, r);
-			for (int64_t tap = 0; tap < nt; tap++) {
-				const int64_t kf = tap_info(t, r, tap, NULL);
-				for (int64_t c = 0; c < cg; c++)
-					for (int64_t m = 0; m < (mg + mr - 1) / mr * mr; m++)
-						a[(m / mr) * kk * mr + (c * nt + tap) * mr + m % mr] =
-							m < mg ? wg[(c * mg + m) * t->kprod + kf] : 0.0f;
-			}
+			for (int64_t tap = 0; tap < nt; tap++)
+				kfs[tap] = tap_info(t, r, tap, NULL);
+			for (int64_t c = 0; c < cg; c++)
+				for (int64_t m = 0; m < (mg + mr - 1) / mr * mr; m++) {
+					float *dst = a + (m / mr) * kk * mr + c * nt * mr + m % mr;
+					const float *src = wg + (c * mg + m) * t->kprod;
+					for (int64_t tap = 0; tap < nt; tap++)
+						dst[tap * mr] = m < mg ? src[kfs[tap]] : 0.0f;
+				}
 		}
 	}
 }
@@ -176,7 +180,13 @@ enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env, const str
 			onnxrun__convt_packed_free(pk);
 			return ONNXRUN_ERROR_OUT_OF_MEMORY;
 		}
-		pack_weights(pk, w);
+		int64_t *kfs = onnxrun__malloc(env, (size_t)(pk->taps.tmax > 0 ? pk->taps.tmax : 1) * sizeof *kfs);
+		if (!kfs) {
+			onnxrun__convt_packed_free(pk);
+			return ONNXRUN_ERROR_OUT_OF_MEMORY;
+		}
+		pack_weights(pk, w, kfs);
+		onnxrun__free(env, kfs);
 	}
 	*out = pk;
 	return ONNXRUN_OK;
