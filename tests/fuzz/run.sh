@@ -2,7 +2,8 @@
 # Builds the libFuzzer targets (clang, ASan + UBSan, own build folder) and runs one for a
 # bounded time over its committed seed corpus.
 # Usage: tests/fuzz/run.sh TARGET SECONDS     TARGET: model | tensor_pb | npy | all
-# Environment: BUILD_DIR (default build-fz), JOBS (build parallelism, default 2).
+# Environment: BUILD_DIR (default build-fz), JOBS (build parallelism, default 2), FUZZ_ARGS
+# (more libFuzzer flags, e.g. FUZZ_ARGS=-timeout=60; later flags win).
 # New inputs go to $BUILD_DIR/work/TARGET (the committed corpus is only read); a crash,
 # leak, timeout (-timeout=10) or RSS above 2 GiB writes $BUILD_DIR/artifacts/TARGET/... and
 # makes the script fail. Each run appends its final stats to $BUILD_DIR/tally.txt.
@@ -41,7 +42,7 @@ ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	"$build/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
 	-max_len="$max_len" "${dict[@]}" -print_final_stats=1 -artifact_prefix="$artifacts/" \
-	"$work" "tests/fuzz/corpus/$target" >"$log" 2>&1
+	${FUZZ_ARGS:-} "$work" "tests/fuzz/corpus/$target" >"$log" 2>&1
 rc=$?
 elapsed=$((SECONDS - start))
 set -e
