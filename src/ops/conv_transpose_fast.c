@@ -258,6 +258,20 @@ void onnxrun__convt_fast_fini(void *user_data, void *state)
 
 /* ---- dispatch ----------------------------------------------------------------------------- */
 
+/* The phase and depthwise paths do work per OUTPUT position (about prod(out) *
+ * prod(ceil(k/s)) taps), the scatter per INPUT position (prod(in) * prod(k)). They agree
+ * for layer-like shapes; a large kernel over a tiny input, or a stride far above the kernel,
+ * makes the first grow without bound (found by fuzzing). Returns the ratio of the two. */
+static double out_driven_waste(const struct onnxrun__convt_geom *g)
+{
+	double fast = 1.0, scatter = 1.0;
+	for (int32_t a = 0; a < g->n; a++) {
+		fast *= (double)g->out[a] * (double)((g->kernel[a] + g->strides[a] - 1) / g->strides[a]);
+		scatter *= (double)g->in[a] * (double)g->kernel[a];
+	}
+	return fast / (scatter > 0 ? scatter : 1.0);
+}
+
 enum onnxrun_status onnxrun__convt_fast(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
                                         const struct onnxrun_tensor *const *inputs, size_t n_inputs,
                                         struct onnxrun_tensor *y, bool *done)
@@ -280,6 +294,10 @@ enum onnxrun_status onnxrun__convt_fast(struct onnxrun_op_context *ctx, const st
 	}
 	if (!pk)
 		return ONNXRUN_OK;
+	if (pk->path != CONVT_PATH_COL2IM && out_driven_waste(g) > 8.0) {
+		onnxrun__convt_packed_free(mine);
+		return ONNXRUN_OK; /* the scatter's work follows the input: cheaper here */
+	}
 	switch (pk->path) {
 	case CONVT_PATH_PHASE: st = onnxrun__convt_run_phase(ctx, g, pk, inputs[0]->data, bias, y->data); break;
 	case CONVT_PATH_COL2IM: st = onnxrun__convt_run_col2im(ctx, g, pk, inputs[0]->data, bias, y->data); break;
