@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
@@ -105,6 +106,48 @@ static void test_random_plans_never_overlap(void **state)
 	}
 }
 
+/* Above 2048 buffers the planner switches to a linear scan: same invariants, and a long
+ * chain still needs only two slots. */
+static void test_large_plans(void **state)
+{
+	enum { N = 6000, CHAIN = 200000 };
+	struct onnxrun__plan_item *it = malloc(CHAIN * sizeof *it);
+	(void)state;
+	assert_non_null(it);
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		uint64_t s = seed * 0x9e3779b97f4a7c15ull;
+		size_t total, sum = 0;
+		for (size_t i = 0; i < N; i++) {
+			it[i].first = next(&s) % 3000;
+			it[i].last = it[i].first + next(&s) % 20;
+			it[i].size = next(&s) % 5000;
+			sum += (it[i].size + 63) / 64 * 64;
+		}
+		assert_int_equal(onnxrun__plan(env, it, N, &total), ONNXRUN_OK);
+		if (total > sum)
+			fail_msg("seed %llu: arena %zu larger than all buffers %zu", (unsigned long long)seed, total, sum);
+		for (size_t i = 0; i < N; i++) {
+			if (it[i].offset % 64 || it[i].offset + it[i].size > total)
+				fail_msg("seed %llu: buffer %zu misplaced", (unsigned long long)seed, i);
+			for (size_t j = 0; j < i; j++) {
+				int live = it[i].first <= it[j].last && it[j].first <= it[i].last;
+				int share = it[i].size && it[j].size && it[i].offset < it[j].offset + it[j].size &&
+				            it[j].offset < it[i].offset + it[i].size;
+				if (live && share)
+					fail_msg("seed %llu: buffers %zu and %zu overlap", (unsigned long long)seed, i, j);
+			}
+		}
+	}
+	for (size_t i = 0; i < CHAIN; i++)
+		it[i] = (struct onnxrun__plan_item){ 1000, i, i + 1, 0 };
+	{
+		size_t total;
+		assert_int_equal(onnxrun__plan(env, it, CHAIN, &total), ONNXRUN_OK);
+		assert_int_equal(total, 2 * 1024);
+	}
+	free(it);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -112,6 +155,7 @@ int main(void)
 		cmocka_unit_test(test_long_lived_value_is_kept),
 		cmocka_unit_test(test_empty_and_zero_sized),
 		cmocka_unit_test(test_random_plans_never_overlap),
+		cmocka_unit_test(test_large_plans),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
