@@ -74,6 +74,28 @@ static void test_empty_and_zero_sized(void **state)
 	assert_int_equal(total, 0);
 }
 
+/* The planner's invariants for one plan: aligned, inside the arena, no larger than all
+ * buffers side by side, and no two buffers live at once share a byte. */
+static void check_plan(const struct onnxrun__plan_item *it, size_t n, size_t total, uint64_t seed)
+{
+	size_t sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += (it[i].size + 63) / 64 * 64;
+	if (total > sum)
+		fail_msg("seed %llu: arena %zu larger than all buffers %zu", (unsigned long long)seed, total, sum);
+	for (size_t i = 0; i < n; i++) {
+		if (it[i].offset % 64 || it[i].offset + it[i].size > total)
+			fail_msg("seed %llu: buffer %zu misplaced at %zu", (unsigned long long)seed, i, it[i].offset);
+		for (size_t j = 0; j < i; j++) {
+			int live = it[i].first <= it[j].last && it[j].first <= it[i].last;
+			int share = it[i].size && it[j].size && it[i].offset < it[j].offset + it[j].size &&
+			            it[j].offset < it[i].offset + it[i].size;
+			if (live && share)
+				fail_msg("seed %llu: buffers %zu and %zu overlap", (unsigned long long)seed, i, j);
+		}
+	}
+}
+
 /* Random lifetimes: check the two invariants directly, pairwise. */
 static void test_random_plans_never_overlap(void **state)
 {
@@ -82,27 +104,14 @@ static void test_random_plans_never_overlap(void **state)
 	for (uint64_t seed = 1; seed <= 300; seed++) {
 		struct onnxrun__plan_item it[N];
 		uint64_t s = seed * 0x9e3779b97f4a7c15ull;
-		size_t total, sum = 0, n = 1 + next(&s) % N;
+		size_t total, n = 1 + next(&s) % N;
 		for (size_t i = 0; i < n; i++) {
 			it[i].first = next(&s) % 30;
 			it[i].last = it[i].first + next(&s) % 10;
 			it[i].size = next(&s) % 5000;
-			sum += (it[i].size + 63) / 64 * 64;
 		}
 		assert_int_equal(onnxrun__plan(env, it, n, &total), ONNXRUN_OK);
-		if (total > sum)
-			fail_msg("seed %llu: arena %zu larger than all buffers %zu", (unsigned long long)seed, total, sum);
-		for (size_t i = 0; i < n; i++) {
-			if (it[i].offset % 64 || it[i].offset + it[i].size > total)
-				fail_msg("seed %llu: buffer %zu misplaced at %zu", (unsigned long long)seed, i, it[i].offset);
-			for (size_t j = 0; j < i; j++) {
-				int live = it[i].first <= it[j].last && it[j].first <= it[i].last;
-				int share = it[i].size && it[j].size && it[i].offset < it[j].offset + it[j].size &&
-				            it[j].offset < it[i].offset + it[i].size;
-				if (live && share)
-					fail_msg("seed %llu: buffers %zu and %zu overlap", (unsigned long long)seed, i, j);
-			}
-		}
+		check_plan(it, n, total, seed);
 	}
 }
 
@@ -116,27 +125,14 @@ static void test_large_plans(void **state)
 	assert_non_null(it);
 	for (uint64_t seed = 1; seed <= 3; seed++) {
 		uint64_t s = seed * 0x9e3779b97f4a7c15ull;
-		size_t total, sum = 0;
+		size_t total;
 		for (size_t i = 0; i < N; i++) {
 			it[i].first = next(&s) % 3000;
 			it[i].last = it[i].first + next(&s) % 20;
 			it[i].size = next(&s) % 5000;
-			sum += (it[i].size + 63) / 64 * 64;
 		}
 		assert_int_equal(onnxrun__plan(env, it, N, &total), ONNXRUN_OK);
-		if (total > sum)
-			fail_msg("seed %llu: arena %zu larger than all buffers %zu", (unsigned long long)seed, total, sum);
-		for (size_t i = 0; i < N; i++) {
-			if (it[i].offset % 64 || it[i].offset + it[i].size > total)
-				fail_msg("seed %llu: buffer %zu misplaced", (unsigned long long)seed, i);
-			for (size_t j = 0; j < i; j++) {
-				int live = it[i].first <= it[j].last && it[j].first <= it[i].last;
-				int share = it[i].size && it[j].size && it[i].offset < it[j].offset + it[j].size &&
-				            it[j].offset < it[i].offset + it[i].size;
-				if (live && share)
-					fail_msg("seed %llu: buffers %zu and %zu overlap", (unsigned long long)seed, i, j);
-			}
-		}
+		check_plan(it, N, total, seed);
 	}
 	for (size_t i = 0; i < CHAIN; i++)
 		it[i] = (struct onnxrun__plan_item){ 1000, i, i + 1, 0 };
