@@ -538,6 +538,25 @@ static void test_bind_dim(void **state)
 	onnxrun_env_free(env);
 }
 
+/* Two independent DepthToSpace nodes (blocksize 2): input a -> output ya (node "P"),
+ * input b -> output yb (node "Q"); both inputs declared with `shape`. */
+static Onnx__ModelProto *two_d2s_model(const char *a, const char *ya, const char *b, const char *yb,
+                                       const char *shape)
+{
+	Onnx__ModelProto *m = mb_model(8);
+	Onnx__NodeProto *n;
+	mb_opset(m, "", 13);
+	mb_input(m, a, MB_FLOAT, shape);
+	mb_input(m, b, MB_FLOAT, shape);
+	mb_output(m, ya, MB_FLOAT, NULL);
+	mb_output(m, yb, MB_FLOAT, NULL);
+	n = mb_node(m, "P", "DepthToSpace", "", a, ya);
+	mb_attr_int(n, "blocksize", 2);
+	n = mb_node(m, "Q", "DepthToSpace", "", b, yb);
+	mb_attr_int(n, "blocksize", 2);
+	return m;
+}
+
 /* One dim_param shared by two inputs must get one value. */
 static void test_shared_dim_conflict(void **state)
 {
@@ -546,20 +565,9 @@ static void test_shared_dim_conflict(void **state)
 	struct onnxrun_session *s;
 	struct onnxrun_tensor *a = th_tensor_f32(env, D4(2, 4, 1, 1), NULL);
 	struct onnxrun_tensor *b = th_tensor_f32(env, D4(3, 4, 1, 1), NULL);
-	Onnx__ModelProto *m = mb_model(8);
-	Onnx__NodeProto *n;
 	enum onnxrun_status st;
 	(void)state;
-	mb_opset(m, "", 13);
-	mb_input(m, "p", MB_FLOAT, "N,4,1,1");
-	mb_input(m, "q", MB_FLOAT, "N,4,1,1");
-	mb_output(m, "yp", MB_FLOAT, NULL);
-	mb_output(m, "yq", MB_FLOAT, NULL);
-	n = mb_node(m, "P", "DepthToSpace", "", "p", "yp");
-	mb_attr_int(n, "blocksize", 2);
-	n = mb_node(m, "Q", "DepthToSpace", "", "q", "yq");
-	mb_attr_int(n, "blocksize", 2);
-	model = th_load_ok(env, m);
+	model = th_load_ok(env, two_d2s_model("p", "yp", "q", "yq", "N,4,1,1"));
 	s = new_session(env, model);
 	st = onnxrun_session_set_input(s, 0, a);
 	TH_ASSERT_STATUS(st, ONNXRUN_OK, onnxrun_session_error(s));
@@ -577,20 +585,9 @@ static void test_missing_input(void **state)
 	struct onnxrun_model *model;
 	struct onnxrun_session *s;
 	struct onnxrun_tensor *a = th_tensor_f32(env, D4(1, 4, 1, 1), NULL);
-	Onnx__ModelProto *m = mb_model(8);
-	Onnx__NodeProto *n;
 	enum onnxrun_status st;
 	(void)state;
-	mb_opset(m, "", 13);
-	mb_input(m, "first", MB_FLOAT, "1,4,1,1");
-	mb_input(m, "second_input", MB_FLOAT, "1,4,1,1");
-	mb_output(m, "y1", MB_FLOAT, NULL);
-	mb_output(m, "y2", MB_FLOAT, NULL);
-	n = mb_node(m, "P", "DepthToSpace", "", "first", "y1");
-	mb_attr_int(n, "blocksize", 2);
-	n = mb_node(m, "Q", "DepthToSpace", "", "second_input", "y2");
-	mb_attr_int(n, "blocksize", 2);
-	model = th_load_ok(env, m);
+	model = th_load_ok(env, two_d2s_model("first", "y1", "second_input", "y2", "1,4,1,1"));
 	s = new_session(env, model);
 	st = onnxrun_session_run(s);
 	assert_int_not_equal(st, ONNXRUN_OK);
