@@ -1,7 +1,9 @@
 /*
  * conv_transpose.c - ConvTranspose (ONNX versions 1, 11, 22): shape inference and a plain
  * scatter implementation for float, double, float16 and bfloat16 (the last two computed in
- * float32 and rounded once). Geometry and validation live in conv_transpose_shape.c.
+ * float32 and rounded once), used where the fast paths (conv_transpose_fast.c, and
+ * conv_transpose_half.c for the half types) do not apply. Geometry and validation live in
+ * conv_transpose_shape.c.
  */
 #include <string.h>
 
@@ -160,8 +162,8 @@ static void widen(const uint16_t *src, float *dst, int64_t n, bool bf16)
 		dst[i] = bf16 ? onnxrun__bf16_to_f32(src[i]) : onnxrun__f16_to_f32(src[i]);
 }
 
-/* float16/bfloat16: widen X, W and B to float32, run the float32 scatter, round each
- * output once. */
+/* float16/bfloat16 where no fast path applies (conv_transpose_half.c): widen X, W and B
+ * to float32, run the float32 scatter, round each output once. */
 static enum onnxrun_status convt_half(const struct onnxrun__node *node, const struct onnxrun__convt_geom *g,
                                       const struct onnxrun_tensor *const *inputs,
                                       struct onnxrun_tensor *y, struct onnxrun_op_context *ctx)
@@ -247,8 +249,12 @@ static enum onnxrun_status convt_compute(struct onnxrun_op_context *ctx,
 		                          "output tensor does not have the inferred type and shape");
 	if (y->numel == 0)
 		return ONNXRUN_OK;
-	if (y->dtype == ONNXRUN_DTYPE_FLOAT16 || y->dtype == ONNXRUN_DTYPE_BFLOAT16)
+	if (onnxrun__convt_is_half(y->dtype)) {
+		bool done;
+		if ((st = onnxrun__convt_fast_half(ctx, &g, inputs, n_inputs, y, &done)) || done)
+			return st;
 		return convt_half(node, &g, inputs, y, ctx);
+	}
 	if (y->dtype == ONNXRUN_DTYPE_FLOAT) {
 		bool done;
 		if ((st = onnxrun__convt_fast(ctx, &g, inputs, n_inputs, y, &done)) || done)

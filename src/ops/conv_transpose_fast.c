@@ -222,13 +222,14 @@ enum onnxrun_status onnxrun__convt_fast_init(struct onnxrun_op_context *ctx, voi
 	struct onnxrun__err scratch_err;
 	enum onnxrun_status st;
 	size_t n = ctx->node->n_inputs < 3 ? ctx->node->n_inputs : 3;
+	float *wide = NULL;
 
 	*state = NULL;
-	if (!w || w->dtype != ONNXRUN_DTYPE_FLOAT || w->rank < 3)
+	if (!w || w->rank < 3 || (w->dtype != ONNXRUN_DTYPE_FLOAT && !onnxrun__convt_is_half(w->dtype)))
 		return ONNXRUN_OK;
 	/* geometry from W alone: X's spatial dims do not change the packing; use ones */
 	memset(types, 0, sizeof types);
-	types[0].dtype = types[1].dtype = ONNXRUN_DTYPE_FLOAT;
+	types[0].dtype = types[1].dtype = w->dtype;
 	types[0].shape.rank = types[1].shape.rank = w->rank;
 	memcpy(types[1].shape.dims, w->dims, sizeof w->dims);
 	types[0].shape.dims[0] = 1;
@@ -237,14 +238,20 @@ enum onnxrun_status onnxrun__convt_fast_init(struct onnxrun_op_context *ctx, voi
 		types[0].shape.dims[a] = -1;
 	for (size_t i = 2; i < n; i++) {
 		const struct onnxrun_tensor *b = onnxrun_op_constant_input(ctx, i);
-		types[i].dtype = ctx->node->inputs[i] >= 0 ? ONNXRUN_DTYPE_FLOAT : ONNXRUN_DTYPE_UNDEFINED;
+		types[i].dtype = ctx->node->inputs[i] >= 0 ? w->dtype : ONNXRUN_DTYPE_UNDEFINED;
 		types[i].shape.rank = 1;
 		types[i].shape.dims[0] = b ? b->dims[0] : -1;
 	}
 	/* attribute errors are reported by infer/compute; here they only disable pre-packing */
 	if (onnxrun__convt_geom_make(ctx->node, types, n, &g, &scratch_err) || g.n < 1)
 		return ONNXRUN_OK;
-	if ((st = onnxrun__convt_pack(ctx->env, &g, w->data, &pk)))
+	/* float16/bfloat16: pack a float32 copy, dropped once packed */
+	if (w->dtype != ONNXRUN_DTYPE_FLOAT && !(wide = onnxrun__convt_widen_new(ctx->env, w)))
+		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node,
+		                          "out of memory widening weights to float32");
+	st = onnxrun__convt_pack(ctx->env, &g, wide ? wide : w->data, &pk);
+	onnxrun__free(ctx->env, wide);
+	if (st)
 		return onnxrun__node_fail(ctx->err, st, ctx->node, "out of memory packing weights");
 	*state = pk;
 	return ONNXRUN_OK;
@@ -272,43 +279,66 @@ static double out_driven_waste(const struct onnxrun__convt_geom *g)
 	return fast / (scatter > 0 ? scatter : 1.0);
 }
 
+bool onnxrun__convt_fast_shape_ok(const struct onnxrun__convt_geom *g)
+{
+	if (g->batch < 1 || g->n < 1)
+		return false;
+	for (int32_t a = 0; a < g->n; a++)
+		if (g->in[a] < 1 || g->out[a] < 1)
+			return false;
+	return true;
+}
+
+const struct onnxrun__convt_packed *onnxrun__convt_prepacked(const struct onnxrun_op_context *ctx,
+                                                               const struct onnxrun__convt_geom *g)
+{
+	const struct onnxrun__convt_packed *pk = ctx->state;
+	return packed_matches(pk, g) && pk->kern->isa == onnxrun__gemm_isa() ? pk : NULL;
+}
+
+bool onnxrun__convt_fast_declines(const struct onnxrun__convt_geom *g, const struct onnxrun__convt_packed *pk)
+{
+	/* the scatter's work follows the input: cheaper when the output-driven paths waste */
+	return pk->path != CONVT_PATH_COL2IM && out_driven_waste(g) > 8.0;
+}
+
+enum onnxrun_status onnxrun__convt_fast_run(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
+                                            const struct onnxrun__convt_packed *pk, const float *x,
+                                            const float *w, const float *bias, float *y, bool *done)
+{
+	enum onnxrun_status st;
+	switch (pk->path) {
+	case CONVT_PATH_PHASE: st = onnxrun__convt_run_phase(ctx, g, pk, x, bias, y); break;
+	case CONVT_PATH_COL2IM: st = onnxrun__convt_run_col2im(ctx, g, pk, x, bias, y); break;
+	case CONVT_PATH_DW: st = onnxrun__convt_run_dw(ctx, g, x, w, bias, y); break;
+	default: st = ONNXRUN_ERROR_UNSUPPORTED; break;
+	}
+	*done = st == ONNXRUN_OK;
+	return st == ONNXRUN_ERROR_UNSUPPORTED ? ONNXRUN_OK : st;
+}
+
 enum onnxrun_status onnxrun__convt_fast(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
                                         const struct onnxrun_tensor *const *inputs, size_t n_inputs,
                                         struct onnxrun_tensor *y, bool *done)
 {
-	const struct onnxrun__convt_packed *pk = ctx->state;
+	const struct onnxrun__convt_packed *pk;
 	struct onnxrun__convt_packed *mine = NULL;
 	const float *bias = n_inputs > 2 && inputs[2] ? inputs[2]->data : NULL;
 	enum onnxrun_status st;
 
 	*done = false;
-	if (y->dtype != ONNXRUN_DTYPE_FLOAT || g->batch < 1 || g->n < 1)
+	if (y->dtype != ONNXRUN_DTYPE_FLOAT || !onnxrun__convt_fast_shape_ok(g))
 		return ONNXRUN_OK;
-	for (int32_t a = 0; a < g->n; a++)
-		if (g->in[a] < 1 || g->out[a] < 1)
-			return ONNXRUN_OK;
-	if (!packed_matches(pk, g) || pk->kern->isa != onnxrun__gemm_isa()) {
+	if (!(pk = onnxrun__convt_prepacked(ctx, g))) {
 		if ((st = onnxrun__convt_pack(ctx->env, g, inputs[1]->data, &mine)))
 			return onnxrun__node_fail(ctx->err, st, ctx->node, "out of memory packing weights");
 		pk = mine;
 	}
-	if (!pk)
-		return ONNXRUN_OK;
-	if (pk->path != CONVT_PATH_COL2IM && out_driven_waste(g) > 8.0) {
+	if (!pk || onnxrun__convt_fast_declines(g, pk)) {
 		onnxrun__convt_packed_free(mine);
-		return ONNXRUN_OK; /* the scatter's work follows the input: cheaper here */
-	}
-	switch (pk->path) {
-	case CONVT_PATH_PHASE: st = onnxrun__convt_run_phase(ctx, g, pk, inputs[0]->data, bias, y->data); break;
-	case CONVT_PATH_COL2IM: st = onnxrun__convt_run_col2im(ctx, g, pk, inputs[0]->data, bias, y->data); break;
-	case CONVT_PATH_DW:
-		st = onnxrun__convt_run_dw(ctx, g, inputs[0]->data, inputs[1]->data, bias, y->data);
-		break;
-	default: st = ONNXRUN_ERROR_UNSUPPORTED; break;
-	}
-	onnxrun__convt_packed_free(mine);
-	if (st == ONNXRUN_ERROR_UNSUPPORTED)
 		return ONNXRUN_OK;
-	*done = st == ONNXRUN_OK;
+	}
+	st = onnxrun__convt_fast_run(ctx, g, pk, inputs[0]->data, inputs[1]->data, bias, y->data, done);
+	onnxrun__convt_packed_free(mine);
 	return st;
 }

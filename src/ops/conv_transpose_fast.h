@@ -55,7 +55,7 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env
                                                         const float *w, struct onnxrun__convt_packed **out);
 ONNXRUN__HIDDEN void onnxrun__convt_packed_free(struct onnxrun__convt_packed *p);
 
-/* op init/fini: pre-pack a constant float32 W. */
+/* op init/fini: pre-pack a constant W (float32; float16/bfloat16 widened to float32 first). */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_fast_init(struct onnxrun_op_context *ctx, void **state);
 ONNXRUN__HIDDEN void onnxrun__convt_fast_fini(void *user_data, void *state);
 
@@ -66,6 +66,44 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_fast(struct onnxrun_op_contex
                                                         const struct onnxrun_tensor *const *inputs,
                                                         size_t n_inputs, struct onnxrun_tensor *y,
                                                         bool *done);
+
+/* The pieces of onnxrun__convt_fast, shared with the float16/bfloat16 path: whether every
+ * dim is non-empty (the fast paths need it); the op state's pre-packed W when it was made for
+ * g's W shape and attributes and the ISA in use, else NULL; whether the scatter is cheaper for
+ * g with pk's path; and running pk's path on float32 data (w: W as float32, read by the
+ * depthwise path only; *done false, status OK, when the path declines). */
+ONNXRUN__HIDDEN bool onnxrun__convt_fast_shape_ok(const struct onnxrun__convt_geom *g);
+ONNXRUN__HIDDEN const struct onnxrun__convt_packed *onnxrun__convt_prepacked(const struct onnxrun_op_context *ctx,
+                                                                               const struct onnxrun__convt_geom *g);
+ONNXRUN__HIDDEN bool onnxrun__convt_fast_declines(const struct onnxrun__convt_geom *g,
+                                                  const struct onnxrun__convt_packed *pk);
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_fast_run(struct onnxrun_op_context *ctx,
+                                                            const struct onnxrun__convt_geom *g,
+                                                            const struct onnxrun__convt_packed *pk,
+                                                            const float *x, const float *w, const float *bias,
+                                                            float *y, bool *done);
+
+/* float16/bfloat16 on the float32 fast path (conv_transpose_half.c): widens X, the bias and
+ * (unless pre-packed) W into float32 scratch, runs the path, rounds each output once. *done
+ * false (status OK) when no fast path applies: the caller runs the scatter. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_fast_half(struct onnxrun_op_context *ctx,
+                                                             const struct onnxrun__convt_geom *g,
+                                                             const struct onnxrun_tensor *const *inputs,
+                                                             size_t n_inputs, struct onnxrun_tensor *y,
+                                                             bool *done);
+static inline bool onnxrun__convt_is_half(enum onnxrun_dtype dt)
+{
+	return dt == ONNXRUN_DTYPE_FLOAT16 || dt == ONNXRUN_DTYPE_BFLOAT16;
+}
+/* n float16 (bf16 false) or bfloat16 values to float32 and back, bitwise equal to
+ * onnxrun__f16_to_f32 / onnxrun__f32_to_f16 / onnxrun__bf16_to_f32 / onnxrun__f32_to_bf16
+ * for every input, vectorised for isa (AVX-512F; AVX2 with F16C) when this CPU has it. */
+ONNXRUN__HIDDEN void onnxrun__convt_half_widen(enum onnxrun__isa isa, bool bf16, const uint16_t *src, float *dst,
+                                               int64_t n);
+ONNXRUN__HIDDEN void onnxrun__convt_half_narrow(enum onnxrun__isa isa, bool bf16, const float *src, uint16_t *dst,
+                                                int64_t n);
+/* A float32 copy of a float16/bfloat16 tensor from the env's allocator; NULL when out of memory. */
+ONNXRUN__HIDDEN float *onnxrun__convt_widen_new(const struct onnxrun_env *env, const struct onnxrun_tensor *t);
 
 /* Path runners (the packed state matches g). bias may be NULL. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx,
