@@ -10,6 +10,12 @@
  *  - every halfway point between two adjacent finite values, and its float32 neighbours,
  *    rounds as round-to-nearest-even says (reference: pick the nearer neighbour by exact
  *    double arithmetic, the even one on a tie).
+ * The vectorised array conversions of the float16/bfloat16 ConvTranspose path
+ * (onnxrun__convt_half_widen / _narrow, per ISA this CPU runs) must give the very bits of the
+ * scalar functions: all 65536 patterns widened; narrowed, every float32 whose top 16 bits
+ * are any pattern and whose low 16 bits are each of the round/sticky cases (plus seeded
+ * random ones), which covers NaN payloads, infinities, overflow, subnormal results and
+ * ties; and the halfway sweep above run through them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,8 +25,10 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "ops/conv_transpose_fast.h"
 #include "runtime/runtime.h"
 
 static float from_bits(uint32_t u)
@@ -301,6 +309,88 @@ static void test_exhaustive_halfway(void **state)
 	halfway(onnxrun__f32_to_bf16, bf16_value, 0x7f80, "bfloat16");
 }
 
+/* ---- vectorised array conversions ------------------------------------------------------- */
+
+static const enum onnxrun__isa vec_isas[] = { ONNXRUN__ISA_SCALAR, ONNXRUN__ISA_AVX2, ONNXRUN__ISA_AVX512 };
+static enum onnxrun__isa vec_isa;
+
+/* One value through the vector code: lane `lane` of a 19-element call (one full 16-wide
+ * vector, the rest in the tail), the other lanes holding neighbours. */
+static uint16_t vec_narrow(float f, bool bf16)
+{
+	static unsigned lane;
+	float in[19];
+	uint16_t out[19];
+	lane = (lane + 1) % 19;
+	for (int i = 0; i < 19; i++)
+		in[i] = i == (int)lane ? f : (float)i - 9.5f;
+	onnxrun__convt_half_narrow(vec_isa, bf16, in, out, 19);
+	return out[lane];
+}
+
+static uint16_t vec_narrow_f16(float f)
+{
+	return vec_narrow(f, false);
+}
+
+static uint16_t vec_narrow_bf16(float f)
+{
+	return vec_narrow(f, true);
+}
+
+static void test_vector_conversions(void **state)
+{
+	/* low 16 bits: float16 keeps bits 13..15 of them; bit 12 is its round bit, 0..11 sticky;
+	 * bfloat16 rounds at bit 15 */
+	static const uint16_t tails[] = { 0x0000, 0x0001, 0x0fff, 0x1000, 0x1001, 0x1fff, 0x7fff, 0x8000, 0x8001,
+		                          0xffff, 0x2000, 0x3000, 0x5000, 0x6fff, 0x9000, 0xf000, 0xefff };
+	const size_t nt = sizeof tails / sizeof tails[0], nr = 8, per = nt + nr;
+	uint16_t *h = malloc(0x10000 * sizeof *h), *got = malloc(0x10000 * per * sizeof *got);
+	float *f = malloc(0x10000 * per * sizeof *f);
+	uint64_t rng = 12345;
+	long checked = 0;
+	(void)state;
+	assert_true(h && got && f);
+	for (uint32_t u = 0; u < 0x10000; u++) {
+		h[u] = (uint16_t)u;
+		for (size_t k = 0; k < per; k++) {
+			uint32_t lo = k < nt ? tails[k] : (uint32_t)((rng = rng * 6364136223846793005u + 1442695040888963407u) >> 48);
+			f[u * per + k] = from_bits(u << 16 | lo);
+		}
+	}
+	for (size_t ii = 0; ii < sizeof vec_isas / sizeof vec_isas[0]; ii++) {
+		vec_isa = vec_isas[ii];
+		if (!onnxrun__gemm_isa_supported(vec_isa))
+			continue;
+		for (int bf16 = 0; bf16 < 2; bf16++) {
+			const char *name = bf16 ? "bfloat16" : "float16";
+			float *wide = (float *)got; /* 0x10000 floats fit in the narrow buffer */
+			onnxrun__convt_half_widen(vec_isa, bf16, h, wide, 0x10000);
+			for (uint32_t u = 0; u < 0x10000; u++) {
+				float want = bf16 ? onnxrun__bf16_to_f32(h[u]) : onnxrun__f16_to_f32(h[u]);
+				if (to_bits(wide[u]) != to_bits(want))
+					fail_msg("isa %d %s widen 0x%04x: 0x%08x, scalar 0x%08x", (int)vec_isa, name, u,
+					         to_bits(wide[u]), to_bits(want));
+			}
+			onnxrun__convt_half_narrow(vec_isa, bf16, f, got, (int64_t)(0x10000 * per));
+			for (size_t i = 0; i < 0x10000 * per; i++) {
+				uint16_t want = bf16 ? onnxrun__f32_to_bf16(f[i]) : onnxrun__f32_to_f16(f[i]);
+				if (got[i] != want)
+					fail_msg("isa %d %s narrow 0x%08x: 0x%04x, scalar 0x%04x", (int)vec_isa, name,
+					         to_bits(f[i]), got[i], want);
+			}
+			checked += 0x10000 * (long)(per + 1);
+		}
+		halfway(vec_narrow_f16, f16_value, 0x7c00, "float16 (vector)");
+		halfway(vec_narrow_bf16, bf16_value, 0x7f80, "bfloat16 (vector)");
+		print_message("isa %d: vector conversions equal the scalar ones\n", (int)vec_isa);
+	}
+	print_message("%ld conversions compared\n", checked);
+	free(h);
+	free(got);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -309,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_bf16_known),
 		cmocka_unit_test(test_exhaustive_round_trip),
 		cmocka_unit_test(test_exhaustive_halfway),
+		cmocka_unit_test(test_vector_conversions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

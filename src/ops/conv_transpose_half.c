@@ -33,6 +33,23 @@ static void narrow_scalar(bool bf16, const float *src, uint16_t *dst, int64_t n)
 }
 
 #if defined(__x86_64__)
+/* Whether any float16 lane is a signalling NaN (exponent all ones, quiet bit clear, payload
+ * not zero): vcvtph2ps quiets those, onnxrun__f16_to_f32 keeps them, so such (rare) vectors
+ * are widened by the scalar code. */
+__attribute__((target("avx2"))) static bool any_snan16(__m256i h)
+{
+	__m256i nan_exp = _mm256_cmpeq_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7e00)), _mm256_set1_epi16(0x7c00));
+	__m256i no_payload = _mm256_cmpeq_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x01ff)), _mm256_setzero_si256());
+	return _mm256_movemask_epi8(_mm256_andnot_si256(no_payload, nan_exp)) != 0;
+}
+
+static bool any_snan8(__m128i h)
+{
+	__m128i nan_exp = _mm_cmpeq_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7e00)), _mm_set1_epi16(0x7c00));
+	__m128i no_payload = _mm_cmpeq_epi16(_mm_and_si128(h, _mm_set1_epi16(0x01ff)), _mm_setzero_si128());
+	return _mm_movemask_epi8(_mm_andnot_si128(no_payload, nan_exp)) != 0;
+}
+
 /* AVX-512F: vcvtph2ps / vcvtps2ph (round to nearest even by the immediate, whatever MXCSR
  * says); bfloat16 by integer arithmetic, as onnxrun__f32_to_bf16: NaN -> top half with the
  * quiet bit, else x + 0x7fff + (bit 16 of x), top half. */
@@ -42,6 +59,10 @@ __attribute__((target("avx512f"))) static int64_t widen_avx512(bool bf16, const 
 	int64_t i = 0;
 	for (; i + 16 <= n; i += 16) {
 		__m256i h = _mm256_loadu_si256((const __m256i *)(src + i));
+		if (!bf16 && any_snan16(h)) {
+			widen_scalar(false, src + i, dst + i, 16);
+			continue;
+		}
 		__m512 f = bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))
 		                : _mm512_cvtph_ps(h);
 		_mm512_storeu_ps(dst + i, f);
@@ -80,6 +101,10 @@ __attribute__((target("avx2,f16c"))) static int64_t widen_avx2(bool bf16, const 
 	int64_t i = 0;
 	for (; i + 8 <= n; i += 8) {
 		__m128i h = _mm_loadu_si128((const __m128i *)(src + i));
+		if (!bf16 && any_snan8(h)) {
+			widen_scalar(false, src + i, dst + i, 8);
+			continue;
+		}
 		__m256 f = bf16 ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16))
 		                : _mm256_cvtph_ps(h);
 		_mm256_storeu_ps(dst + i, f);
