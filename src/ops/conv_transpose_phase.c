@@ -12,6 +12,7 @@
 #include "../runtime/pool.h"
 
 #define S ONNXRUN__CONVT_MAX_SPATIAL
+#define MAX_NB 16 /* most B panels prepared at a time */
 
 /* One run of consecutive positions along the last axis: batch b, grid position q[] of its
  * first element (last axis included), `len` positions starting at panel column `col`. */
@@ -44,6 +45,7 @@ struct phase_job {
 	store_fn store;
 	bool stream; /* output larger than the caches: non-temporal stores where they fit */
 	int64_t nrows, trows, ntiles, mchunks, mchunk;
+	int64_t nb; /* B panels prepared at a time */
 	int64_t nclass, *classes; /* representatives of the phase classes with positions */
 	char *scratch;
 	size_t scratch_stride;
@@ -377,9 +379,57 @@ static void phase_residues(const struct onnxrun__convt_taps *tp, int64_t ph, int
 	}
 }
 
-/* One item: output rows [R0, R1) of one group, output channels [mlo, mhi), every phase.
- * Phases that read the same B panel (same grid range and tap offsets, j->rep) share one
- * packing per panel. */
+/* One B panel of an item, prepared once and run against every weight panel of the item. */
+struct panel {
+	struct seg *segs;
+	const float **brows;
+	float *bp;
+	int64_t nseg;
+	int v;
+	bool direct;
+};
+
+/* Prepares the B panel of positions [p0, p0 + cnt) of phase ph (residues r): its segments,
+ * then either row pointers into x (pack_rows) or a packed copy. */
+static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *r, int64_t p0, int64_t cnt,
+                          const float *xg, struct cpy *cp, struct panel *pn)
+{
+	const struct onnxrun__convt_taps *tp = &j->pk->taps;
+	const struct onnxrun__gemm_kernels *kn = j->pk->kern;
+	const int64_t nt = tp->ntaps[ph];
+	int64_t delta[S];
+	pn->v = cnt <= kn->nr[1] ? 1 : 0;
+	const int64_t nr = kn->nr[pn->v];
+	pn->nseg = make_segs(j, ph, p0, cnt, r, pn->segs);
+	for (int64_t t = 0; t < nt; t++) {
+		tap_deltas(tp, r, t, delta);
+		plan_copies(j, delta, pn->segs, pn->nseg, cp + t * pn->nseg);
+	}
+	pn->direct = pn->v == 0 && pn->nseg == 1 && cnt == nr && kn->ind[0];
+	if (pn->direct) {
+		pack_rows(j, xg, nt, nr, cp, pn->bp, pn->brows);
+		return;
+	}
+	if (cnt < nr)
+		memset(pn->bp, 0, (size_t)(j->cg * nt * nr) * sizeof *pn->bp);
+	j->pack(j, xg, nt, nr, pn->segs, pn->nseg, cp, pn->bp);
+}
+
+/* C tile = A panel (mr rows) x B panel. */
+static inline void panel_gemm(const struct onnxrun__gemm_kernels *kn, int64_t mr, int64_t kk, const float *a,
+                              const struct panel *pn, float *tile)
+{
+	const int64_t nr = kn->nr[pn->v];
+	if (pn->direct)
+		kn->ind[mr - 1](kk, a, pn->brows, tile, nr);
+	else
+		kn->fn[pn->v][mr - 1](kk, a, pn->bp, tile, nr);
+}
+
+/* One item: output rows [R0, R1) of one group, output channels [mlo, mhi), every phase of
+ * one class (phases that read the same B panels, j->rep). Up to j->nb B panels are prepared
+ * at a time; then each weight panel (mr output channels of one phase) runs over all of
+ * them, so large weights are read once per j->nb panels. */
 static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 {
 	const struct phase_job *j = arg;
@@ -387,15 +437,21 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	const struct onnxrun__convt_packed *pk = j->pk;
 	const struct onnxrun__convt_taps *tp = &pk->taps;
 	const struct onnxrun__gemm_kernels *kn = pk->kern;
-	const int64_t mr_max = kn->mr_max, nr0 = kn->nr[0], mg = pk->mg;
+	const int64_t mr_max = kn->mr_max, nr0 = kn->nr[0], mg = pk->mg, kmax = j->cg * tp->tmax;
 	char *sc = j->scratch + (size_t)tid * j->scratch_stride;
-	float *bp = (float *)sc, *tile = bp + j->cg * tp->tmax * nr0;
+	float *bp = (float *)sc, *tile = bp + j->nb * kmax * nr0;
 	float *tile2 = tile + mr_max * nr0;
 	struct seg *segs = (struct seg *)(tile2 + mr_max * nr0);
-	struct cpy *cp = (struct cpy *)(segs + nr0);
+	struct cpy *cp = (struct cpy *)(segs + j->nb * nr0);
 	const float **brows = (const float **)(cp + tp->tmax * nr0);
-	int64_t r[S], rq[S], delta[S];
+	struct panel pn[MAX_NB];
+	int64_t r[S], rq[S];
 
+	for (int64_t i = 0; i < j->nb; i++) {
+		pn[i].segs = segs + i * nr0;
+		pn[i].brows = brows + i * kmax;
+		pn[i].bp = bp + i * kmax * nr0;
+	}
 	for (int64_t it = begin; it < end; it++) {
 		/* it = ((grp * ntiles + tile) * nclass + class) * mchunks + mchunk */
 		const int64_t mc = it % j->mchunks, cl = it / j->mchunks % j->nclass;
@@ -405,31 +461,21 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 		const float *xg = j->x + grp * j->cg * j->in_sp;
 		float *yg = j->y + grp * mg * j->out_sp;
 		const float *bg = j->bias ? j->bias + grp * mg : NULL;
-		{
-			const int64_t ph = j->classes[cl], nt = tp->ntaps[ph], kk = j->cg * nt;
-			int64_t pa, pb;
-			phase_residues(tp, ph, r);
-			pa = rows_before(j, ph, r, R0);
-			pb = R1 == j->nrows ? j->npos[ph] : rows_before(j, ph, r, R1);
-			for (int64_t p0 = pa; p0 < pb; p0 += nr0) {
-				const int64_t cnt = pb - p0 < nr0 ? pb - p0 : nr0;
-				const int v = cnt <= kn->nr[1] ? 1 : 0;
-				const int64_t nr = kn->nr[v];
-				const int64_t nseg = make_segs(j, ph, p0, cnt, r, segs);
-				for (int64_t t = 0; t < nt; t++) {
-					tap_deltas(tp, r, t, delta);
-					plan_copies(j, delta, segs, nseg, cp + t * nseg);
-				}
-				const bool direct = v == 0 && nseg == 1 && cnt == nr && kn->ind[0];
-				if (direct) {
-					pack_rows(j, xg, nt, nr, cp, bp, brows);
-				} else {
-					if (cnt < nr)
-						memset(bp, 0, (size_t)(kk * nr) * sizeof *bp);
-					j->pack(j, xg, nt, nr, segs, nseg, cp, bp);
-				}
+		const int64_t ph = j->classes[cl], kk = j->cg * tp->ntaps[ph];
+		int64_t pa, pb;
+		phase_residues(tp, ph, r);
+		pa = rows_before(j, ph, r, R0);
+		pb = R1 == j->nrows ? j->npos[ph] : rows_before(j, ph, r, R1);
+		for (int64_t c0 = pa; c0 < pb; c0 += j->nb * nr0) {
+			int64_t np = 0;
+			for (int64_t p0 = c0; p0 < pb && np < j->nb; p0 += nr0, np++)
+				panel_prepare(j, ph, r, p0, pb - p0 < nr0 ? pb - p0 : nr0, xg, cp, &pn[np]);
+			for (int64_t m0 = mlo; m0 < mhi; m0 += mr_max) {
+				const int64_t mr = mhi - m0 < mr_max ? mhi - m0 : mr_max;
+				float *ym = yg + m0 * j->out_sp;
+				const float *bm = bg ? bg + m0 : NULL;
 				for (int64_t q = ph; q < tp->nphase; q++) {
-					const float *ag = pk->a + grp * tp->a_group + tp->a_off[q];
+					const float *aq = pk->a + grp * tp->a_group + tp->a_off[q] + m0 * kk;
 					int64_t ydelta = 0;
 					if (j->rep[q] != ph)
 						continue;
@@ -440,31 +486,20 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 					/* last-axis residues 0 and 1 of stride 2 sharing B: store interleaved */
 					if (j->store == store_tile_avx512 && tp->s[g->n - 1] == 2 && rq[g->n - 1] == 0 &&
 					    q + 1 < tp->nphase && j->rep[q + 1] == ph) {
-						const float *ag1 = pk->a + grp * tp->a_group + tp->a_off[q + 1];
-						for (int64_t m0 = mlo; m0 < mhi; m0 += mr_max) {
-							const int64_t mr = mhi - m0 < mr_max ? mhi - m0 : mr_max;
-							if (direct) {
-								kn->ind[mr - 1](kk, ag + m0 * kk, brows, tile, nr);
-								kn->ind[mr - 1](kk, ag1 + m0 * kk, brows, tile2, nr);
-							} else {
-								kn->fn[v][mr - 1](kk, ag + m0 * kk, bp, tile, nr);
-								kn->fn[v][mr - 1](kk, ag1 + m0 * kk, bp, tile2, nr);
-							}
-							store_pair_avx512(j, tile, tile2, nr, mr, segs, nseg, yg + m0 * j->out_sp,
-							                  ydelta, bg ? bg + m0 : NULL);
+						const float *aq1 = pk->a + grp * tp->a_group + tp->a_off[q + 1] + m0 * kk;
+						for (int64_t i = 0; i < np; i++) {
+							panel_gemm(kn, mr, kk, aq, &pn[i], tile);
+							panel_gemm(kn, mr, kk, aq1, &pn[i], tile2);
+							store_pair_avx512(j, tile, tile2, kn->nr[pn[i].v], mr, pn[i].segs,
+							                  pn[i].nseg, ym, ydelta, bm);
 						}
 						q++;
 						continue;
 					}
 #endif
-					for (int64_t m0 = mlo; m0 < mhi; m0 += mr_max) {
-						const int64_t mr = mhi - m0 < mr_max ? mhi - m0 : mr_max;
-						if (direct)
-							kn->ind[mr - 1](kk, ag + m0 * kk, brows, tile, nr);
-						else
-							kn->fn[v][mr - 1](kk, ag + m0 * kk, bp, tile, nr);
-						j->store(j, tile, nr, mr, segs, nseg, yg + m0 * j->out_sp, ydelta,
-						         bg ? bg + m0 : NULL);
+					for (int64_t i = 0; i < np; i++) {
+						panel_gemm(kn, mr, kk, aq, &pn[i], tile);
+						j->store(j, tile, kn->nr[pn[i].v], mr, pn[i].segs, pn[i].nseg, ym, ydelta, bm);
 					}
 				}
 			}
@@ -531,6 +566,18 @@ static void plan_split(struct phase_job *j, int threads)
 	j->nrows = g->batch * g->out[0];
 	j->trows = budget / align * align;
 	j->trows = j->trows < align ? align : j->trows;
+	/* weights of a class beyond a quarter of L2: run each weight panel over nb B panels
+	 * (together at most ~512 KiB) and make tiles hold that many panels per phase */
+	j->nb = 1;
+	if (j->pk->taps.a_group / j->nclass * (int64_t)sizeof(float) > 256 * 1024) {
+		const int64_t panel = j->cg * j->pk->taps.tmax * nr0 * (int64_t)sizeof(float);
+		int64_t rows;
+		j->nb = (512 * 1024) / panel;
+		j->nb = j->nb < 1 ? 1 : j->nb > MAX_NB ? MAX_NB : j->nb;
+		rows = (j->nb * nr0 + inner_q - 1) / inner_q * g->strides[0];
+		rows = (rows + align - 1) / align * align;
+		j->trows = rows > j->trows ? rows : j->trows;
+	}
 	j->trows = j->trows > j->nrows ? j->nrows : j->trows;
 	j->ntiles = (j->nrows + j->trows - 1) / j->trows;
 	j->mchunks = 1;
@@ -611,9 +658,9 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 	j.stream = (uint64_t)g->batch * (uint64_t)g->out_channels * (uint64_t)j.out_sp * sizeof(float) > (8u << 20);
 	plan_split(&j, threads);
 	items = g->group * j.ntiles * j.nclass * j.mchunks;
-	bytes = (size_t)(j.cg * tp->tmax * nr0 + 2 * pk->kern->mr_max * nr0) * sizeof(float) +
-	        (size_t)nr0 * sizeof(struct seg) + (size_t)(tp->tmax * nr0) * sizeof(struct cpy) +
-	        (size_t)(j.cg * tp->tmax) * sizeof(float *);
+	bytes = (size_t)(j.nb * j.cg * tp->tmax * nr0 + 2 * pk->kern->mr_max * nr0) * sizeof(float) +
+	        (size_t)(j.nb * nr0) * sizeof(struct seg) + (size_t)(tp->tmax * nr0) * sizeof(struct cpy) +
+	        (size_t)(j.nb * j.cg * tp->tmax) * sizeof(float *);
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride))) {
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
