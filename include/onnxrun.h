@@ -140,6 +140,17 @@ ONNXRUN_API const char *onnxrun_env_error(const struct onnxrun_env *env);
  * env between threads. Returns OK or INVALID_ARGUMENT (env NULL). */
 ONNXRUN_API enum onnxrun_status onnxrun_env_set_max_memory(struct onnxrun_env *env, uint64_t bytes);
 
+/* Whether files may be mapped instead of read (default: yes, enabled != 0).
+ * onnxrun_model_load_file maps the model file while it parses it, and external-data
+ * tensors of at least 64 KiB whose offset is a multiple of 64 stay mapped (copy-on-write,
+ * never written back) for the model's lifetime instead of being copied, so a model's
+ * external weights cost page cache, not heap. The price: truncating or rewriting a file
+ * while it is mapped makes later reads of it fail with SIGBUS or see the new bytes; with
+ * enabled == 0 every file is read into memory through the allocator and may then change
+ * freely. Mapped bytes are not allocator memory but still count toward the memory cap.
+ * Set it before loading. Returns OK or INVALID_ARGUMENT (env NULL). */
+ONNXRUN_API enum onnxrun_status onnxrun_env_set_mmap(struct onnxrun_env *env, int enabled);
+
 /* ------------------------------------------------------------------------------------------
  * Tensors.
  */

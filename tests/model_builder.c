@@ -57,6 +57,7 @@ struct th_alloc {
 	long count;       /* allocations attempted */
 	long fail_at;     /* fail allocation number fail_at (0-based); -1 never */
 	size_t live_bytes;
+	size_t peak_bytes; /* highest live_bytes seen */
 };
 
 static inline void *th_alloc_fn(void *ctx, size_t size, size_t align)
@@ -70,6 +71,8 @@ static inline void *th_alloc_fn(void *ctx, size_t size, size_t align)
 		return NULL;
 	a->live++;
 	a->live_bytes += size;
+	if (a->live_bytes > a->peak_bytes)
+		a->peak_bytes = a->live_bytes;
 	return p;
 }
 
@@ -92,6 +95,7 @@ static inline struct onnxrun_env *th_env_counted(struct th_alloc *a)
 	a->count = 0;
 	a->fail_at = -1;
 	a->live_bytes = 0;
+	a->peak_bytes = 0;
 	assert_int_equal(onnxrun_env_create(&al, &env), ONNXRUN_OK);
 	return env;
 }

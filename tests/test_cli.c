@@ -552,6 +552,22 @@ static void test_max_memory(void **state)
 	run_free(&r);
 }
 
+/* --no-mmap reads the files instead of mapping them: the same outputs. */
+static void test_no_mmap(void **state)
+{
+	struct run r;
+
+	(void)state;
+	RUN(&r, "--no-mmap", ONNXRUN_MODELS_DIR "/upsampler/model.onnx",
+	    ONNXRUN_MODELS_DIR "/upsampler/test_data_set_0");
+	assert_int_equal(r.status, 0);
+	assert_true(has_line_matching(r.out, "^PASS output 'upscaled'"));
+	run_free(&r);
+	RUN(&r, "--no-mmap=1", ONNXRUN_MODELS_DIR "/upsampler/model.onnx");
+	assert_error_run(&r, "--no-mmap");
+	run_free(&r);
+}
+
 static void test_output_dir(void **state)
 {
 	char dir[1024];
@@ -857,6 +873,7 @@ int main(void)
 		cmocka_unit_test(test_bench),
 		cmocka_unit_test(test_profile),
 		cmocka_unit_test(test_max_memory),
+		cmocka_unit_test(test_no_mmap),
 		cmocka_unit_test(test_output_dir),
 		cmocka_unit_test(test_inputs_by_name),
 		cmocka_unit_test(test_random_with_dim),

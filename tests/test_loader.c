@@ -877,6 +877,172 @@ static void test_external_data_rejected(void **state)
 	onnxrun_env_free(env);
 }
 
+/* ---- zero-copy loading: raw_data moved, external data mapped ---- */
+
+#define BIG_H 256
+#define BIG_W 256 /* 256 KiB of float: above the 64 KiB mapping threshold */
+
+static float big_vals[BIG_H * BIG_W];
+
+static void fill_big(void)
+{
+	for (int i = 0; i < BIG_H * BIG_W; i++)
+		big_vals[i] = (float)((i * 7919) % 1000) - 500.25f;
+}
+
+/* DepthToSpace(blocksize 1) of initializer "c" float [1,1,BIG_H,BIG_W]: raw_data when
+ * location is NULL, else external at (location, offset). */
+static uint8_t *big_model(const char *location, int64_t offset, size_t *size)
+{
+	Onnx__ModelProto *m = mb_model(8);
+	Onnx__TensorProto *t = mb_tensor("c", MB_FLOAT, D4(1, 1, BIG_H, BIG_W));
+	Onnx__NodeProto *n;
+	mb_opset(m, "", 13);
+	mb_output(m, "y", MB_FLOAT, "1,1,256,256");
+	if (location)
+		mb_tensor_external(t, location, offset, (int64_t)sizeof big_vals);
+	else
+		mb_tensor_raw(t, big_vals, sizeof big_vals);
+	mb_add_initializer(m, t);
+	n = mb_node(m, "copy", "DepthToSpace", "", "c", "y");
+	mb_attr_int(n, "blocksize", 1);
+	return mb_finish(m, size);
+}
+
+static void run_big_and_check(const struct onnxrun_model *model, const char *what)
+{
+	struct onnxrun_session *s = NULL;
+	const struct onnxrun_tensor *y = NULL;
+	assert_int_equal(onnxrun_session_create(model, &s), ONNXRUN_OK);
+	TH_ASSERT_STATUS(onnxrun_session_run(s), ONNXRUN_OK, onnxrun_session_error(s));
+	TH_ASSERT_STATUS(onnxrun_session_output(s, 0, &y), ONNXRUN_OK, onnxrun_session_error(s));
+	if (memcmp(onnxrun_tensor_data(y), big_vals, sizeof big_vals) != 0)
+		fail_msg("%s: the output differs from the initializer's bytes", what);
+	onnxrun_session_free(s);
+}
+
+/* How many lines of /proc/self/maps name a path ending in `suffix`. */
+static int mapped_count(const char *suffix)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	int n = 0;
+	size_t ls = strlen(suffix);
+	assert_non_null(f);
+	while (fgets(line, sizeof line, f)) {
+		size_t len = strcspn(line, "\n");
+		line[len] = '\0';
+		if (len >= ls && strcmp(line + len - ls, suffix) == 0)
+			n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* A raw_data initializer is moved out of the parsed message, not copied: loading it from a
+ * buffer never holds two copies of its bytes. bool bytes are still normalized to 0/1. */
+static void test_raw_initializer_moved(void **state)
+{
+	struct th_alloc a;
+	struct onnxrun_env *env = th_env_counted(&a);
+	struct onnxrun_model *model = NULL;
+	size_t size;
+	uint8_t *buf;
+	(void)state;
+	fill_big();
+	buf = big_model(NULL, 0, &size);
+	TH_ASSERT_STATUS(onnxrun_model_load_buffer(env, buf, size, NULL, &model), ONNXRUN_OK,
+	                 onnxrun_env_error(env));
+	if (a.peak_bytes >= sizeof big_vals + sizeof big_vals / 2)
+		fail_msg("loading a %zu-byte raw initializer peaked at %zu allocated bytes: copied, not moved",
+		         sizeof big_vals, a.peak_bytes);
+	assert_true(a.live_bytes >= sizeof big_vals); /* the model holds the bytes */
+	run_big_and_check(model, "raw_data moved");
+	onnxrun_model_free(model);
+	free(buf);
+	assert_int_equal(a.live, 1); /* only the env is left */
+	onnxrun_env_free(env);
+
+	/* bool raw bytes other than 0/1 read as true, in a moved block too */
+	{
+		static const uint8_t raw[6] = { 0, 2, 255, 1, 0, 7 }, want[6] = { 0, 1, 1, 1, 0, 1 };
+		Onnx__ModelProto *m = mb_model(8);
+		Onnx__TensorProto *t = mb_tensor("c", MB_BOOL, D4(1, 1, 2, 3));
+		struct onnxrun_session *s = NULL;
+		const struct onnxrun_tensor *y = NULL;
+		env = th_env();
+		mb_opset(m, "", 13);
+		mb_output(m, "y", MB_BOOL, "1,1,2,3");
+		mb_tensor_raw(t, raw, sizeof raw);
+		mb_add_initializer(m, t);
+		mb_attr_int(mb_node(m, "copy", "DepthToSpace", "", "c", "y"), "blocksize", 1);
+		model = th_load_ok(env, m);
+		assert_int_equal(onnxrun_session_create(model, &s), ONNXRUN_OK);
+		TH_ASSERT_STATUS(onnxrun_session_run(s), ONNXRUN_OK, onnxrun_session_error(s));
+		TH_ASSERT_STATUS(onnxrun_session_output(s, 0, &y), ONNXRUN_OK, onnxrun_session_error(s));
+		assert_memory_equal(onnxrun_tensor_data(y), want, sizeof want);
+		onnxrun_session_free(s);
+		onnxrun_model_free(model);
+		onnxrun_env_free(env);
+	}
+}
+
+/* Loads EXT_DIR/<model> with mapping on or off and checks the data, whether big.bin is
+ * mapped while the model lives, and that nothing stays mapped or allocated after. */
+static void check_big_ext(const char *model_file, bool mmap_on, bool want_mapped)
+{
+	char path[512];
+	struct th_alloc a;
+	struct onnxrun_env *env = th_env_counted(&a);
+	struct onnxrun_model *model = NULL;
+	snprintf(path, sizeof path, "%s/%s", EXT_DIR, model_file);
+	assert_int_equal(onnxrun_env_set_mmap(env, mmap_on), ONNXRUN_OK);
+	assert_int_equal(mapped_count("/big.bin"), 0);
+	TH_ASSERT_STATUS(onnxrun_model_load_file(env, path, &model), ONNXRUN_OK, onnxrun_env_error(env));
+	if ((mapped_count("/big.bin") > 0) != want_mapped)
+		fail_msg("%s (mmap %s): external data is %smapped", model_file, mmap_on ? "on" : "off",
+		         want_mapped ? "not " : "");
+	/* mapped bytes are not allocated; copied ones are */
+	if (want_mapped ? a.live_bytes >= sizeof big_vals : a.live_bytes < sizeof big_vals)
+		fail_msg("%s: %zu bytes allocated after loading %zu bytes of external data %s", model_file,
+		         a.live_bytes, sizeof big_vals, want_mapped ? "mapped" : "copied");
+	run_big_and_check(model, model_file);
+	onnxrun_model_free(model);
+	assert_int_equal(mapped_count("/big.bin"), 0);
+	assert_int_equal(a.live, 1);
+	onnxrun_env_free(env);
+}
+
+static void test_external_data_mapped(void **state)
+{
+	static unsigned char file[4096 + 64 + sizeof big_vals];
+	size_t size;
+	uint8_t *buf;
+	(void)state;
+	fill_big();
+	make_dir(EXT_DIR);
+	memset(file, 0x5A, sizeof file);
+	memcpy(file + 4096 + 64, big_vals, sizeof big_vals); /* at 4160: 64-aligned, mid-page */
+	assert_int_equal(mb_write_file(EXT_DIR "/big.bin", file, sizeof file), 0);
+	buf = big_model("big.bin", 4096 + 64, &size);
+	assert_int_equal(mb_write_file(EXT_DIR "/big_a.onnx", buf, size), 0);
+	free(buf);
+	memcpy(file + 4, big_vals, sizeof big_vals); /* at 4: not 64-aligned: copied */
+	assert_int_equal(mb_write_file(EXT_DIR "/big.bin", file, sizeof file), 0);
+	buf = big_model("big.bin", 4, &size);
+	assert_int_equal(mb_write_file(EXT_DIR "/big_u.onnx", buf, size), 0);
+	free(buf);
+
+	check_big_ext("big_u.onnx", true, false);
+	check_big_ext("big_u.onnx", false, false);
+	/* rewrite the aligned copy (the unaligned write above overlapped it) */
+	memcpy(file + 4096 + 64, big_vals, sizeof big_vals);
+	assert_int_equal(mb_write_file(EXT_DIR "/big.bin", file, sizeof file), 0);
+	check_big_ext("big_a.onnx", true, true);
+	check_big_ext("big_a.onnx", false, false);
+	assert_int_equal(onnxrun_env_set_mmap(NULL, 1), ONNXRUN_ERROR_INVALID_ARGUMENT);
+}
+
 /* ---- constructs onnxrun does not implement ---- */
 
 static void test_subgraph_attribute_unsupported(void **state)
@@ -1199,6 +1365,8 @@ int main(void)
 		cmocka_unit_test(test_dim_param_info),
 		cmocka_unit_test(test_external_data_file),
 		cmocka_unit_test(test_external_data_rejected),
+		cmocka_unit_test(test_raw_initializer_moved),
+		cmocka_unit_test(test_external_data_mapped),
 		cmocka_unit_test(test_subgraph_attribute_unsupported),
 		cmocka_unit_test(test_sparse_initializer_unsupported),
 		cmocka_unit_test(test_local_function_unsupported),

@@ -23,6 +23,7 @@ enum opt_id {
 	OPT_RTOL,
 	OPT_ATOL,
 	OPT_DOT,
+	OPT_NO_MMAP,
 };
 
 /* value: 0 none, 1 required, 2 optional (only as --name=VALUE) */
@@ -38,6 +39,7 @@ static const struct opt_def opt_defs[] = {
 	{"threads", 1, OPT_THREADS}, {"info", 0, OPT_INFO},       {"bench", 1, OPT_BENCH},
 	{"profile", 0, OPT_PROFILE}, {"rtol", 1, OPT_RTOL},       {"atol", 1, OPT_ATOL},
 	{"dot", 1, OPT_DOT},         {"max-memory", 1, OPT_MAX_MEMORY},
+	{"no-mmap", 0, OPT_NO_MMAP},
 };
 
 /* Prints the usage text. */
@@ -69,6 +71,8 @@ void cli_print_usage(FILE *f)
 	      "      --max-memory N  cap on tensor bytes for the model's weights and for a\n"
 	      "                      run's intermediates + outputs; N in bytes or with a\n"
 	      "                      K/M/G suffix (default 8G)\n"
+	      "      --no-mmap       read the model and its external data into memory\n"
+	      "                      instead of mapping the files\n"
 	      "  -h, --help          print this help and exit\n"
 	      "      --version       print the version and exit\n"
 	      "\n"
@@ -208,6 +212,7 @@ static int apply_option(enum opt_id id, const char *name, const char *val,
 	case OPT_ATOL: return cli_parse_tolerance(name, val, &opts->atol);
 	case OPT_PROFILE: opts->profile = 1; return CLI_OK;
 	case OPT_MAX_MEMORY: return parse_bytes(name, val, &opts->max_memory);
+	case OPT_NO_MMAP: opts->no_mmap = 1; return CLI_OK;
 	}
 	return CLI_ERROR;
 }

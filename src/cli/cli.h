@@ -52,6 +52,7 @@ struct cli_options {
 	long bench_runs; /* 0: no --bench */
 	int profile;     /* --profile: per-node times after the runs */
 	uint64_t max_memory; /* --max-memory, 0: the library's default */
+	int no_mmap;         /* --no-mmap */
 	double rtol;
 	double atol;
 	int help;

@@ -267,8 +267,9 @@ static enum onnxrun_status load_initializers(struct builder *b, const Onnx__Grap
 		if ((v = add_value(b, name)) < 0)
 			return oom(b);
 		b->m->values[v].kind = ONNXRUN__VALUE_INITIALIZER;
-		st = onnxrun__tensor_from_proto_budget(b->m->env, tp, b->base_dir, &b->budget, b->err,
-		                                       &b->m->values[v].init);
+		/* the unpacked message is ours (freed after loading): its raw_data moves, not copies */
+		st = onnxrun__tensor_from_proto_take(b->m->env, (Onnx__TensorProto *)tp, b->base_dir,
+		                                     &b->budget, b->err, &b->m->values[v].init);
 		if (st)
 			return st;
 		type_of_tensor(b->m->values[v].init, &b->m->values[v].type);

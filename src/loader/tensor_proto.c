@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "loader.h"
@@ -55,6 +56,8 @@ struct decode {
 	enum source src;
 	FILE *ext;
 	const char *ext_location;
+	int64_t ext_offset;
+	bool in_place; /* the data was taken or mapped: nothing to copy */
 };
 
 /* Formats "tensor '<name>': <reason>" into err and returns status. */
@@ -347,6 +350,7 @@ static enum onnxrun_status check_ext_range(struct decode *d, const struct ext_ke
 	if ((uint64_t)length != (uint64_t)d->nbytes)
 		return tensor_fail(err, ONNXRUN_ERROR_INVALID_MODEL, d, "external data has %lld bytes, expected %zu",
 		                   (long long)length, d->nbytes);
+	d->ext_offset = k->offset;
 	if (fseeko(d->ext, (off_t)k->offset, SEEK_SET) != 0)
 		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s': %s", k->location,
 		                   strerror(errno));
@@ -516,10 +520,51 @@ enum onnxrun_status onnxrun__tensor_from_proto(const struct onnxrun_env *env, co
 	return onnxrun__tensor_from_proto_budget(env, tp, base_dir, &b, err, out);
 }
 
-enum onnxrun_status onnxrun__tensor_from_proto_budget(const struct onnxrun_env *env,
-                                                      const Onnx__TensorProto *tp, const char *base_dir,
-                                                      struct onnxrun__mem_budget *budget,
-                                                      struct onnxrun__err *err, struct onnxrun_tensor **out)
+/* External data worth mapping in place: big enough to pay for a mapping, at an offset that
+ * keeps the data 64-byte aligned, and not bool (whose bytes must be normalized). */
+static bool mappable(const struct onnxrun_env *env, const struct decode *d)
+{
+	return d->src == SRC_EXTERNAL && !env->no_mmap && d->nbytes >= ((size_t)64 << 10) &&
+	       d->ext_offset % 64 == 0 && d->dtype != ONNXRUN_DTYPE_BOOL;
+}
+
+/* Creates the tensor for a checked decode: taking raw_data from `take` when given, mapping
+ * external data where mappable, else allocating (zeroed) for fill() to copy into. */
+static enum onnxrun_status make_tensor(const struct onnxrun_env *env, struct decode *d, Onnx__TensorProto *take,
+                                       struct onnxrun__err *err, struct onnxrun_tensor **out)
+{
+	void *map = NULL, *data = NULL;
+	size_t map_len = 0;
+	enum onnxrun_status st;
+	if (take && d->src == SRC_RAW && d->nbytes > 0 && take->raw_data.len == d->nbytes)
+		data = take->raw_data.data;
+	else if (mappable(env, d))
+		data = onnxrun__map_range(fileno(d->ext), d->ext_offset, d->nbytes, &map, &map_len);
+	st = onnxrun__tensor_new(env, d->dtype, d->rank, d->dims, data, err, out);
+	if (st) {
+		if (map)
+			munmap(map, map_len);
+		onnxrun__err_prefix(err, "tensor '%s'", d->name);
+		return st;
+	}
+	if (map) {
+		(*out)->map = map;
+		(*out)->map_len = map_len;
+		d->in_place = true;
+	} else if (data) {
+		(*out)->owns_data = true; /* the block is the message's, moved: an onnxrun__malloc block */
+		take->raw_data.data = NULL;
+		take->raw_data.len = 0;
+		normalize_bool(*out);
+		d->in_place = true;
+	}
+	return ONNXRUN_OK;
+}
+
+static enum onnxrun_status from_proto(const struct onnxrun_env *env, const Onnx__TensorProto *tp,
+                                      Onnx__TensorProto *take, const char *base_dir,
+                                      struct onnxrun__mem_budget *budget, struct onnxrun__err *err,
+                                      struct onnxrun_tensor **out)
 {
 	struct decode d;
 	struct onnxrun_tensor *t = NULL;
@@ -528,18 +573,14 @@ enum onnxrun_status onnxrun__tensor_from_proto_budget(const struct onnxrun_env *
 	d.tp = tp;
 	d.name = tp->name ? tp->name : "";
 	if ((st = check_dtype(&d, err)) || (st = check_shape(&d, err)) ||
-	    (st = pick_source(&d, base_dir, err)) || (st = charge(&d, budget, err)))
+	    (st = pick_source(&d, base_dir, err)) || (st = charge(&d, budget, err)) ||
+	    (st = make_tensor(env, &d, take, err, &t)))
 		goto fail;
-	st = onnxrun__tensor_new(env, d.dtype, d.rank, d.dims, NULL, err, &t);
-	if (st) {
-		onnxrun__err_prefix(err, "tensor '%s'", d.name);
-		goto fail;
-	}
 	if (tp->name && !(t->name = onnxrun__strdup(env, tp->name))) {
 		st = tensor_fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, &d, "out of memory");
 		goto fail;
 	}
-	if ((st = fill(&d, t, err)))
+	if (!d.in_place && (st = fill(&d, t, err)))
 		goto fail;
 	if (d.ext)
 		fclose(d.ext);
@@ -550,6 +591,21 @@ fail:
 		fclose(d.ext);
 	onnxrun_tensor_free(t);
 	return st;
+}
+
+enum onnxrun_status onnxrun__tensor_from_proto_budget(const struct onnxrun_env *env,
+                                                      const Onnx__TensorProto *tp, const char *base_dir,
+                                                      struct onnxrun__mem_budget *budget,
+                                                      struct onnxrun__err *err, struct onnxrun_tensor **out)
+{
+	return from_proto(env, tp, NULL, base_dir, budget, err, out);
+}
+
+enum onnxrun_status onnxrun__tensor_from_proto_take(const struct onnxrun_env *env, Onnx__TensorProto *tp,
+                                                    const char *base_dir, struct onnxrun__mem_budget *budget,
+                                                    struct onnxrun__err *err, struct onnxrun_tensor **out)
+{
+	return from_proto(env, tp, tp, base_dir, budget, err, out);
 }
 
 /* ---- .pb tensor files ---- */

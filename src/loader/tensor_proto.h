@@ -40,6 +40,16 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_from_proto_budget(const stru
                                                                       struct onnxrun__err *err,
                                                                       struct onnxrun_tensor **out);
 
+/* onnxrun__tensor_from_proto_budget that may take tp's raw_data block instead of copying
+ * it (then tp->raw_data becomes empty): tp must have been unpacked with an
+ * onnxrun__pb_allocator over the same env, so the block is an onnxrun__malloc block. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_from_proto_take(const struct onnxrun_env *env,
+                                                                    Onnx__TensorProto *tp,
+                                                                    const char *base_dir,
+                                                                    struct onnxrun__mem_budget *budget,
+                                                                    struct onnxrun__err *err,
+                                                                    struct onnxrun_tensor **out);
+
 /* A protobuf-c allocator over the env's (for onnx__*__unpack / __free_unpacked): pass
  * &a.base. `oom` becomes true when an allocation failed, which tells an unpack that failed
  * for lack of memory from one that failed on malformed bytes. */

@@ -180,6 +180,14 @@ enum onnxrun_status onnxrun_env_set_max_memory(struct onnxrun_env *env, uint64_t
 	return ONNXRUN_OK;
 }
 
+enum onnxrun_status onnxrun_env_set_mmap(struct onnxrun_env *env, int enabled)
+{
+	if (!env)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	env->no_mmap = !enabled;
+	return ONNXRUN_OK;
+}
+
 uint64_t onnxrun__env_max_memory(const struct onnxrun_env *env)
 {
 	return env->max_memory ? env->max_memory : ONNXRUN_DEFAULT_MAX_MEMORY;

@@ -134,8 +134,7 @@ enum onnxrun_status onnxrun_model_load_buffer(struct onnxrun_env *env, const voi
 
 enum onnxrun_status onnxrun_model_load_file(struct onnxrun_env *env, const char *path, struct onnxrun_model **out)
 {
-	void *data = NULL;
-	size_t size = 0;
+	struct onnxrun__file_view view;
 	const char *slash;
 	char *dir;
 	enum onnxrun_status st;
@@ -154,13 +153,13 @@ enum onnxrun_status onnxrun_model_load_file(struct onnxrun_env *env, const char 
 		dir = onnxrun__strndup(env, path, (size_t)(slash - path));
 	if (!dir)
 		return onnxrun__fail(&env->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
-	st = onnxrun__read_file(env, path, ONNXRUN__MAX_MODEL_BYTES, &env->err, &data, &size);
+	st = onnxrun__view_file(env, path, ONNXRUN__MAX_MODEL_BYTES, &env->err, &view);
 	if (!st) {
-		st = load(env, data, size, dir, out);
+		st = load(env, view.data, view.size, dir, out);
 		if (st)
 			onnxrun__err_prefix(&env->err, "model '%s'", path);
+		onnxrun__view_release(env, &view);
 	}
-	onnxrun__free(env, data);
 	onnxrun__free(env, dir);
 	return st;
 }

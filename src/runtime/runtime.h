@@ -42,6 +42,7 @@ struct onnxrun_env {
 	size_t n_ops;
 	struct onnxrun_op *ops; /* registered custom ops (copies) */
 	uint64_t max_memory;    /* onnxrun_env_set_max_memory; 0: ONNXRUN_DEFAULT_MAX_MEMORY */
+	bool no_mmap;           /* onnxrun_env_set_mmap(env, false): read files instead */
 };
 
 /* All library memory goes through these. Blocks are 64-byte aligned; the size is kept in a
@@ -102,6 +103,8 @@ struct onnxrun_tensor {
 	void *data;     /* 64-byte aligned when owned; struct onnxrun_string[] for STRING */
 	bool owns_data; /* false: wrapped caller memory or a slice of a session arena */
 	char *name;     /* owned, may be NULL */
+	void *map;      /* external data mapped from a file (data points inside); munmap'd */
+	size_t map_len; /* by onnxrun_tensor_free */
 };
 
 /* Creates a tensor; data is zeroed and owned unless `borrowed` is given (then nbytes must
@@ -264,6 +267,23 @@ ONNXRUN__HIDDEN void onnxrun__model_destroy(struct onnxrun_model *m);
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__read_file(const struct onnxrun_env *env, const char *path,
                                                        uint64_t max_size, struct onnxrun__err *err,
                                                        void **out, size_t *out_size);
+
+/* A whole file's bytes: mapped read-only (map != NULL) or read into an onnxrun__malloc'd
+ * buffer (when env->no_mmap, the file is empty or mmap fails). */
+struct onnxrun__file_view {
+	const void *data;
+	size_t size;
+	void *map; /* munmap(map, size) when set; else onnxrun__free(data) */
+};
+/* Like onnxrun__read_file, mapping the file where possible. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__view_file(const struct onnxrun_env *env, const char *path,
+                                                       uint64_t max_size, struct onnxrun__err *err,
+                                                       struct onnxrun__file_view *out);
+ONNXRUN__HIDDEN void onnxrun__view_release(const struct onnxrun_env *env, struct onnxrun__file_view *v);
+/* Maps `length` (> 0) bytes of the open file fd from `offset` copy-on-write (private,
+ * readable and writable: writes never reach the file). Returns the first byte, with the
+ * mapping's start and length in *map / *map_len for munmap; NULL when mmap fails. */
+ONNXRUN__HIDDEN void *onnxrun__map_range(int fd, int64_t offset, size_t length, void **map, size_t *map_len);
 
 /* ---- registry (src/ops/registry.c) -------------------------------------------------------- */
 

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <sys/mman.h>
+
 #include "runtime.h"
 
 bool onnxrun__shape_concrete(const struct onnxrun_shape *s)
@@ -184,6 +186,8 @@ void onnxrun_tensor_free(struct onnxrun_tensor *t)
 		onnxrun__tensor_strings_clear(t);
 		onnxrun__free(t->env, t->data);
 	}
+	if (t->map)
+		munmap(t->map, t->map_len);
 	onnxrun__free(t->env, t->name);
 	onnxrun__free(t->env, t);
 }
