@@ -3,7 +3,8 @@
 # (W [1024,512,10,10] float32), once inline and once as external data, and times
 #   read: reading the file(s) into memory (fread into a malloc'd buffer), and
 #   load: `onnxrun --info` (parse, decode, infer, pre-pack weights; runs nothing),
-# each the median of 5 runs with the files in the page cache.
+# each the median of 9 alternating runs with the files in the page cache, with the files
+# mapped (the default) and read (--no-mmap).
 # Usage: bash bench/load_time.sh   (needs build-bench/ or build/ with the onnxrun binary)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,22 +48,30 @@ int main(int argc, char **argv)
 }
 C
 cc -O2 "$out/readf.c" -o "$out/readf"
-median_ms() { # command...
-	local t=()
-	"$@" >/dev/null
-	for _ in 1 2 3 4 5; do
-		local a b
-		a=$(date +%s%N)
-		"$@" >/dev/null
-		b=$(date +%s%N)
-		t+=($(((b - a) / 1000000)))
+now_ns() { date +%s%N; }
+# Times the reading command and the loading command alternately (one warm-up each, then 9
+# pairs) so a burst of other load hits both; prints "read_ms load_ms" (medians).
+pair_ms() { # read-command... -- load-command...
+	local rd=() ld=() i a b rt=() lt=()
+	while [ "$1" != -- ]; do rd+=("$1"); shift; done
+	shift
+	ld=("$@")
+	"${rd[@]}" >/dev/null
+	"${ld[@]}" >/dev/null
+	for i in 1 2 3 4 5 6 7 8 9; do
+		a=$(now_ns); "${rd[@]}" >/dev/null; b=$(now_ns); rt+=($(((b - a) / 1000)))
+		a=$(now_ns); "${ld[@]}" >/dev/null; b=$(now_ns); lt+=($(((b - a) / 1000)))
 	done
-	printf '%s\n' "${t[@]}" | sort -n | sed -n 3p
+	echo "$(printf '%s\n' "${rt[@]}" | sort -n | sed -n 5p) $(printf '%s\n' "${lt[@]}" | sort -n | sed -n 5p)"
 }
+echo "model with $(du -m "$out/inline.onnx" | cut -f1) MB of weights; medians of 9, files in the page cache"
+printf '%-22s %10s %10s %7s\n' case "read ms" "load ms" ratio
 for kind in inline ext; do
-	files=("$out/$kind.onnx")
-	[ "$kind" = ext ] && files+=("$out/ext.bin")
-	r=$(median_ms "$out/readf" "${files[@]}")
-	l=$(median_ms "$cli" --info "$out/$kind.onnx")
-	echo "$kind: read ${r} ms, load ${l} ms, ratio $(awk -v a="$l" -v b="$r" 'BEGIN { printf "%.2f", a / (b ? b : 1) }')"
+	for flag in "" --no-mmap; do
+		files=("$out/$kind.onnx")
+		[ "$kind" = ext ] && files+=("$out/ext.bin")
+		read -r r l < <(pair_ms "$out/readf" "${files[@]}" -- "$cli" --info $flag "$out/$kind.onnx")
+		awk -v k="$kind${flag:+ $flag}" -v r="$r" -v l="$l" \
+			'BEGIN { printf "%-22s %10.1f %10.1f %7.2f\n", k, r / 1000, l / 1000, l / (r ? r : 1) }'
+	done
 done
