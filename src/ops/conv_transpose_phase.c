@@ -170,8 +170,52 @@ static void pack_b_scalar(const struct phase_job *j, const float *xg, int64_t nt
 }
 
 /* For a panel that is one whole run of positions (one segment of nr): B row k = c*T + tap
- * is read in place from x when the tap's run lies inside x (brows[k] points into x), else
- * packed into bp's row k with its zeros. */
+ * is read in place from x when the tap's run lies inside x (brows[k] points into x), is a
+ * shared zero row when it lies wholly outside, else is packed into bp's row k with its
+ * zeros. Only the ISAs with row-pointer kernels (AVX-512) call it. */
+static const float zero_row[ONNXRUN__GEMM_NR_MAX];
+
+static inline __attribute__((always_inline)) const float *row_in_place(const float *xc, const struct cpy *ct,
+                                                                       int64_t nr)
+{
+	const float *p = xc + ct->src;
+	__builtin_prefetch(p + nr);
+	__builtin_prefetch(p + nr + 16);
+	__builtin_prefetch(p + 2 * nr - 1);
+	return p;
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+__attribute__((target("avx512f"))) static void pack_rows(const struct phase_job *j, const float *xg, int64_t nt,
+                                                        int64_t nr, const struct cpy *cp, float *bp,
+                                                        const float **brows)
+{
+	for (int64_t c = 0; c < j->cg; c++) {
+		const float *xc = xg + c * j->in_sp;
+		for (int64_t t = 0; t < nt; t++) {
+			const struct cpy *ct = &cp[t];
+			const int64_t k = c * nt + t;
+			float *row = bp + k * nr;
+			if (ct->n == nr) {
+				brows[k] = row_in_place(xc, ct, nr);
+				continue;
+			}
+			if (ct->n == 0) {
+				brows[k] = zero_row;
+				continue;
+			}
+			/* lanes [zlo, zlo + n) of the row come from x, one masked load per 16 */
+			const float *src = xc + ct->src - ct->zlo;
+			const uint64_t in = ((UINT64_C(1) << ct->n) - 1) << ct->zlo;
+			for (int64_t h = 0; h < nr; h += 16)
+				_mm512_storeu_ps(row + h, _mm512_maskz_loadu_ps((__mmask16)(in >> h), src + h));
+			brows[k] = row;
+		}
+	}
+}
+#else
 static void pack_rows(const struct phase_job *j, const float *xg, int64_t nt, int64_t nr, const struct cpy *cp,
                       float *bp, const float **brows)
 {
@@ -183,10 +227,7 @@ static void pack_rows(const struct phase_job *j, const float *xg, int64_t nt, in
 			float *row = bp + k * nr;
 			int32_t e = 0;
 			if (ct->n == nr) {
-				brows[k] = xc + ct->src;
-				__builtin_prefetch(brows[k] + nr);
-				__builtin_prefetch(brows[k] + nr + 16);
-				__builtin_prefetch(brows[k] + 2 * nr - 1);
+				brows[k] = row_in_place(xc, ct, nr);
 				continue;
 			}
 			for (; e < ct->zlo; e++)
@@ -200,6 +241,7 @@ static void pack_rows(const struct phase_job *j, const float *xg, int64_t nt, in
 		}
 	}
 }
+#endif
 
 /* Stores an mr x nr tile (+ bias) into the phase's output positions (segment offsets plus
  * ydelta), stride sl along the last axis. */
