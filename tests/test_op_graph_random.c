@@ -8,6 +8,11 @@
  *    y[n, g*M/g + m, i*s - pad_begin + k*d] += x[n, g*C/g + c, i] * w[g*C/g + c, m, k];
  *  - DepthToSpace: the spec's reshape / 6-D transpose / reshape, as a generic permutation.
  * Also: every load-time error the op issue lists, each naming node, attribute and values.
+ * float16/bfloat16 ConvTranspose shapes the float32 fast paths take (per-phase GEMM, GEMM +
+ * overlap-add, depthwise; W pre-packed at load or fed at run time) run under every
+ * micro-kernel ISA this CPU has, on 1 and 2 threads: within the bound of the reference,
+ * bitwise equal across thread counts and to the float32 model's output rounded once; and an
+ * allocation-failure sweep over such a model (clean OUT_OF_MEMORY, nothing leaked).
  *
  * Counts scale with the environment variable ONNXRUN_RANDOM_SCALE (default 1 = full counts:
  * 5000 ConvTranspose and 2500 DepthToSpace configurations). A failure prints the seed and
@@ -27,7 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_builder.h"
+#include "model_builder.c"
+#include "ops/gemm/gemm.h"
 #include "runtime/runtime.h"
 
 #define CT_CONFIGS 5000
@@ -682,6 +688,316 @@ static void test_conv_transpose_random(void **state)
 		         st.runs, MAX_FAILURES_SHOWN);
 }
 
+/* ---- ConvTranspose float16/bfloat16 on the fast paths ------------------------------------------ */
+
+#define HALF_FAST_CONFIGS 160
+
+/* A float16/bfloat16 layer-like config: family 0 plain or grouped (per-phase GEMM), 1 few
+ * output channels over >= 4 input channels with a longer kernel (GEMM + overlap-add, rank
+ * <= 2), 2 depthwise (rank <= 2). Inputs at least as large as the dilated kernel, so the
+ * output-driven paths do not waste work and the fast path is taken (test_op_conv_transpose
+ * checks that directly). */
+static void ct_half_fast_random(struct ct_cfg *c, uint64_t seed)
+{
+	struct rng r = { seed };
+	const int family = (int)rng_int(&r, 0, 2);
+	int64_t cg, mg;
+	memset(c, 0, sizeof *c);
+	c->seed = seed;
+	c->dtype = rng_chance(&r, 50) ? MB_FLOAT16 : MB_BFLOAT16;
+	c->opset = c->dtype == MB_BFLOAT16 ? 22 : (int[]){ 11, 13, 22 }[rng_int(&r, 0, 2)];
+	c->version = c->opset >= 22 ? 22 : 11;
+	c->n = family == 0 ? (int)rng_int(&r, 1, 3) : (int)rng_int(&r, 1, 2);
+	c->batch = rng_int(&r, 1, 2);
+	c->group = family == 2 ? rng_int(&r, 2, 6) : rng_int(&r, 1, 2);
+	cg = family == 2 ? 1 : family == 1 ? rng_int(&r, 4, 9) : rng_int(&r, 1, 12);
+	mg = family == 2 ? 1 : family == 1 ? rng_int(&r, 1, 4) : rng_int(&r, 1, 12);
+	c->c = cg * c->group;
+	c->m = mg * c->group;
+	for (int i = 0; i < c->n; i++) {
+		c->k[i] = rng_int(&r, family == 1 ? 2 : 1, c->n == 3 ? 3 : 5);
+		c->s[i] = rng_int(&r, 1, 3);
+		c->d[i] = rng_chance(&r, 70) ? 1 : 2;
+		c->in[i] = (c->k[i] - 1) * c->d[i] + 1 + rng_int(&r, 0, c->n == 1 ? 20 : c->n == 2 ? 6 : 2);
+		c->op[i] = rng_chance(&r, 70) ? 0 : rng_int(&r, 0, (c->s[i] > c->d[i] ? c->s[i] : c->d[i]) - 1);
+		c->has_s = c->has_d = c->has_op = true;
+	}
+	c->has_ks = rng_chance(&r, 30);
+	if (rng_chance(&r, 70)) { /* explicit pads, leaving every output >= 1 */
+		c->has_pads = true;
+		for (int i = 0; i < c->n; i++) {
+			int64_t natural = c->s[i] * (c->in[i] - 1) + c->op[i] + (c->k[i] - 1) * c->d[i] + 1;
+			c->pads[i] = rng_int(&r, 0, natural / 3 < 3 ? natural / 3 : 3);
+			c->pads[c->n + i] = rng_int(&r, 0, natural / 3 < 3 ? natural / 3 : 3);
+		}
+	} else {
+		c->auto_pad = (int)rng_int(&r, 1, 3);
+		c->ap_attr = true;
+	}
+	c->bias = (int)rng_int(&r, 0, 2);
+	c->w_init = rng_chance(&r, 50);
+	ct_ref_geometry(c);
+}
+
+/* Loads the model (ISA already set) and runs it twice on `threads` threads; returns a
+ * malloc'd copy of the output's bytes, NULL (after reporting) on an error. pre_packed: set
+ * to whether the node holds a pre-packed state after load. */
+static void *half_run(struct onnxrun_env *env, const uint8_t *bytes, size_t size, struct onnxrun_tensor *const *in,
+                      int threads, bool *pre_packed, struct stats *st, const char *cfg)
+{
+	static const char *const names[3] = { "x", "w", "b" };
+	struct onnxrun_model *model = NULL;
+	struct onnxrun_session *s = NULL;
+	const struct onnxrun_tensor *y;
+	void *copy = NULL;
+	if (onnxrun_model_load_buffer(env, bytes, size, NULL, &model)) {
+		report_failure(st, cfg, "load: %s", onnxrun_env_error(env));
+		return NULL;
+	}
+	*pre_packed = model->n_nodes == 1 && model->nodes[0].op_state != NULL;
+	assert_int_equal(onnxrun_session_create(model, &s), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_set_threads(s, threads), ONNXRUN_OK);
+	for (int i = 0; i < 3; i++)
+		if (in[i])
+			assert_int_equal(onnxrun_session_set_input_by_name(s, names[i], in[i]), ONNXRUN_OK);
+	if (onnxrun_session_run(s) || onnxrun_session_run(s) || onnxrun_session_output(s, 0, &y)) {
+		report_failure(st, cfg, "run (threads %d): %s", threads, onnxrun_session_error(s));
+	} else {
+		size_t nb = (size_t)onnxrun_tensor_numel(y) * onnxrun_dtype_size(onnxrun_tensor_dtype(y));
+		copy = malloc(nb ? nb : 1);
+		assert_non_null(copy);
+		memcpy(copy, onnxrun_tensor_data(y), nb);
+	}
+	onnxrun_session_free(s);
+	onnxrun_model_free(model);
+	return copy;
+}
+
+/* One config under every ISA and on 1 and 2 threads, against the reference bound, across
+ * thread counts (bitwise) and against the float32 model's output rounded once (bitwise:
+ * the half path is the float32 path plus one rounding). */
+static void ct_half_fast_check(struct onnxrun_env *env, uint64_t seed, struct stats *st)
+{
+	static const enum onnxrun__isa isas[] = { ONNXRUN__ISA_AVX512, ONNXRUN__ISA_AVX2, ONNXRUN__ISA_SCALAR };
+	struct ct_cfg c, c32;
+	char cfg[1024];
+	struct rng r;
+	int64_t xd[5], wd[5];
+	struct onnxrun_tensor *in[3] = { NULL, NULL, NULL }, *in32[3] = { NULL, NULL, NULL };
+	double *x, *w, *b = NULL;
+	size_t size, size32;
+
+	ct_half_fast_random(&c, seed);
+	ct_str(&c, cfg, sizeof cfg);
+	c32 = c;
+	c32.dtype = MB_FLOAT;
+	r.s = seed * 31 + 17;
+	xd[0] = c.batch;
+	xd[1] = wd[0] = c.c;
+	wd[1] = c.m / c.group;
+	memcpy(xd + 2, c.in, (size_t)c.n * sizeof xd[0]);
+	memcpy(wd + 2, c.k, (size_t)c.n * sizeof wd[0]);
+	const int rank = c.n + 2;
+	const int64_t ny = c.batch * c.m * prod(c.out, c.n);
+	x = random_values(&r, c.dtype, prod(xd, rank));
+	w = random_values(&r, c.dtype, prod(wd, rank));
+	if (c.bias)
+		b = random_values(&r, c.dtype, c.m);
+	uint8_t *bytes = ct_model(&c, w, b, &size), *bytes32 = ct_model(&c32, w, b, &size32);
+	in[0] = make_tensor(env, c.dtype, rank, xd, x);
+	in32[0] = make_tensor(env, MB_FLOAT, rank, xd, x);
+	if (!c.w_init) {
+		in[1] = make_tensor(env, c.dtype, rank, wd, w);
+		in32[1] = make_tensor(env, MB_FLOAT, rank, wd, w);
+	}
+	if (c.bias == 1) {
+		in[2] = make_tensor(env, c.dtype, 1, &c.m, b);
+		in32[2] = make_tensor(env, MB_FLOAT, 1, &c.m, b);
+	}
+	long double *sum = malloc((size_t)ny * sizeof *sum), *mag = malloc((size_t)ny * sizeof *mag);
+	int64_t *terms = malloc((size_t)ny * sizeof *terms);
+	assert_true(sum && mag && terms);
+	ct_reference(&c, x, w, b, sum, mag, terms);
+	st->runs++;
+	st->by_dtype[c.dtype]++;
+	st->by_rank[c.n]++;
+	st->w_init += c.w_init;
+	st->bias += c.bias != 0;
+	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+		uint16_t *first = NULL;
+		if (!onnxrun__gemm_isa_supported(isas[ii]))
+			continue;
+		onnxrun__gemm_set_isa(isas[ii]);
+		for (int threads = 1; threads <= 2; threads++) {
+			bool packed = false, packed32 = false;
+			uint16_t *y = half_run(env, bytes, size, in, threads, &packed, st, cfg);
+			float *y32 = half_run(env, bytes32, size32, in32, threads, &packed32, st, cfg);
+			if (!y || !y32) {
+				free(y);
+				free(y32);
+				continue;
+			}
+			if (packed != c.w_init || packed32 != c.w_init)
+				report_failure(st, cfg, "isa %d: W %s but the node %s a pre-packed state", (int)isas[ii],
+				               c.w_init ? "is an initializer" : "is an input", packed ? "has" : "has no");
+			for (int64_t i = 0; i < ny; i++) {
+				double got = load(c.dtype, y, i), err = fabs(got - (double)sum[i]);
+				double tol = ct_tolerance(c.dtype, sum[i], mag[i], terms[i]);
+				uint16_t want32 = c.dtype == MB_FLOAT16 ? onnxrun__f32_to_f16(y32[i]) : onnxrun__f32_to_bf16(y32[i]);
+				if (!(err <= tol)) {
+					report_failure(st, cfg, "isa %d threads %d: y[%lld] = %.9g, reference %.12Lg, |error| "
+					               "%.3g > bound %.3g", (int)isas[ii], threads, (long long)i, got, sum[i],
+					               err, tol);
+					break;
+				}
+				if (y[i] != want32) {
+					report_failure(st, cfg, "isa %d threads %d: y[%lld] = 0x%04x, the float32 model's "
+					               "%.9g rounds to 0x%04x", (int)isas[ii], threads, (long long)i, y[i],
+					               (double)y32[i], want32);
+					break;
+				}
+				if (tol > 0 && err / tol > st->worst[c.dtype])
+					st->worst[c.dtype] = err / tol;
+			}
+			if (first && memcmp(first, y, (size_t)ny * sizeof *y))
+				report_failure(st, cfg, "isa %d: 2 threads differ bitwise from 1", (int)isas[ii]);
+			st->elements += ny;
+			free(y32);
+			if (first)
+				free(y);
+			else
+				first = y;
+		}
+		free(first);
+	}
+	onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX512);
+	for (int i = 0; i < 3; i++) {
+		onnxrun_tensor_free(in[i]);
+		onnxrun_tensor_free(in32[i]);
+	}
+	free(sum);
+	free(mag);
+	free(terms);
+	free(bytes);
+	free(bytes32);
+	free(x);
+	free(w);
+	free(b);
+}
+
+static void test_conv_transpose_half_fast(void **state)
+{
+	struct onnxrun_env *env = NULL;
+	struct stats st = { 0 };
+	const int count = scaled(HALF_FAST_CONFIGS);
+	(void)state;
+	assert_int_equal(onnxrun_env_create(NULL, &env), ONNXRUN_OK);
+	for (int i = 0; i < count; i++)
+		if (!one_seed() || one_seed() == (uint64_t)0xf1600000 + (uint64_t)i)
+			ct_half_fast_check(env, (uint64_t)0xf1600000 + (uint64_t)i, &st);
+	onnxrun_env_free(env);
+	printf("ConvTranspose float16/bfloat16 fast paths: %d configs (float16 %d, bfloat16 %d; spatial rank "
+	       "1/2/3: %d/%d/%d; W initializer %d; bias %d), %lld elements compared over ISAs x threads "
+	       "1/2, worst |error|/bound float16 %.3g, bfloat16 %.3g, %d failures\n", st.runs,
+	       st.by_dtype[MB_FLOAT16], st.by_dtype[MB_BFLOAT16], st.by_rank[1], st.by_rank[2], st.by_rank[3],
+	       st.w_init, st.bias, (long long)st.elements, st.worst[MB_FLOAT16], st.worst[MB_BFLOAT16],
+	       st.failures);
+	if (st.failures)
+		fail_msg("%d failures in %d float16/bfloat16 fast-path configs (the first %d are printed above)",
+		         st.failures, st.runs, MAX_FAILURES_SHOWN);
+}
+
+/* Allocation failures on a float16 and a bfloat16 model (W pre-packed at load, and W fed at
+ * run time with a depthwise one): every failure is a clean OUT_OF_MEMORY with a message, and
+ * nothing stays allocated. */
+static void test_conv_transpose_half_oom(void **state)
+{
+	struct ct_cfg c;
+	int done_cfgs = 0;
+	(void)state;
+	/* pick configs from the fast-path generator: W initializer, W input, depthwise */
+	for (uint64_t seed = 0xf1600000; done_cfgs < 4 && seed < 0xf1600000 + 400; seed++) {
+		ct_half_fast_random(&c, seed);
+		const bool dw = c.c == c.group && c.m == c.group;
+		if ((done_cfgs == 0 && !(c.w_init && c.bias && !dw && c.dtype == MB_FLOAT16)) ||
+		    (done_cfgs == 1 && !(!c.w_init && c.bias == 1 && !dw && c.dtype == MB_BFLOAT16)) ||
+		    (done_cfgs == 2 && !(c.w_init && dw)) || (done_cfgs == 3 && !(!c.w_init && dw)))
+			continue;
+		done_cfgs++;
+		char cfg[1024];
+		struct rng r = { seed * 31 + 17 };
+		int64_t xd[5] = { c.batch, c.c }, wd[5] = { c.c, c.m / c.group };
+		memcpy(xd + 2, c.in, (size_t)c.n * sizeof xd[0]);
+		memcpy(wd + 2, c.k, (size_t)c.n * sizeof wd[0]);
+		double *x = random_values(&r, c.dtype, prod(xd, c.n + 2)), *w = random_values(&r, c.dtype, prod(wd, c.n + 2));
+		double *b = random_values(&r, c.dtype, c.m);
+		size_t size;
+		uint8_t *bytes = ct_model(&c, w, c.bias ? b : NULL, &size);
+		ct_str(&c, cfg, sizeof cfg);
+		for (int threads = 1; threads <= 2; threads++) {
+			long n, failures = 0;
+			for (n = 0;; n++) {
+				struct th_alloc a;
+				struct onnxrun_env *env = th_env_counted(&a);
+				struct onnxrun_model *model = NULL;
+				struct onnxrun_session *s = NULL;
+				struct onnxrun_tensor *in[3] = { NULL, NULL, NULL };
+				const struct onnxrun_tensor *y;
+				static const char *const names[3] = { "x", "w", "b" };
+				enum onnxrun_status st;
+				const char *msg = "";
+				in[0] = make_tensor(env, c.dtype, c.n + 2, xd, x);
+				if (!c.w_init)
+					in[1] = make_tensor(env, c.dtype, c.n + 2, wd, w);
+				if (c.bias == 1)
+					in[2] = make_tensor(env, c.dtype, 1, &c.m, b);
+				const long before = a.count;
+				a.fail_at = before + n;
+				if ((st = onnxrun_model_load_buffer(env, bytes, size, NULL, &model))) {
+					msg = onnxrun_env_error(env);
+				} else if ((st = onnxrun_session_create(model, &s))) {
+					msg = "session_create failed";
+				} else {
+					st = onnxrun_session_set_threads(s, threads);
+					for (int i = 0; !st && i < 3; i++)
+						if (in[i])
+							st = onnxrun_session_set_input_by_name(s, names[i], in[i]);
+					if (!st)
+						st = onnxrun_session_run(s);
+					if (!st)
+						st = onnxrun_session_run(s);
+					if (!st)
+						st = onnxrun_session_output(s, 0, &y);
+					msg = onnxrun_session_error(s);
+				}
+				if (st && (st != ONNXRUN_ERROR_OUT_OF_MEMORY || !msg[0]))
+					fail_msg("allocation %ld failed: status %s, message '%s': %s", n, onnxrun_status_str(st),
+					         msg, cfg);
+				const bool all_ran = a.count <= before + n;
+				failures += st != ONNXRUN_OK;
+				onnxrun_session_free(s);
+				onnxrun_model_free(model);
+				for (int i = 0; i < 3; i++)
+					onnxrun_tensor_free(in[i]);
+				onnxrun_env_free(env);
+				if (a.live != 0)
+					fail_msg("allocation %ld failed: %ld blocks leaked: %s", n, a.live, cfg);
+				if (all_ran) {
+					assert_int_equal(st, ONNXRUN_OK);
+					break;
+				}
+			}
+			printf("half ConvTranspose OOM sweep (%d thread%s): %ld allocations failed one at a time, %ld "
+			       "clean failures: %s\n", threads, threads > 1 ? "s" : "", n, failures, cfg);
+		}
+		free(bytes);
+		free(x);
+		free(w);
+		free(b);
+	}
+	assert_int_equal(done_cfgs, 4);
+}
+
 /* ---- DepthToSpace --------------------------------------------------------------------------- */
 
 struct d2s_cfg {
@@ -1040,6 +1356,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_conv_transpose_random),
+		cmocka_unit_test(test_conv_transpose_half_fast),
+		cmocka_unit_test(test_conv_transpose_half_oom),
 		cmocka_unit_test(test_depth_to_space_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
