@@ -1,9 +1,10 @@
 /*
  * depth_to_space_fast.c - DepthToSpace for 4-byte elements: each output row interleaves b
- * input rows (y[w*b + j] = src_j[w]); AVX-512 permutes for b = 2 and 4, AVX2 for b = 2,
- * strided copies otherwise. Output rows are split over the session's thread pool. A pure
+ * input rows (y[w*b + j] = src_j[w]); AVX-512 permutes for b = 2 and 4 (streaming stores
+ * for large outputs), AVX2 for b = 2, strided copies otherwise. Output rows are split over the session's thread pool. A pure
  * copy: results are bitwise identical whatever the ISA or thread count.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "depth_to_space_fast.h"
@@ -26,6 +27,15 @@ static void row_generic(uint32_t *dst, const uint32_t *const *src, int64_t width
 }
 
 #if defined(__x86_64__)
+/* Stores a vector of output: streaming (non-temporal) when asked and aligned. */
+__attribute__((target("avx512f"))) static inline void store16(uint32_t *d, __m512i v, bool nt)
+{
+	if (nt)
+		_mm512_stream_si512((void *)d, v);
+	else
+		_mm512_storeu_si512(d, v);
+}
+
 __attribute__((target("avx2"))) static void row2_avx2(uint32_t *dst, const uint32_t *const *src, int64_t width)
 {
 	const float *s0 = (const float *)src[0], *s1 = (const float *)src[1];
@@ -44,7 +54,7 @@ __attribute__((target("avx2"))) static void row2_avx2(uint32_t *dst, const uint3
 }
 
 __attribute__((target("avx512f"))) static void row2_avx512(uint32_t *dst, const uint32_t *const *src,
-                                                          int64_t width)
+                                                          int64_t width, bool nt)
 {
 	const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
 	const __m512i hi_idx = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
@@ -53,8 +63,8 @@ __attribute__((target("avx512f"))) static void row2_avx512(uint32_t *dst, const 
 	int64_t w = 0;
 	for (; w + 16 <= width; w += 16, d += 32) {
 		__m512i a = _mm512_loadu_si512(s0 + w), b = _mm512_loadu_si512(s1 + w);
-		_mm512_storeu_si512(d, _mm512_permutex2var_epi32(a, lo_idx, b));
-		_mm512_storeu_si512(d + 16, _mm512_permutex2var_epi32(a, hi_idx, b));
+		store16(d, _mm512_permutex2var_epi32(a, lo_idx, b), nt);
+		store16(d + 16, _mm512_permutex2var_epi32(a, hi_idx, b), nt);
 	}
 	for (; w < width; w++, d += 2) {
 		d[0] = s0[w];
@@ -63,7 +73,7 @@ __attribute__((target("avx512f"))) static void row2_avx512(uint32_t *dst, const 
 }
 
 __attribute__((target("avx512f"))) static void row4_avx512(uint32_t *dst, const uint32_t *const *src,
-                                                          int64_t width)
+                                                          int64_t width, bool nt)
 {
 	const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
 	const __m512i hi_idx = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
@@ -76,10 +86,10 @@ __attribute__((target("avx512f"))) static void row4_avx512(uint32_t *dst, const 
 		/* pairs (a_w, b_w) and (c_w, d_w), then 64-bit interleave of the pairs */
 		__m512i ab_lo = _mm512_permutex2var_epi32(a, lo_idx, b), ab_hi = _mm512_permutex2var_epi32(a, hi_idx, b);
 		__m512i cd_lo = _mm512_permutex2var_epi32(c, lo_idx, e), cd_hi = _mm512_permutex2var_epi32(c, hi_idx, e);
-		_mm512_storeu_si512(d, _mm512_permutex2var_epi64(ab_lo, q0, cd_lo));
-		_mm512_storeu_si512(d + 16, _mm512_permutex2var_epi64(ab_lo, q1, cd_lo));
-		_mm512_storeu_si512(d + 32, _mm512_permutex2var_epi64(ab_hi, q0, cd_hi));
-		_mm512_storeu_si512(d + 48, _mm512_permutex2var_epi64(ab_hi, q1, cd_hi));
+		store16(d, _mm512_permutex2var_epi64(ab_lo, q0, cd_lo), nt);
+		store16(d + 16, _mm512_permutex2var_epi64(ab_lo, q1, cd_lo), nt);
+		store16(d + 32, _mm512_permutex2var_epi64(ab_hi, q0, cd_hi), nt);
+		store16(d + 48, _mm512_permutex2var_epi64(ab_hi, q1, cd_hi), nt);
 	}
 	for (; w < width; w++, d += 4)
 		for (int j = 0; j < 4; j++)
@@ -87,11 +97,24 @@ __attribute__((target("avx512f"))) static void row4_avx512(uint32_t *dst, const 
 }
 #endif
 
+static size_t stream_min = (size_t)8 << 20;
+
+void onnxrun__d2s_set_stream_min(size_t bytes)
+{
+	stream_min = bytes;
+}
+
+size_t onnxrun__d2s_stream_min(void)
+{
+	return stream_min;
+}
+
 struct d2s_job {
 	const uint32_t *x;
 	uint32_t *y;
 	int64_t c, cout, h, w, b, rows_per_item, rows;
 	bool crd;
+	bool nt; /* streaming stores for 64-byte-aligned rows */
 	enum onnxrun__isa isa;
 };
 
@@ -111,16 +134,21 @@ static void d2s_items(void *arg, int tid, int64_t begin, int64_t end)
 			src[jj] = j->x + ((n * j->c + ch) * j->h + h) * j->w;
 		}
 #if defined(__x86_64__)
+		const bool nt = j->nt && ((uintptr_t)dst & 63) == 0;
 		if (j->isa == ONNXRUN__ISA_AVX512 && j->b == 2)
-			row2_avx512(dst, src, j->w);
+			row2_avx512(dst, src, j->w, nt);
 		else if (j->isa == ONNXRUN__ISA_AVX512 && j->b == 4)
-			row4_avx512(dst, src, j->w);
+			row4_avx512(dst, src, j->w, nt);
 		else if (j->isa >= ONNXRUN__ISA_AVX2 && j->b == 2)
 			row2_avx2(dst, src, j->w);
 		else
 #endif
 			row_generic(dst, src, j->w, j->b);
 	}
+#if defined(__x86_64__)
+	if (j->nt)
+		_mm_sfence(); /* streaming stores visible before the pool reports the item done */
+#endif
 }
 
 bool onnxrun__d2s_fast(struct onnxrun_op_context *ctx, const struct onnxrun_tensor *x, struct onnxrun_tensor *y,
@@ -141,6 +169,7 @@ bool onnxrun__d2s_fast(struct onnxrun_op_context *ctx, const struct onnxrun_tens
 	j.b = b;
 	j.crd = crd;
 	j.isa = onnxrun__gemm_isa();
+	j.nt = j.isa == ONNXRUN__ISA_AVX512 && y->nbytes >= stream_min;
 	j.rows = x->dims[0] * j.cout * j.h * b;
 	/* items of about 16 KiB of output each */
 	j.rows_per_item = 4096 / (j.w * b) + 1;
