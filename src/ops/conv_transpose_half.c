@@ -13,6 +13,7 @@
 #include "../runtime/pool.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -143,8 +144,9 @@ __attribute__((target("avx2,f16c"))) static int64_t narrow_avx2(bool bf16, const
 static bool has_f16c(void)
 {
 #if defined(__x86_64__)
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("f16c");
+	/* CPUID leaf 1, ECX bit 29 (clang 14's __builtin_cpu_supports does not know "f16c") */
+	unsigned int a, b, c, d;
+	return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
 #else
 	return false;
 #endif
