@@ -1,7 +1,10 @@
 /*
  * test_op_conv_transpose.c - ConvTranspose: shape inference (every auto_pad mode, output_shape
  * forms, symbolic dims), every validation error, fixed examples, and seeded random configs
- * compared with a deliberately naive scatter reference written from the ONNX spec.
+ * compared with a deliberately naive scatter reference written from the ONNX spec; float16 /
+ * bfloat16 configs shaped like layers must be taken by the float32 fast path (W packed per
+ * run here), under every micro-kernel ISA, within the same bound; a config the fast path
+ * declines falls back to the scatter.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/conv_transpose_fast.h"
 #include "ops/ops.h"
 
 /* ---- hand-built nodes ------------------------------------------------------------------- */
@@ -918,6 +922,214 @@ static void test_random_vs_reference(void **state)
 	assert_int_equal(failures, 0);
 }
 
+/* ---- float16/bfloat16 on the float32 fast path ------------------------------------------- */
+
+/* Layer-like half configs: plain/grouped (per-phase GEMM), >= 4 input and <= 4 output
+ * channels per group with >= 8 rows (GEMM + overlap-add), depthwise; inputs no smaller
+ * than the dilated kernel, strides no larger than the kernel (else the output-driven paths
+ * would mostly compute gaps, and the scatter is chosen). */
+static void random_fast_half_cfg(struct cfg *c, uint64_t seed)
+{
+	uint64_t s = seed;
+	const int family = (int)rng_int(&s, 0, 2);
+	memset(c, 0, sizeof *c);
+	c->seed = seed;
+	c->dt = rng_int(&s, 0, 1) ? ONNXRUN_DTYPE_FLOAT16 : ONNXRUN_DTYPE_BFLOAT16;
+	c->opset = c->dt == ONNXRUN_DTYPE_BFLOAT16 ? 22 : (int)rng_int(&s, 0, 1) ? 11 : 22;
+	c->n = family == 0 ? (int)rng_int(&s, 1, 3) : (int)rng_int(&s, 1, 2);
+	c->mode = (int)rng_int(&s, 0, 3); /* pads, VALID, SAME_UPPER, SAME_LOWER */
+	c->bias = rng_int(&s, 0, 1);
+	c->kernel_attr = rng_int(&s, 0, 1);
+	c->batch = rng_int(&s, 1, 2);
+	c->group = family == 2 ? rng_int(&s, 2, 5) : rng_int(&s, 1, 2);
+	c->cg = family == 2 ? 1 : family == 1 ? rng_int(&s, 4, 8) : rng_int(&s, 1, 10);
+	c->mg = family == 2 ? 1 : family == 1 ? rng_int(&s, 2, 4) : rng_int(&s, 1, 10);
+	for (int i = 0; i < c->n; i++) {
+		c->k[i] = rng_int(&s, family == 1 ? 2 : 1, c->n == 3 ? 3 : 4);
+		c->s[i] = rng_int(&s, 1, c->k[i] < 3 ? c->k[i] : 3); /* a stride above the kernel: gaps */
+		c->d[i] = rng_int(&s, 0, 3) ? 1 : 2;
+		c->in[i] = (c->k[i] - 1) * c->d[i] + 1 + rng_int(&s, 0, c->n == 1 ? 16 : c->n == 2 ? 5 : 2);
+		c->op[i] = rng_int(&s, 0, 2) ? 0 : rng_int(&s, 0, (c->s[i] > c->d[i] ? c->s[i] : c->d[i]) - 1);
+		const int64_t natural = c->s[i] * (c->in[i] - 1) + c->op[i] + (c->k[i] - 1) * c->d[i] + 1;
+		c->pads[i] = natural > 1 ? rng_int(&s, 0, 1) : 0;
+		c->pads[c->n + i] = natural - c->pads[i] > 1 ? rng_int(&s, 0, 1) : 0;
+	}
+	if (family == 1 && c->mg * c->k[0] * (c->n == 2 ? c->k[1] : 1) < 8)
+		c->k[0] = c->in[0] = 8 / c->mg + 1; /* >= 8 rows of Mg x taps */
+	if (c->n == 2 && c->in[0] == 1 && c->k[0] == 1)
+		c->in[0] = 2; /* all-ones first axis: the scatter's (test_degenerate_first_axis) */
+	ref_geometry(c);
+}
+
+/* Runs the fast path directly (no pre-packed state) and checks it was taken and matches the
+ * reference; returns false (after printing) otherwise. */
+static bool check_fast_half(struct onnxrun_env *env, struct cfg *c, enum onnxrun__isa isa, int64_t *compared)
+{
+	struct tnode t;
+	struct onnxrun_type in[3], out;
+	struct onnxrun__convt_geom g;
+	struct onnxrun__err err;
+	struct onnxrun_op_context ctx = { NULL, &err, env, 1, NULL, NULL };
+	struct onnxrun_tensor *x, *w, *b, *y;
+	uint64_t s = c->seed * 31 + 1;
+	const size_t n_in = c->bias ? 3 : 2;
+	long double *ref, *abssum;
+	char desc[1024];
+	bool done = false, ok = true;
+
+	build_node(c, &t, in);
+	cfg_str(c, desc, sizeof desc);
+	ctx.node = &t.node;
+	x = new_tensor(env, &in[0]);
+	w = new_tensor(env, &in[1]);
+	b = new_tensor(env, &in[2]);
+	for (int64_t i = 0; i < x->numel; i++)
+		set_value(x, i, rng_unit(&s));
+	for (int64_t i = 0; i < w->numel; i++)
+		set_value(w, i, rng_unit(&s));
+	for (int64_t i = 0; i < b->numel; i++)
+		set_value(b, i, rng_unit(&s));
+	if (run_infer(&t, in, n_in, &out, &err) || onnxrun__convt_geom_make(&t.node, in, n_in, &g, &err))
+		fail_msg("infer failed: %s: %s", err.msg, desc);
+	y = new_tensor(env, &out);
+	memset(y->data, 0xff, y->nbytes);
+	if (onnxrun__convt_fast_half(&ctx, &g, (const struct onnxrun_tensor *const[]){ x, w, b }, n_in, y, &done))
+		fail_msg("fast path failed: %s: %s", err.msg, desc);
+	if (!done) {
+		print_error("isa %d: the fast path declined: %s\n", (int)isa, desc);
+		ok = false;
+	}
+	ref = calloc((size_t)y->numel, sizeof *ref);
+	abssum = calloc((size_t)y->numel, sizeof *abssum);
+	assert_true(ref && abssum);
+	ref_scatter(c, x, w, b, ref, abssum);
+	for (int64_t i = 0; i < y->numel && ok; i++) {
+		double got = get_value(y, i), tol = tolerance(c, ref[i], abssum[i]);
+		if (!(fabs(got - (double)ref[i]) <= tol)) {
+			print_error("isa %d element %lld: got %.9g, want %.9Lg (tol %.3g): %s\n", (int)isa, (long long)i,
+			            got, ref[i], tol, desc);
+			ok = false;
+		}
+	}
+	*compared += y->numel;
+	free(ref);
+	free(abssum);
+	onnxrun_tensor_free(x);
+	onnxrun_tensor_free(w);
+	onnxrun_tensor_free(b);
+	onnxrun_tensor_free(y);
+	return ok;
+}
+
+/* Rank 2 with a first axis of ones (in 1, kernel 1, out 1) and few output channels, the
+ * overlap-add path's shape: float, float16, bfloat16 against the reference (the path once
+ * took it for rank 1 and wrote only the first output of the row). */
+static void test_degenerate_first_axis(void **state)
+{
+	static const enum onnxrun_dtype dts[] = { ONNXRUN_DTYPE_FLOAT, ONNXRUN_DTYPE_FLOAT16, ONNXRUN_DTYPE_BFLOAT16 };
+	struct fixture *f = *state;
+	int64_t compared = 0;
+	for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
+		struct cfg c;
+		memset(&c, 0, sizeof c);
+		c.seed = 91 + i;
+		c.n = 2;
+		c.dt = dts[i];
+		c.opset = 22;
+		c.bias = i != 1;
+		c.batch = 1;
+		c.group = 2;
+		c.cg = 10;
+		c.mg = 4;
+		c.in[0] = c.k[0] = c.s[0] = c.d[0] = 1;
+		c.in[1] = 5;
+		c.k[1] = 2;
+		c.s[1] = 1;
+		c.d[1] = 2;
+		ref_geometry(&c);
+		assert_true(check_cfg(f->env, &c, &compared));
+	}
+	assert_int_equal(compared, 3 * 8 * 7);
+}
+
+#define N_FAST_HALF 300
+
+static void test_fast_half_vs_reference(void **state)
+{
+	static const enum onnxrun__isa isas[] = { ONNXRUN__ISA_AVX512, ONNXRUN__ISA_AVX2, ONNXRUN__ISA_SCALAR };
+	struct fixture *f = *state;
+	int failures = 0, runs = 0, per_rank[4] = { 0 }, per_dt[17] = { 0 };
+	int64_t compared = 0;
+	for (uint64_t seed = 1; seed <= N_FAST_HALF && failures < 5; seed++, runs++) {
+		struct cfg c;
+		random_fast_half_cfg(&c, 0x4a1f0000 + seed);
+		per_rank[c.n]++;
+		per_dt[c.dt]++;
+		for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+			if (!onnxrun__gemm_isa_supported(isas[ii]))
+				continue;
+			onnxrun__gemm_set_isa(isas[ii]);
+			failures += !check_fast_half(f->env, &c, isas[ii], &compared);
+		}
+	}
+	onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX512);
+	print_message("%d float16 (%d) / bfloat16 (%d) configs on the fast path (1-D %d, 2-D %d, 3-D %d), %lld "
+	              "elements compared over the ISAs, %d failures\n", runs, per_dt[ONNXRUN_DTYPE_FLOAT16],
+	              per_dt[ONNXRUN_DTYPE_BFLOAT16], per_rank[1], per_rank[2], per_rank[3], (long long)compared,
+	              failures);
+	assert_int_equal(failures, 0);
+}
+
+/* A long kernel over a one-element input: the output-driven fast path would do 9x the
+ * scatter's work and declines; compute then runs the scatter, which must still be right. */
+static void test_fast_half_declines(void **state)
+{
+	struct fixture *f = *state;
+	for (int bf = 0; bf < 2; bf++) {
+		struct cfg c;
+		struct tnode t;
+		struct onnxrun_type in[3], out;
+		struct onnxrun__convt_geom g;
+		struct onnxrun__err err;
+		struct onnxrun_op_context ctx = { NULL, &err, f->env, 1, NULL, NULL };
+		bool done = true;
+		int64_t compared = 0;
+		memset(&c, 0, sizeof c);
+		c.seed = 77;
+		c.n = 1;
+		c.dt = bf ? ONNXRUN_DTYPE_BFLOAT16 : ONNXRUN_DTYPE_FLOAT16;
+		c.opset = 22;
+		c.bias = true;
+		c.batch = c.group = 1;
+		c.cg = 3;
+		c.mg = 2;
+		c.in[0] = 1;
+		c.k[0] = 9;
+		c.s[0] = c.d[0] = 1;
+		ref_geometry(&c);
+		build_node(&c, &t, in);
+		ctx.node = &t.node;
+		struct onnxrun_tensor *x = new_tensor(f->env, &in[0]), *w = new_tensor(f->env, &in[1]);
+		struct onnxrun_tensor *b = new_tensor(f->env, &in[2]), *y;
+		memset(x->data, 0, x->nbytes);
+		memset(w->data, 0, w->nbytes);
+		memset(b->data, 0, b->nbytes);
+		assert_int_equal(run_infer(&t, in, 3, &out, &err), ONNXRUN_OK);
+		assert_int_equal(onnxrun__convt_geom_make(&t.node, in, 3, &g, &err), ONNXRUN_OK);
+		y = new_tensor(f->env, &out);
+		assert_int_equal(onnxrun__convt_fast_half(&ctx, &g, (const struct onnxrun_tensor *const[]){ x, w, b }, 3,
+		                                          y, &done), ONNXRUN_OK);
+		assert_false(done);
+		onnxrun_tensor_free(x);
+		onnxrun_tensor_free(w);
+		onnxrun_tensor_free(b);
+		onnxrun_tensor_free(y);
+		/* the same config through compute (scatter), against the reference */
+		assert_true(check_cfg(f->env, &c, &compared));
+		assert_int_equal(compared, 9 * 2);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -933,6 +1145,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_compute_negative_total, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compute_zero_sized, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_vs_reference, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fast_half_vs_reference, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fast_half_declines, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_degenerate_first_axis, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
