@@ -47,6 +47,8 @@ struct phase_job {
 	int64_t nrows, trows, ntiles, mchunks, mchunk;
 	int64_t nb; /* B panels prepared at a time */
 	int64_t nclass, *classes; /* representatives of the phase classes with positions */
+	int64_t *partner; /* per class: the phase run with it and stored interleaved, or -1 */
+	bool paired;      /* some class has a partner */
 	char *scratch;
 	size_t scratch_stride;
 };
@@ -383,6 +385,15 @@ __attribute__((target("avx512f"))) static void store_pair_avx512(const struct ph
 			}
 		}
 	}
+	if (j->stream)
+		return;
+	/* the next m-panel's output lines, for writing (as in store_tile_avx512) */
+	for (int64_t i = mr; i < 2 * mr; i++)
+		for (int64_t s = 0; s < nseg; s++) {
+			const char *d = (const char *)(ym0 + i * j->out_sp + ydelta + segs[s].yoff);
+			for (int64_t off = 0; off < segs[s].len * 2 * 4; off += 64)
+				__builtin_prefetch(d + off, 1);
+		}
 }
 
 static void store_fence(void)
@@ -481,15 +492,15 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	const struct onnxrun__gemm_kernels *kn = pk->kern;
 	const int64_t mr_max = kn->mr_max, nr0 = kn->nr[0], mg = pk->mg, kmax = j->cg * tp->tmax;
 	char *sc = j->scratch + (size_t)tid * j->scratch_stride;
-	float *bp = (float *)sc, *tile = bp + j->nb * kmax * nr0;
+	float *bp = (float *)sc, *tile = bp + 2 * j->nb * kmax * nr0;
 	float *tile2 = tile + mr_max * nr0;
 	struct seg *segs = (struct seg *)(tile2 + mr_max * nr0);
-	struct cpy *cp = (struct cpy *)(segs + j->nb * nr0);
+	struct cpy *cp = (struct cpy *)(segs + 2 * j->nb * nr0);
 	const float **brows = (const float **)(cp + tp->tmax * nr0);
-	struct panel pn[MAX_NB];
+	struct panel pn[2 * MAX_NB], *pn2 = pn + j->nb;
 	int64_t r[S], rq[S];
 
-	for (int64_t i = 0; i < j->nb; i++) {
+	for (int64_t i = 0; i < 2 * j->nb; i++) {
 		pn[i].segs = segs + i * nr0;
 		pn[i].brows = brows + i * kmax;
 		pn[i].bp = bp + i * kmax * nr0;
@@ -508,14 +519,35 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 		phase_residues(tp, ph, r);
 		pa = rows_before(j, ph, r, R0);
 		pb = R1 == j->nrows ? j->npos[ph] : rows_before(j, ph, r, R1);
+		const int64_t ph2 = j->partner[cl];
 		for (int64_t c0 = pa; c0 < pb; c0 += j->nb * nr0) {
 			int64_t np = 0;
-			for (int64_t p0 = c0; p0 < pb && np < j->nb; p0 += nr0, np++)
-				panel_prepare(j, ph, r, p0, pb - p0 < nr0 ? pb - p0 : nr0, xg, cp, &pn[np]);
+			for (int64_t p0 = c0; p0 < pb && np < j->nb; p0 += nr0, np++) {
+				const int64_t cnt = pb - p0 < nr0 ? pb - p0 : nr0;
+				panel_prepare(j, ph, r, p0, cnt, xg, cp, &pn[np]);
+				if (ph2 >= 0) {
+					phase_residues(tp, ph2, rq);
+					panel_prepare(j, ph2, rq, p0, cnt, xg, cp, &pn2[np]);
+				}
+			}
 			for (int64_t m0 = mlo; m0 < mhi; m0 += mr_max) {
 				const int64_t mr = mhi - m0 < mr_max ? mhi - m0 : mr_max;
 				float *ym = yg + m0 * j->out_sp;
 				const float *bm = bg ? bg + m0 : NULL;
+#if defined(__x86_64__)
+				if (ph2 >= 0) { /* ph2's outputs follow ph's along the last axis */
+					const float *a1 = pk->a + grp * tp->a_group + tp->a_off[ph] + m0 * kk;
+					const int64_t kk2 = j->cg * tp->ntaps[ph2];
+					const float *a2 = pk->a + grp * tp->a_group + tp->a_off[ph2] + m0 * kk2;
+					for (int64_t i = 0; i < np; i++) {
+						panel_gemm(kn, mr, kk, a1, &pn[i], tile);
+						panel_gemm(kn, mr, kk2, a2, &pn2[i], tile2);
+						store_pair_avx512(j, tile, tile2, kn->nr[pn[i].v], mr, pn[i].segs, pn[i].nseg,
+						                  ym, 0, bm);
+					}
+					continue;
+				}
+#endif
 				for (int64_t q = ph; q < tp->nphase; q++) {
 					const float *aq = pk->a + grp * tp->a_group + tp->a_off[q] + m0 * kk;
 					int64_t ydelta = 0;
@@ -579,6 +611,59 @@ static void group_phases(struct phase_job *j, int64_t *rep)
 	}
 }
 
+/* True when phase ph is alone in its class (no other phase shares its B panels). */
+static bool class_single(const struct phase_job *j, int64_t ph)
+{
+	for (int64_t q = 0; q < j->pk->taps.nphase; q++)
+		if (q != ph && j->rep[q] == ph)
+			return false;
+	return true;
+}
+
+/* Pairs single-phase classes whose outputs interleave along the last axis (stride 2, the
+ * same grid shape, and position p of the second lands right after position p of the first,
+ * e.g. k4 s2 p1's residues 1 and 0): one item runs both and stores whole vectors
+ * (store_pair_avx512). The first of each pair stays in classes[], the second goes to
+ * partner[]. */
+static void pair_classes(struct phase_job *j)
+{
+	const struct onnxrun__convt_taps *tp = &j->pk->taps;
+	const int32_t n = j->g->n, last = n - 1;
+	int64_t r1[S], r2[S], kept = 0;
+	bool gone[64] = { false };
+	if (tp->s[last] != 2 || j->nclass > 64 || j->nclass < 2)
+		return;
+	for (int64_t c1 = 0; c1 < j->nclass; c1++) {
+		const int64_t p1 = j->classes[c1];
+		if (gone[c1] || !class_single(j, p1))
+			continue;
+		phase_residues(tp, p1, r1);
+		for (int64_t c2 = 0; c2 < j->nclass; c2++) {
+			const int64_t p2 = j->classes[c2];
+			bool ok = c2 != c1 && !gone[c2] && j->partner[c2] < 0 && class_single(j, p2) &&
+			          !memcmp(j->qn + p1 * S, j->qn + p2 * S, (size_t)n * sizeof(int64_t)) &&
+			          !memcmp(j->qlo + p1 * S, j->qlo + p2 * S, (size_t)last * sizeof(int64_t));
+			phase_residues(tp, p2, r2);
+			for (int32_t a = 0; a < last && ok; a++)
+				ok = r1[a] == r2[a];
+			/* o = q*s + r - pad: position p of p2 is one past position p of p1 */
+			ok = ok && (j->qlo[p2 * S + last] - j->qlo[p1 * S + last]) * 2 + r2[last] - r1[last] == 1;
+			if (ok) {
+				j->partner[c1] = p2;
+				gone[c2] = true;
+				j->paired = true;
+				break;
+			}
+		}
+	}
+	for (int64_t c = 0; c < j->nclass; c++)
+		if (!gone[c]) {
+			j->classes[kept] = j->classes[c];
+			j->partner[kept++] = j->partner[c];
+		}
+	j->nclass = kept;
+}
+
 static int64_t gcd64(int64_t a, int64_t b)
 {
 	while (b) {
@@ -612,7 +697,7 @@ static void plan_split(struct phase_job *j, int threads)
 	 * (together at most ~512 KiB) and make tiles hold that many panels per phase */
 	j->nb = 1;
 	if (j->pk->taps.a_group / j->nclass * (int64_t)sizeof(float) > 256 * 1024) {
-		const int64_t panel = j->cg * j->pk->taps.tmax * nr0 * (int64_t)sizeof(float);
+		const int64_t panel = (j->paired ? 2 : 1) * j->cg * j->pk->taps.tmax * nr0 * (int64_t)sizeof(float);
 		int64_t rows;
 		j->nb = (512 * 1024) / panel;
 		j->nb = j->nb < 1 ? 1 : j->nb > MAX_NB ? MAX_NB : j->nb;
@@ -660,7 +745,7 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 		j.in_sp *= g->in[a];
 		j.out_sp *= g->out[a];
 	}
-	if (!(buf = onnxrun__calloc(ctx->env, (size_t)(np * (2 * S + 3)), sizeof *buf)))
+	if (!(buf = onnxrun__calloc(ctx->env, (size_t)(np * (2 * S + 4)), sizeof *buf)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	j.qlo = buf;
 	j.qn = buf + np * S;
@@ -687,12 +772,16 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 	for (int64_t ph = 0; ph < np; ph++)
 		if (j.rep[ph] == ph && j.npos[ph])
 			j.classes[j.nclass++] = ph;
+	j.partner = j.classes + np;
+	for (int64_t cl = 0; cl < j.nclass; cl++)
+		j.partner[cl] = -1;
 	j.pack = pack_b_scalar;
 	j.store = store_tile_scalar;
 #if defined(__x86_64__)
 	if (pk->kern->isa == ONNXRUN__ISA_AVX512) {
 		j.pack = pack_b_avx512;
 		j.store = store_tile_avx512;
+		pair_classes(&j);
 	} else if (pk->kern->isa == ONNXRUN__ISA_AVX2) {
 		j.pack = pack_b_avx2;
 	}
@@ -700,9 +789,9 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 	j.stream = (uint64_t)g->batch * (uint64_t)g->out_channels * (uint64_t)j.out_sp * sizeof(float) > (8u << 20);
 	plan_split(&j, threads);
 	items = g->group * j.ntiles * j.nclass * j.mchunks;
-	bytes = (size_t)(j.nb * j.cg * tp->tmax * nr0 + 2 * pk->kern->mr_max * nr0) * sizeof(float) +
-	        (size_t)(j.nb * nr0) * sizeof(struct seg) + (size_t)(tp->tmax * nr0) * sizeof(struct cpy) +
-	        (size_t)(j.nb * j.cg * tp->tmax) * sizeof(float *);
+	bytes = (size_t)(2 * j.nb * j.cg * tp->tmax * nr0 + 2 * pk->kern->mr_max * nr0) * sizeof(float) +
+	        (size_t)(2 * j.nb * nr0) * sizeof(struct seg) + (size_t)(tp->tmax * nr0) * sizeof(struct cpy) +
+	        (size_t)(2 * j.nb * j.cg * tp->tmax) * sizeof(float *);
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride))) {
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
