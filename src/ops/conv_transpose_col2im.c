@@ -152,10 +152,15 @@ static void col_add(const struct col_job *j, int64_t b, int64_t grp, int64_t oa,
 	}
 }
 
+/* Items in order. Consecutive chunks of one (b, grp) share a few input rows (the kernel's
+ * reach): their Z columns are kept (shifted to the front) rather than computed again. A Z
+ * value is the same dot product whichever item computes it, so results stay independent
+ * of the thread count. */
 static void col_items(void *arg, int tid, int64_t begin, int64_t end)
 {
 	const struct col_job *j = arg;
-	const int64_t ca = j->ca;
+	const int64_t ca = j->ca, unit = ca == 0 ? j->in[1] : 1, ldz = j->ldz_max;
+	int64_t pbg = -1, pia = 0, pib = 0; /* the previous item's (b, grp) and input rows */
 	char *sc = j->scratch + (size_t)tid * j->scratch_stride;
 	float *z = (float *)sc, *bp = z + j->rows * j->ldz_max, *tmp = bp + j->cg * j->ldz_max;
 	const float **zrows = (const float **)(tmp + (j->out[1] / j->s[1] + 2 + 15) / 16 * 16);
@@ -168,11 +173,19 @@ static void col_items(void *arg, int tid, int64_t begin, int64_t end)
 		ia = ia < 0 ? 0 : ia;
 		ib = ib > j->in[ca] ? j->in[ca] : ib;
 		ib = ib < ia ? ia : ib;
-		if (ca == 0)
-			col_gemm(j, b, grp, ia * j->in[1], (ib - ia) * j->in[1], z, j->ldz_max, bp);
-		else
-			col_gemm(j, b, grp, ia, ib - ia, z, j->ldz_max, bp);
-		col_add(j, b, grp, oa, ob, ia, ib, z, j->ldz_max, tmp, zrows);
+		int64_t from = ia; /* input rows [ia, from) are already in Z */
+		if (bg == pbg && ia >= pia && ia < pib && ib >= pib) {
+			const int64_t sh = (ia - pia) * unit, keep = (pib - ia) * unit;
+			if (sh > 0)
+				for (int64_t row = 0; row < j->rows; row++)
+					memmove(z + row * ldz, z + row * ldz + sh, (size_t)keep * sizeof *z);
+			from = pib;
+		}
+		col_gemm(j, b, grp, from * unit, (ib - from) * unit, z + (from - ia) * unit, ldz, bp);
+		col_add(j, b, grp, oa, ob, ia, ib, z, ldz, tmp, zrows);
+		pbg = bg;
+		pia = ia;
+		pib = ib;
 	}
 }
 
@@ -225,7 +238,8 @@ enum onnxrun_status onnxrun__convt_run_col2im(struct onnxrun_op_context *ctx, co
 	j.nchunk = (j.out[ca] + j.chunk - 1) / j.chunk;
 	span = (j.chunk - 1 + (j.k[ca] - 1) * j.d[ca]) / j.s[ca] + 2;
 	span = span > j.in[ca] ? j.in[ca] : span;
-	j.ldz_max = ((ca == 0 ? span * j.in[1] : span) + nr0 - 1) / nr0 * nr0;
+	/* + nr0: a chunk's GEMM may start mid-row (after the kept columns) and write whole tiles */
+	j.ldz_max = ((ca == 0 ? span * j.in[1] : span) + nr0 - 1) / nr0 * nr0 + nr0;
 	j.gather = gather_scalar;
 #if defined(__x86_64__)
 	if (pk->kern->isa == ONNXRUN__ISA_AVX512)
