@@ -15,22 +15,6 @@ static int64_t rnd(struct th_rng *r, int64_t lo, int64_t hi)
 	return lo + (int64_t)(th_rng_next(r) % (uint64_t)(hi - lo + 1));
 }
 
-/* y[n, c', h*b + i, w*b + j] = x[n, ch, h, w], ch from the mode (the spec's definition). */
-static void reference(const float *x, float *y, const int64_t *xd, int64_t b, bool crd)
-{
-	const int64_t n = xd[0], c = xd[1], h = xd[2], w = xd[3], cout = c / (b * b);
-	for (int64_t in = 0; in < n; in++)
-		for (int64_t cc = 0; cc < cout; cc++)
-			for (int64_t hh = 0; hh < h; hh++)
-				for (int64_t i = 0; i < b; i++)
-					for (int64_t ww = 0; ww < w; ww++)
-						for (int64_t j = 0; j < b; j++) {
-							int64_t ch = crd ? cc * b * b + i * b + j : (i * b + j) * cout + cc;
-							y[(((in * cout + cc) * h + hh) * b + i) * w * b + ww * b + j] =
-								x[((in * c + ch) * h + hh) * w + ww];
-						}
-}
-
 /* Runs DepthToSpace on x and compares with the reference for 1 and 2 threads. */
 static void check_case(const int64_t *xd, int64_t b, bool crd, uint64_t seed)
 {
@@ -48,7 +32,7 @@ static void check_case(const int64_t *xd, int64_t b, bool crd, uint64_t seed)
 	th_rng_seed(&r, seed);
 	for (size_t i = 0; i < nx; i++)
 		x[i] = (float)(th_rng_next(&r) % 1000003) - 500000.5f;
-	reference(x, want, xd, b, crd);
+	th_ref_depth_to_space(x, want, sizeof *x, xd[0], xd[1], xd[2], xd[3], b, crd);
 	mb_opset(m, "", 13);
 	snprintf(shape, sizeof shape, "%lld,%lld,%lld,%lld", (long long)xd[0], (long long)xd[1],
 	         (long long)xd[2], (long long)xd[3]);
