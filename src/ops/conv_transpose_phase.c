@@ -49,6 +49,7 @@ struct phase_job {
 	int64_t nclass, *classes; /* representatives of the phase classes with positions */
 	int64_t *partner; /* per class: the phase run with it and stored interleaved, or -1 */
 	bool paired;      /* some class has a partner */
+	bool halves;      /* B panels may be read in place as masked half-rows (PANEL_HALVES) */
 	char *scratch;
 	size_t scratch_stride;
 };
@@ -432,15 +433,53 @@ static void phase_residues(const struct onnxrun__convt_taps *tp, int64_t ph, int
 	}
 }
 
+/* How a B panel is given to the micro-kernel: packed (fn), rows in place (ind), or masked
+ * half-rows in place (ind2). */
+enum panel_mode { PANEL_PACKED, PANEL_ROWS, PANEL_HALVES };
+
 /* One B panel of an item, prepared once and run against every weight panel of the item. */
 struct panel {
 	struct seg *segs;
-	const float **brows;
+	const float **brows; /* PANEL_ROWS: one per row; PANEL_HALVES: two per row */
+	uint16_t *bmask;     /* PANEL_HALVES: two per row */
 	float *bp;
 	int64_t nseg;
 	int v;
-	bool direct;
+	enum panel_mode mode;
 };
+
+/* PANEL_HALVES plan of a wide panel (nr = 32): for every tap, each 16-lane half of the row
+ * must read x at one offset + lane (its segments continue one another in x, as when x's
+ * rows are exactly the grid's rows), lanes outside x masked off. Writes channel 0's half
+ * pointers and masks (row t) and returns true when every tap fits. */
+static bool halves_plan(const float *xg, int64_t nt, const struct seg *segs, int64_t nseg, const struct cpy *cp,
+                        const float **brows, uint16_t *bmask)
+{
+	for (int64_t t = 0; t < nt; t++) {
+		const struct cpy *ct = cp + t * nseg;
+		int64_t base[2] = { 0, 0 };
+		uint32_t mask = 0;
+		for (int64_t s = 0; s < nseg; s++) {
+			const int64_t lo = segs[s].col + ct[s].zlo, hi = lo + ct[s].n;
+			if (ct[s].n == 0)
+				continue;
+			for (int h = 0; h < 2; h++) {
+				const int64_t b = ct[s].src - lo + 16 * h; /* x offset of lane 16h */
+				if (hi <= 16 * h || lo >= 16 * h + 16)
+					continue;
+				if (mask & (0xFFFFu << (16 * h)) && base[h] != b)
+					return false;
+				base[h] = b;
+			}
+			mask |= (uint32_t)(((UINT64_C(1) << ct[s].n) - 1) << lo);
+		}
+		for (int h = 0; h < 2; h++) {
+			bmask[2 * t + h] = (uint16_t)(mask >> (16 * h));
+			brows[2 * t + h] = bmask[2 * t + h] ? xg + base[h] : zero_row;
+		}
+	}
+	return true;
+}
 
 /* Prepares the B panel of positions [p0, p0 + cnt) of phase ph (residues r): its segments,
  * then either row pointers into x (pack_rows) or a packed copy. */
@@ -458,11 +497,21 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 		tap_deltas(tp, r, t, delta);
 		plan_copies(j, delta, pn->segs, pn->nseg, cp + t * pn->nseg);
 	}
-	pn->direct = pn->v == 0 && pn->nseg == 1 && cnt == nr && kn->ind[0];
-	if (pn->direct) {
+	if (pn->v == 0 && pn->nseg == 1 && cnt == nr && kn->ind[0]) {
+		pn->mode = PANEL_ROWS;
 		pack_rows(j, xg, nt, nr, cp, pn->bp, pn->brows);
 		return;
 	}
+	if (pn->v == 0 && nr == 32 && j->halves && halves_plan(xg, nt, pn->segs, pn->nseg, cp, pn->brows, pn->bmask)) {
+		pn->mode = PANEL_HALVES;
+		for (int64_t c = 1; c < j->cg; c++)
+			for (int64_t i = 0; i < 2 * nt; i++) {
+				pn->bmask[2 * c * nt + i] = pn->bmask[i];
+				pn->brows[2 * c * nt + i] = pn->bmask[i] ? pn->brows[i] + c * j->in_sp : zero_row;
+			}
+		return;
+	}
+	pn->mode = PANEL_PACKED;
 	if (cnt < nr)
 		memset(pn->bp, 0, (size_t)(j->cg * nt * nr) * sizeof *pn->bp);
 	j->pack(j, xg, nt, nr, pn->segs, pn->nseg, cp, pn->bp);
@@ -473,8 +522,10 @@ static inline void panel_gemm(const struct onnxrun__gemm_kernels *kn, int64_t mr
                               const struct panel *pn, float *tile)
 {
 	const int64_t nr = kn->nr[pn->v];
-	if (pn->direct)
+	if (pn->mode == PANEL_ROWS)
 		kn->ind[mr - 1](kk, a, pn->brows, tile, nr);
+	else if (pn->mode == PANEL_HALVES)
+		kn->ind2[mr - 1](kk, a, pn->brows, pn->bmask, tile, nr);
 	else
 		kn->fn[pn->v][mr - 1](kk, a, pn->bp, tile, nr);
 }
@@ -497,12 +548,14 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	struct seg *segs = (struct seg *)(tile2 + mr_max * nr0);
 	struct cpy *cp = (struct cpy *)(segs + 2 * j->nb * nr0);
 	const float **brows = (const float **)(cp + tp->tmax * nr0);
+	uint16_t *bmask = (uint16_t *)(brows + 2 * j->nb * 2 * kmax);
 	struct panel pn[2 * MAX_NB], *pn2 = pn + j->nb;
 	int64_t r[S], rq[S];
 
 	for (int64_t i = 0; i < 2 * j->nb; i++) {
 		pn[i].segs = segs + i * nr0;
-		pn[i].brows = brows + i * kmax;
+		pn[i].brows = brows + i * 2 * kmax;
+		pn[i].bmask = bmask + i * 2 * kmax;
 		pn[i].bp = bp + i * kmax * nr0;
 	}
 	for (int64_t it = begin; it < end; it++) {
@@ -788,10 +841,23 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 #endif
 	j.stream = (uint64_t)g->batch * (uint64_t)g->out_channels * (uint64_t)j.out_sp * sizeof(float) > (8u << 20);
 	plan_split(&j, threads);
+	/* in place, B rows come from many x lines (often sharing L1 sets) instead of one packed
+	 * block: worth it only when few micro-kernel calls share a panel, so that packing it
+	 * would cost as much as the calls */
+	if (pk->kern->ind2[0]) {
+		int64_t most = 1;
+		for (int64_t cl = 0; cl < j.nclass; cl++) {
+			int64_t cnt = 0;
+			for (int64_t q = 0; q < np; q++)
+				cnt += j.rep[q] == j.classes[cl];
+			most = cnt > most ? cnt : most;
+		}
+		j.halves = (j.mchunk + pk->kern->mr_max - 1) / pk->kern->mr_max * most <= 8;
+	}
 	items = g->group * j.ntiles * j.nclass * j.mchunks;
 	bytes = (size_t)(2 * j.nb * j.cg * tp->tmax * nr0 + 2 * pk->kern->mr_max * nr0) * sizeof(float) +
 	        (size_t)(2 * j.nb * nr0) * sizeof(struct seg) + (size_t)(tp->tmax * nr0) * sizeof(struct cpy) +
-	        (size_t)(2 * j.nb * j.cg * tp->tmax) * sizeof(float *);
+	        (size_t)(2 * j.nb * 2 * j.cg * tp->tmax) * (sizeof(float *) + sizeof(uint16_t));
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride))) {
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");

@@ -32,15 +32,24 @@ typedef void (*onnxrun__gemm_fn)(int64_t k, const float *a, const float *b, floa
 typedef void (*onnxrun__gemm_ind_fn)(int64_t k, const float *a, const float *const *brows, float *c,
                                      int64_t ldc);
 
+/* The same with each B row given as two half-rows of nr/2 floats, each a pointer and a lane
+ * mask (lanes off read as zero and never touch memory): row p's half h is at
+ * bptr[2p + h] under bmask[2p + h]. So runs of x that fill a half-row with some lanes
+ * outside x are read in place too. */
+typedef void (*onnxrun__gemm_ind2_fn)(int64_t k, const float *a, const float *const *bptr,
+                                      const uint16_t *bmask, float *c, int64_t ldc);
+
 /* One ISA's kernels: fn[v][mr - 1] computes mr rows of an nr[v]-wide tile (v = 0 wide,
- * v = 1 narrow, for a remainder of at most nr[1] columns); ind[mr - 1] is the wide tile with
- * B as row pointers (NULL when the ISA has none). */
+ * v = 1 narrow, for a remainder of at most nr[1] columns); ind[mr - 1] and ind2[mr - 1] are
+ * the wide tile with B as row pointers or masked half-row pointers (NULL when the ISA has
+ * none). */
 struct onnxrun__gemm_kernels {
 	enum onnxrun__isa isa;
 	int mr_max;
 	int nr[2];
 	onnxrun__gemm_fn fn[2][ONNXRUN__GEMM_MR_MAX];
 	onnxrun__gemm_ind_fn ind[ONNXRUN__GEMM_MR_MAX];
+	onnxrun__gemm_ind2_fn ind2[ONNXRUN__GEMM_MR_MAX];
 };
 
 /* The ISA in use: ONNXRUN_KERNEL if set and supported by this CPU, else the best the CPU

@@ -55,6 +55,30 @@ static inline __attribute__((always_inline)) T512 void tile_ind(int64_t k, const
 	ACC_ALL(ACC_STORE)
 }
 
+/* The wide tile with B row p as two masked half-rows (gemm.h). */
+static inline __attribute__((always_inline)) T512 void tile_ind2(int64_t k, const float *a,
+                                                                 const float *const *bptr,
+                                                                 const uint16_t *bmask, float *c,
+                                                                 int64_t ldc, const int mr)
+{
+	const int nv = 2;
+	ACC_ALL(ACC_DECL)
+	for (int64_t p = 0; p < k; p++, a += 8, bptr += 2, bmask += 2) {
+		const __m512 b0 = _mm512_maskz_loadu_ps(bmask[0], bptr[0]);
+		const __m512 b1 = _mm512_maskz_loadu_ps(bmask[1], bptr[1]);
+		ACC_ALL(ACC_STEP)
+	}
+	ACC_ALL(ACC_STORE)
+}
+
+#define K512M(MR)                                                                             \
+	static T512 void km_##MR(int64_t k, const float *a, const float *const *bptr,             \
+	                         const uint16_t *bmask, float *c, int64_t ldc)                    \
+	{                                                                                         \
+		tile_ind2(k, a, bptr, bmask, c, ldc, MR);                                         \
+	}
+K512M(1) K512M(2) K512M(3) K512M(4) K512M(5) K512M(6) K512M(7) K512M(8)
+
 #define K512I(MR)                                                                             \
 	static T512 void ki_##MR(int64_t k, const float *a, const float *const *brows, float *c,  \
 	                         int64_t ldc)                                                     \
@@ -79,7 +103,8 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = {
 	{ { k_1_2, k_2_2, k_3_2, k_4_2, k_5_2, k_6_2, k_7_2, k_8_2 },
 	  { k_1_1, k_2_1, k_3_1, k_4_1, k_5_1, k_6_1, k_7_1, k_8_1 } },
 	{ ki_1, ki_2, ki_3, ki_4, ki_5, ki_6, ki_7, ki_8 },
+	{ km_1, km_2, km_3, km_4, km_5, km_6, km_7, km_8 },
 };
 #else
-const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = { ONNXRUN__ISA_SCALAR, 0, { 0, 0 }, { { 0 } }, { 0 } };
+const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = { ONNXRUN__ISA_SCALAR, 0, { 0, 0 }, { { 0 } }, { 0 }, { 0 } };
 #endif
