@@ -9,6 +9,7 @@
 
 #include "conv_transpose.h"
 #include "conv_transpose_fast.h"
+#include "../runtime/pool.h"
 
 /* Output type: dtype of X, shape (N, M, out_1..out_n) with whatever is known; the batch
  * dim's name passes through, and so does W's output-channel name when group == 1. */
@@ -104,27 +105,24 @@ static bool next_index(int64_t *idx, const int64_t *dims, int32_t n)
 	return false;
 }
 
-/* Adds every x[nb, ic, i] * w[ic, m, k] into y[nb, grp*Mg + m, o] with, per axis,
- * o = i*stride - pad_begin + k*dilation (ONNX ConvTranspose, the transpose of Conv's
- * gather), skipping positions outside the output. y must hold the bias (or zeros). The
- * innermost loop runs over the last input axis, contiguous in x. */
-static void convt_scatter(const struct onnxrun__convt_geom *g, const struct convt_arrays *arr)
+/* Adds into output plane p = nb*M + grp*Mg + m every x[nb, ic, i] * w[ic, m, k] of its group
+ * with, per axis, o = i*stride - pad_begin + k*dilation (ONNX ConvTranspose, the transpose of
+ * Conv's gather), skipping positions outside the output. The plane must hold the bias (or
+ * zeros). Input channels, then taps, then input rows; the innermost loop runs over the last
+ * input axis, contiguous in x. */
+static void scatter_plane(const struct onnxrun__convt_geom *g, const struct convt_arrays *arr, int64_t p)
 {
 	const int32_t n = g->n, last = n - 1;
 	const int64_t in_sz = product(g->in, n), k_sz = product(g->kernel, n), out_sz = product(g->out, n);
 	const int64_t cg = g->in_channels / g->group, mg = g->out_channels / g->group;
 	const int64_t in_last = g->in[last], out_last = g->out[last], s_last = g->strides[last];
+	const int64_t nb = p / g->out_channels, grp = p % g->out_channels / mg, m = p % mg;
 	int64_t kidx[ONNXRUN__CONVT_MAX_SPATIAL], iidx[ONNXRUN__CONVT_MAX_SPATIAL];
 
-	if (in_sz == 0 || k_sz == 0 || out_sz == 0)
-		return;
-	for (int64_t nb = 0; nb < g->batch; nb++)
-	for (int64_t grp = 0; grp < g->group; grp++)
-	for (int64_t m = 0; m < mg; m++)
 	for (int64_t c = 0; c < cg; c++) {
 		const int64_t ic = grp * cg + c;
 		const int64_t x_base = (nb * g->in_channels + ic) * in_sz;
-		const int64_t y_base = (nb * g->out_channels + grp * mg + m) * out_sz;
+		const int64_t y_base = p * out_sz;
 		const int64_t w_base = (ic * mg + m) * k_sz;
 		memset(kidx, 0, sizeof kidx);
 		for (int64_t kk = 0; kk < k_sz; kk++, next_index(kidx, g->kernel, n)) {
@@ -153,6 +151,40 @@ static void convt_scatter(const struct onnxrun__convt_geom *g, const struct conv
 			} while (next_index(iidx, g->in, last));
 		}
 	}
+}
+
+struct scatter_job {
+	const struct onnxrun__convt_geom *g;
+	const struct convt_arrays *arr;
+};
+
+static void scatter_items(void *arg, int tid, int64_t begin, int64_t end)
+{
+	const struct scatter_job *j = arg;
+	(void)tid;
+	for (int64_t p = begin; p < end; p++)
+		scatter_plane(j->g, j->arr, p);
+}
+
+/* The scatter over every output plane (batch x output channel), split over the session's
+ * thread pool: each plane is written by one work item in the same order whatever the thread
+ * count, so results are bitwise identical for every thread count. y must hold the bias. */
+static void convt_scatter(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
+                          const struct convt_arrays *arr)
+{
+	const int64_t in_sz = product(g->in, g->n), k_sz = product(g->kernel, g->n), out_sz = product(g->out, g->n);
+	const int64_t planes = g->batch * g->out_channels;
+	int threads = ctx->threads < 1 ? 1 : ctx->threads;
+	double work;
+
+	if (in_sz == 0 || k_sz == 0 || out_sz == 0 || planes == 0 || g->in_channels == 0)
+		return;
+	/* multiply-adds in all: below ~64K, waking the workers costs more than it saves */
+	work = (double)planes * (double)(g->in_channels / g->group) * (double)k_sz * (double)in_sz;
+	if (work < 65536.0)
+		threads = 1;
+	onnxrun__pool_run(onnxrun__pool_current(), threads, planes, scatter_items,
+	                  &(struct scatter_job){ g, arr });
 }
 
 /* Converts n float16 (or bfloat16) values to float32. */
@@ -193,7 +225,7 @@ static enum onnxrun_status convt_half(const struct onnxrun__node *node, const st
 		const uint16_t *b = g->has_bias ? inputs[2]->data : NULL;
 		fy[i] = !b ? 0.0f : bf16 ? onnxrun__bf16_to_f32(b[ch]) : onnxrun__f16_to_f32(b[ch]);
 	}
-	convt_scatter(g, &(struct convt_arrays){ row_f32, fx, fw, fy });
+	convt_scatter(ctx, g, &(struct convt_arrays){ row_f32, fx, fw, fy });
 	for (int64_t i = 0; i < ny; i++)
 		dst[i] = bf16 ? onnxrun__f32_to_bf16(fy[i]) : onnxrun__f32_to_f16(fy[i]);
 	onnxrun__free(ctx->env, buf);
@@ -261,7 +293,7 @@ static enum onnxrun_status convt_compute(struct onnxrun_op_context *ctx,
 			return st;
 	}
 	fill_bias(&g, b, y);
-	convt_scatter(&g, &(struct convt_arrays){ y->dtype == ONNXRUN_DTYPE_FLOAT ? row_f32 : row_f64,
+	convt_scatter(ctx, &g, &(struct convt_arrays){ y->dtype == ONNXRUN_DTYPE_FLOAT ? row_f32 : row_f64,
 	                                          inputs[0]->data, inputs[1]->data, y->data });
 	return ONNXRUN_OK;
 }
