@@ -490,7 +490,7 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 	const struct onnxrun__gemm_kernels *kn = j->pk->kern;
 	const int64_t nt = tp->ntaps[ph];
 	int64_t delta[S];
-	pn->v = cnt <= kn->nr[1] ? 1 : 0;
+	pn->v = cnt <= kn->nr[2] ? 2 : cnt <= kn->nr[1] ? 1 : 0;
 	const int64_t nr = kn->nr[pn->v];
 	pn->nseg = make_segs(j, ph, p0, cnt, r, pn->segs);
 	for (int64_t t = 0; t < nt; t++) {

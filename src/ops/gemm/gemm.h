@@ -40,14 +40,15 @@ typedef void (*onnxrun__gemm_ind2_fn)(int64_t k, const float *a, const float *co
                                       const uint16_t *bmask, float *c, int64_t ldc);
 
 /* One ISA's kernels: fn[v][mr - 1] computes mr rows of an nr[v]-wide tile (v = 0 wide,
- * v = 1 narrow, for a remainder of at most nr[1] columns); ind[mr - 1] and ind2[mr - 1] are
+ * v = 1 narrow, for a remainder of at most nr[1] columns, v = 2 narrowest, for at most
+ * nr[2]; nr[2] == nr[1] when the ISA has no third width); ind[mr - 1] and ind2[mr - 1] are
  * the wide tile with B as row pointers or masked half-row pointers (NULL when the ISA has
  * none). */
 struct onnxrun__gemm_kernels {
 	enum onnxrun__isa isa;
 	int mr_max;
-	int nr[2];
-	onnxrun__gemm_fn fn[2][ONNXRUN__GEMM_MR_MAX];
+	int nr[3];
+	onnxrun__gemm_fn fn[3][ONNXRUN__GEMM_MR_MAX];
 	onnxrun__gemm_ind_fn ind[ONNXRUN__GEMM_MR_MAX];
 	onnxrun__gemm_ind2_fn ind2[ONNXRUN__GEMM_MR_MAX];
 };

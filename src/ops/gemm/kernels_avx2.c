@@ -50,11 +50,12 @@ K256_ROWS(1)
 K256_ROWS(2)
 
 const struct onnxrun__gemm_kernels onnxrun__gemm_avx2 = {
-	ONNXRUN__ISA_AVX2, 6, { 16, 8 },
-	{ { k_1_2, k_2_2, k_3_2, k_4_2, k_5_2, k_6_2 }, { k_1_1, k_2_1, k_3_1, k_4_1, k_5_1, k_6_1 } },
+	ONNXRUN__ISA_AVX2, 6, { 16, 8, 8 },
+	{ { k_1_2, k_2_2, k_3_2, k_4_2, k_5_2, k_6_2 }, { k_1_1, k_2_1, k_3_1, k_4_1, k_5_1, k_6_1 },
+	  { k_1_1, k_2_1, k_3_1, k_4_1, k_5_1, k_6_1 } },
 	{ NULL },
 	{ NULL },
 };
 #else
-const struct onnxrun__gemm_kernels onnxrun__gemm_avx2 = { ONNXRUN__ISA_SCALAR, 0, { 0, 0 }, { { 0 } }, { 0 }, { 0 } };
+const struct onnxrun__gemm_kernels onnxrun__gemm_avx2 = { ONNXRUN__ISA_SCALAR, 0, { 0, 0, 0 }, { { 0 } }, { 0 }, { 0 } };
 #endif

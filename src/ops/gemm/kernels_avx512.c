@@ -40,6 +40,34 @@ static inline __attribute__((always_inline)) T512 void tile(int64_t k, const flo
 	ACC_ALL(ACC_STORE)
 }
 
+/* The narrowest tile: MR rows x 8 columns in ymm registers (a remainder of at most 8
+ * positions costs half the 16-wide tile). */
+#define ACC8_DECL(i) __m256 d##i = _mm256_setzero_ps();
+#define ACC8_STEP(i)                                                                           \
+	if (mr > i)                                                                            \
+		d##i = _mm256_fmadd_ps(_mm256_broadcast_ss(a + i), bv, d##i);
+#define ACC8_STORE(i)                                                                          \
+	if (mr > i)                                                                            \
+		_mm256_storeu_ps(c + i * ldc, d##i);
+
+static inline __attribute__((always_inline)) T512 void tile8(int64_t k, const float *a, const float *b,
+                                                             float *c, int64_t ldc, const int mr)
+{
+	ACC_ALL(ACC8_DECL)
+	for (int64_t p = 0; p < k; p++, a += 8, b += 8) {
+		const __m256 bv = _mm256_loadu_ps(b);
+		ACC_ALL(ACC8_STEP)
+	}
+	ACC_ALL(ACC8_STORE)
+}
+
+#define K512N(MR)                                                                             \
+	static T512 void k8_##MR(int64_t k, const float *a, const float *b, float *c, int64_t ldc) \
+	{                                                                                         \
+		tile8(k, a, b, c, ldc, MR);                                                       \
+	}
+K512N(1) K512N(2) K512N(3) K512N(4) K512N(5) K512N(6) K512N(7) K512N(8)
+
 /* The wide tile with B row p at brows[p]. */
 static inline __attribute__((always_inline)) T512 void tile_ind(int64_t k, const float *a,
                                                                 const float *const *brows, float *c,
@@ -99,12 +127,13 @@ K512_ROWS(1)
 K512_ROWS(2)
 
 const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = {
-	ONNXRUN__ISA_AVX512, 8, { 32, 16 },
+	ONNXRUN__ISA_AVX512, 8, { 32, 16, 8 },
 	{ { k_1_2, k_2_2, k_3_2, k_4_2, k_5_2, k_6_2, k_7_2, k_8_2 },
-	  { k_1_1, k_2_1, k_3_1, k_4_1, k_5_1, k_6_1, k_7_1, k_8_1 } },
+	  { k_1_1, k_2_1, k_3_1, k_4_1, k_5_1, k_6_1, k_7_1, k_8_1 },
+	  { k8_1, k8_2, k8_3, k8_4, k8_5, k8_6, k8_7, k8_8 } },
 	{ ki_1, ki_2, ki_3, ki_4, ki_5, ki_6, ki_7, ki_8 },
 	{ km_1, km_2, km_3, km_4, km_5, km_6, km_7, km_8 },
 };
 #else
-const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = { ONNXRUN__ISA_SCALAR, 0, { 0, 0 }, { { 0 } }, { 0 }, { 0 } };
+const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = { ONNXRUN__ISA_SCALAR, 0, { 0, 0, 0 }, { { 0 } }, { 0 }, { 0 } };
 #endif

@@ -31,8 +31,8 @@ KS(1, 16) KS(2, 16) KS(3, 16) KS(4, 16)
 KS(1, 8) KS(2, 8) KS(3, 8) KS(4, 8)
 
 const struct onnxrun__gemm_kernels onnxrun__gemm_scalar = {
-	ONNXRUN__ISA_SCALAR, 4, { 16, 8 },
-	{ { k_1_16, k_2_16, k_3_16, k_4_16 }, { k_1_8, k_2_8, k_3_8, k_4_8 } },
+	ONNXRUN__ISA_SCALAR, 4, { 16, 8, 8 },
+	{ { k_1_16, k_2_16, k_3_16, k_4_16 }, { k_1_8, k_2_8, k_3_8, k_4_8 }, { k_1_8, k_2_8, k_3_8, k_4_8 } },
 	{ NULL },
 	{ NULL },
 };
