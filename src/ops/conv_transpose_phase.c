@@ -50,6 +50,7 @@ struct phase_job {
 	int64_t *partner; /* per class: the phase run with it and stored interleaved, or -1 */
 	bool paired;      /* some class has a partner */
 	bool halves;      /* B panels may be read in place as masked half-rows (PANEL_HALVES) */
+	bool rows;        /* B panels may be read in place as whole rows (PANEL_ROWS) */
 	char *scratch;
 	size_t scratch_stride;
 };
@@ -497,7 +498,7 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 		tap_deltas(tp, r, t, delta);
 		plan_copies(j, delta, pn->segs, pn->nseg, cp + t * pn->nseg);
 	}
-	if (pn->v == 0 && pn->nseg == 1 && cnt == nr && kn->ind[0]) {
+	if (pn->v == 0 && pn->nseg == 1 && cnt == nr && j->rows) {
 		pn->mode = PANEL_ROWS;
 		pack_rows(j, xg, nt, nr, cp, pn->bp, pn->brows);
 		return;
@@ -841,18 +842,22 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 #endif
 	j.stream = (uint64_t)g->batch * (uint64_t)g->out_channels * (uint64_t)j.out_sp * sizeof(float) > (8u << 20);
 	plan_split(&j, threads);
-	/* in place, B rows come from many x lines (often sharing L1 sets) instead of one packed
-	 * block: worth it only when few micro-kernel calls share a panel, so that packing it
-	 * would cost as much as the calls */
-	if (pk->kern->ind2[0]) {
-		int64_t most = 1;
+	/* In place, B rows come from many x lines (unaligned, often sharing L1 sets) instead of
+	 * one packed block: the more micro-kernel calls share a panel, the more a packed copy
+	 * pays off. Measured: masked half-rows win up to about 8 calls per panel (3-D, small
+	 * output channel counts), whole rows up to about 64 (unet_512 and hifigan_512, with 128
+	 * and 256 calls, are 8-9% faster packed). */
+	{
+		int64_t most = 1, uses;
 		for (int64_t cl = 0; cl < j.nclass; cl++) {
 			int64_t cnt = 0;
 			for (int64_t q = 0; q < np; q++)
 				cnt += j.rep[q] == j.classes[cl];
 			most = cnt > most ? cnt : most;
 		}
-		j.halves = (j.mchunk + pk->kern->mr_max - 1) / pk->kern->mr_max * most <= 8;
+		uses = (j.mchunk + pk->kern->mr_max - 1) / pk->kern->mr_max * most;
+		j.halves = pk->kern->ind2[0] && uses <= 8;
+		j.rows = pk->kern->ind[0] && uses <= 64;
 	}
 	items = g->group * j.ntiles * j.nclass * j.mchunks;
 	bytes = (size_t)(2 * j.nb * j.cg * tp->tmax * nr0 + 2 * pk->kern->mr_max * nr0) * sizeof(float) +
