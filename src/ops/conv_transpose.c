@@ -1,8 +1,9 @@
 /*
  * conv_transpose.c - ConvTranspose (ONNX versions 1, 11, 22): shape inference and a plain
  * scatter implementation for float, double, float16 and bfloat16 (the last two computed in
- * float32 and rounded once), used where the fast paths (conv_transpose_fast.c, and
- * conv_transpose_half.c for the half types) do not apply. Geometry and validation live in
+ * float32 and rounded once), split over the thread pool by output plane, used where the fast
+ * paths (conv_transpose_fast.c, conv_transpose_half.c for the half types,
+ * conv_transpose_f64.c for double) do not apply. Geometry and validation live in
  * conv_transpose_shape.c.
  */
 #include <string.h>
@@ -287,9 +288,11 @@ static enum onnxrun_status convt_compute(struct onnxrun_op_context *ctx,
 			return st;
 		return convt_half(node, &g, inputs, y, ctx);
 	}
-	if (y->dtype == ONNXRUN_DTYPE_FLOAT) {
+	if (y->dtype == ONNXRUN_DTYPE_FLOAT || y->dtype == ONNXRUN_DTYPE_DOUBLE) {
 		bool done;
-		if ((st = onnxrun__convt_fast(ctx, &g, inputs, n_inputs, y, &done)) || done)
+		st = y->dtype == ONNXRUN_DTYPE_FLOAT ? onnxrun__convt_fast(ctx, &g, inputs, n_inputs, y, &done) :
+		                                       onnxrun__convt_fast_f64(ctx, &g, inputs, n_inputs, y, &done);
+		if (st || done)
 			return st;
 	}
 	fill_bias(&g, b, y);

@@ -132,4 +132,15 @@ static inline int64_t convt_ceil_div(int64_t a, int64_t b)
 ONNXRUN__HIDDEN void *onnxrun__convt_scratch(struct onnxrun_op_context *ctx, int threads, size_t bytes,
                                              size_t *stride);
 
+/* float64 on the phase decomposition, computed in double (conv_transpose_f64.c): register
+ * tiles per ISA (onnxrun__gemm_isa()), W re-laid out per run, work split over the session's
+ * thread pool (bitwise identical for every thread count). *done false (status OK) when the
+ * shape is not handled (rank above 3, an empty dim, more than 4096 phases, or output-driven
+ * work more than 8x the scatter's): the caller runs the scatter. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_fast_f64(struct onnxrun_op_context *ctx,
+                                                            const struct onnxrun__convt_geom *g,
+                                                            const struct onnxrun_tensor *const *inputs,
+                                                            size_t n_inputs, struct onnxrun_tensor *y,
+                                                            bool *done);
+
 #endif

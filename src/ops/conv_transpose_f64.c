@@ -1,0 +1,679 @@
+/*
+ * conv_transpose_f64.c - float64 ConvTranspose on the phase decomposition
+ * (conv_transpose_fast.h): output position o = q*s + r - pad_begin per axis, phase r reading
+ * x[q - delta] for its taps k (k*d = r mod s, delta = (k*d - r)/s).
+ *
+ * One work item is (batch, group, phase, a block of grid rows (every axis but the last), a
+ * chunk of output channels). Per grid row it lists the (input channel, tap) pairs whose input
+ * row lies inside x; register tiles of MB output channels x NW consecutive grid positions of
+ * the last axis run over that list (AVX-512, AVX2+FMA or plain C, by onnxrun__gemm_isa()),
+ * then the bias is added and the tile stored into the phase's strided output positions.
+ * X is copied once per run with zeros around each row (so tiles read whole vectors, never a
+ * bound check), W re-laid out per run as [group][phase][MB block][tap][c][MB].
+ *
+ * Every output element is one tile's dot product over its row's list, in list order, however
+ * the items are split: results are bitwise identical for every thread count.
+ */
+#include <string.h>
+
+#include "conv_transpose_fast.h"
+#include "../runtime/pool.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#define S ONNXRUN__CONVT_MAX_SPATIAL
+#define F64_MAX_RANK 3
+#define F64_MAX_PHASES 4096
+#define F64_MAX_MB 8
+#define F64_MAX_NW 64
+#define F64_MAX_RB 64
+
+/* tile[m*nw + e] = sum over p < kk of wp[p][woff + m] * xp[p][xoff + e], m < MB, e < NW. */
+typedef void (*f64_tile_fn)(int64_t kk, const double *const *xp, const double *const *wp, int64_t xoff,
+                            int64_t woff, double *tile);
+/* y0[m*plane + e*sl] = tile[m*nw + e] + bias[m] (bias NULL: + 0) for m < mc, e < uc. */
+typedef void (*f64_store_fn)(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0, int64_t plane,
+                             int64_t sl, const double *bias);
+
+struct f64_kernel {
+	int mb, nw;
+	f64_tile_fn fn;
+};
+
+/* ---- tiles ---------------------------------------------------------------------------------- */
+
+/* Plain C. */
+static inline __attribute__((always_inline)) void tile_c_body(int mb, int nw, int64_t kk, const double *const *xp,
+                                                             const double *const *wp, int64_t xoff, int64_t woff,
+                                                             double *tile)
+{
+	double acc[F64_MAX_MB * 16];
+	for (int i = 0; i < mb * nw; i++)
+		acc[i] = 0.0;
+	for (int64_t p = 0; p < kk; p++) {
+		const double *x = xp[p] + xoff, *w = wp[p] + woff;
+		for (int m = 0; m < mb; m++)
+			for (int e = 0; e < nw; e++)
+				acc[m * nw + e] += w[m] * x[e];
+	}
+	memcpy(tile, acc, (size_t)(mb * nw) * sizeof *tile);
+}
+
+#define F64_TILE_C(MB, NW)                                                                                   \
+	static void tile_c_##MB##x##NW(int64_t kk, const double *const *xp, const double *const *wp,          \
+	                               int64_t xoff, int64_t woff, double *tile)                               \
+	{                                                                                                      \
+		tile_c_body(MB, NW, kk, xp, wp, xoff, woff, tile);                                             \
+	}
+F64_TILE_C(4, 4)
+F64_TILE_C(4, 8)
+F64_TILE_C(1, 4)
+F64_TILE_C(1, 8)
+F64_TILE_C(1, 16)
+
+static void store_c(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0, int64_t plane, int64_t sl,
+                    const double *bias)
+{
+	for (int64_t m = 0; m < mc; m++) {
+		const double b = bias ? bias[m] : 0.0, *t = tile + m * nw;
+		double *d = y0 + m * plane;
+		for (int64_t e = 0; e < uc; e++)
+			d[e * sl] = t[e] + b;
+	}
+}
+
+static const struct f64_kernel kernels_c[] = {
+	{ 4, 4, tile_c_4x4 }, { 4, 8, tile_c_4x8 }, { 1, 4, tile_c_1x4 }, { 1, 8, tile_c_1x8 }, { 1, 16, tile_c_1x16 },
+};
+
+#if defined(__x86_64__)
+/* AVX2+FMA: MB x NV vectors of 4 doubles in registers (MB*NV <= 12 of the 16). */
+__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) void
+tile_avx2_body(int mb, int nv, int64_t kk, const double *const *xp, const double *const *wp, int64_t xoff,
+               int64_t woff, double *tile)
+{
+	__m256d acc[F64_MAX_MB][8], xv[8];
+	for (int m = 0; m < mb; m++)
+		for (int v = 0; v < nv; v++)
+			acc[m][v] = _mm256_setzero_pd();
+	for (int64_t p = 0; p < kk; p++) {
+		const double *x = xp[p] + xoff, *w = wp[p] + woff;
+		for (int v = 0; v < nv; v++)
+			xv[v] = _mm256_loadu_pd(x + 4 * v);
+		for (int m = 0; m < mb; m++) {
+			const __m256d wv = _mm256_broadcast_sd(w + m);
+			for (int v = 0; v < nv; v++)
+				acc[m][v] = _mm256_fmadd_pd(wv, xv[v], acc[m][v]);
+		}
+	}
+	for (int m = 0; m < mb; m++)
+		for (int v = 0; v < nv; v++)
+			_mm256_storeu_pd(tile + (m * nv + v) * 4, acc[m][v]);
+}
+
+#define F64_TILE_AVX2(MB, NV)                                                                                \
+	__attribute__((target("avx2,fma"))) static void tile_avx2_##MB##x##NV(                                \
+		int64_t kk, const double *const *xp, const double *const *wp, int64_t xoff, int64_t woff,      \
+		double *tile)                                                                                  \
+	{                                                                                                      \
+		tile_avx2_body(MB, NV, kk, xp, wp, xoff, woff, tile);                                          \
+	}
+F64_TILE_AVX2(6, 1)
+F64_TILE_AVX2(6, 2)
+F64_TILE_AVX2(4, 1)
+F64_TILE_AVX2(4, 2)
+F64_TILE_AVX2(4, 3)
+F64_TILE_AVX2(1, 1)
+F64_TILE_AVX2(1, 2)
+F64_TILE_AVX2(1, 4)
+F64_TILE_AVX2(1, 8)
+
+/* Stride 1: vector adds and stores; other strides: plain C. */
+__attribute__((target("avx2,fma"))) static void store_avx2(const double *tile, int64_t nw, int64_t mc, int64_t uc,
+                                                          double *y0, int64_t plane, int64_t sl, const double *bias)
+{
+	if (sl != 1) {
+		store_c(tile, nw, mc, uc, y0, plane, sl, bias);
+		return;
+	}
+	for (int64_t m = 0; m < mc; m++) {
+		const double b = bias ? bias[m] : 0.0, *t = tile + m * nw;
+		const __m256d bv = _mm256_set1_pd(b);
+		double *d = y0 + m * plane;
+		int64_t e = 0;
+		for (; e + 4 <= uc; e += 4)
+			_mm256_storeu_pd(d + e, _mm256_add_pd(_mm256_loadu_pd(t + e), bv));
+		for (; e < uc; e++)
+			d[e] = t[e] + b;
+	}
+}
+
+/* AVX-512: MB x NV vectors of 8 doubles in registers (MB*NV <= 16 of the 32). */
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
+tile_avx512_body(int mb, int nv, int64_t kk, const double *const *xp, const double *const *wp, int64_t xoff,
+                 int64_t woff, double *tile)
+{
+	__m512d acc[F64_MAX_MB][8], xv[8];
+	for (int m = 0; m < mb; m++)
+		for (int v = 0; v < nv; v++)
+			acc[m][v] = _mm512_setzero_pd();
+	for (int64_t p = 0; p < kk; p++) {
+		const double *x = xp[p] + xoff, *w = wp[p] + woff;
+		for (int v = 0; v < nv; v++)
+			xv[v] = _mm512_loadu_pd(x + 8 * v);
+		for (int m = 0; m < mb; m++) {
+			const __m512d wv = _mm512_set1_pd(w[m]);
+			for (int v = 0; v < nv; v++)
+				acc[m][v] = _mm512_fmadd_pd(wv, xv[v], acc[m][v]);
+		}
+	}
+	for (int m = 0; m < mb; m++)
+		for (int v = 0; v < nv; v++)
+			_mm512_storeu_pd(tile + (m * nv + v) * 8, acc[m][v]);
+}
+
+#define F64_TILE_AVX512(MB, NV)                                                                              \
+	__attribute__((target("avx512f"))) static void tile_avx512_##MB##x##NV(                               \
+		int64_t kk, const double *const *xp, const double *const *wp, int64_t xoff, int64_t woff,      \
+		double *tile)                                                                                  \
+	{                                                                                                      \
+		tile_avx512_body(MB, NV, kk, xp, wp, xoff, woff, tile);                                        \
+	}
+F64_TILE_AVX512(8, 1)
+F64_TILE_AVX512(8, 2)
+F64_TILE_AVX512(4, 1)
+F64_TILE_AVX512(4, 2)
+F64_TILE_AVX512(4, 4)
+F64_TILE_AVX512(1, 1)
+F64_TILE_AVX512(1, 2)
+F64_TILE_AVX512(1, 4)
+F64_TILE_AVX512(1, 8)
+
+/* Stride 1: masked vector adds and stores. Strides 2 and 4: 8/sl tile values spread over an
+ * 8-double window (permute), only the phase's lanes written (masked store). Else plain C. */
+__attribute__((target("avx512f"))) static void store_avx512(const double *tile, int64_t nw, int64_t mc,
+                                                           int64_t uc, double *y0, int64_t plane, int64_t sl,
+                                                           const double *bias)
+{
+	if (sl != 1 && sl != 2 && sl != 4) {
+		store_c(tile, nw, mc, uc, y0, plane, sl, bias);
+		return;
+	}
+	const int per = (int)(8 / sl); /* tile values per 8-double window */
+	const __m512i spread = sl == 1 ? _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7) :
+	                       sl == 2 ? _mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3) :
+	                                 _mm512_setr_epi64(0, 0, 0, 0, 1, 1, 1, 1);
+	const unsigned lanes = sl == 1 ? 0xFF : sl == 2 ? 0x55 : 0x11;
+	for (int64_t m = 0; m < mc; m++) {
+		const __m512d b = _mm512_set1_pd(bias ? bias[m] : 0.0);
+		const double *t = tile + m * nw;
+		double *d = y0 + m * plane;
+		for (int64_t e = 0; e < uc; e += per, d += 8) {
+			const int rem = uc - e < per ? (int)(uc - e) : per;
+			const __m512d v = _mm512_maskz_loadu_pd((__mmask8)((1u << rem) - 1), t + e);
+			const unsigned keep = rem == per ? lanes : lanes & ((1u << (rem * sl)) - 1);
+			_mm512_mask_storeu_pd(d, (__mmask8)keep, _mm512_add_pd(_mm512_permutexvar_pd(spread, v), b));
+		}
+	}
+}
+
+static const struct f64_kernel kernels_avx2[] = {
+	{ 6, 4, tile_avx2_6x1 }, { 6, 8, tile_avx2_6x2 }, { 4, 4, tile_avx2_4x1 }, { 4, 8, tile_avx2_4x2 },
+	{ 4, 12, tile_avx2_4x3 }, { 1, 4, tile_avx2_1x1 }, { 1, 8, tile_avx2_1x2 }, { 1, 16, tile_avx2_1x4 },
+	{ 1, 32, tile_avx2_1x8 },
+};
+
+/* The 4-wide AVX2 tiles serve rows of at most 4 positions. */
+static const struct f64_kernel kernels_avx512[] = {
+	{ 8, 8, tile_avx512_8x1 }, { 8, 16, tile_avx512_8x2 }, { 4, 4, tile_avx2_4x1 }, { 4, 8, tile_avx512_4x1 },
+	{ 4, 16, tile_avx512_4x2 }, { 4, 32, tile_avx512_4x4 }, { 1, 4, tile_avx2_1x1 }, { 1, 8, tile_avx512_1x1 },
+	{ 1, 16, tile_avx512_1x2 }, { 1, 32, tile_avx512_1x4 }, { 1, 64, tile_avx512_1x8 },
+};
+#endif
+
+/* The tile for this ISA, mg output channels per group and rows of about q positions: the
+ * most channels (up to mg) the ISA has, then the narrowest width covering q (else the
+ * widest). */
+static const struct f64_kernel *pick_kernel(enum onnxrun__isa isa, int64_t mg, int64_t q, f64_store_fn *store)
+{
+	const struct f64_kernel *tab = kernels_c, *best = NULL;
+	size_t n = sizeof kernels_c / sizeof kernels_c[0];
+	int mb = 1;
+	*store = store_c;
+#if defined(__x86_64__)
+	if (isa == ONNXRUN__ISA_AVX512) {
+		tab = kernels_avx512;
+		n = sizeof kernels_avx512 / sizeof kernels_avx512[0];
+		*store = store_avx512;
+	} else if (isa == ONNXRUN__ISA_AVX2) {
+		tab = kernels_avx2;
+		n = sizeof kernels_avx2 / sizeof kernels_avx2[0];
+		*store = store_avx2;
+	}
+#else
+	(void)isa;
+#endif
+	for (size_t i = 0; i < n; i++)
+		if (tab[i].mb <= mg && tab[i].mb > mb)
+			mb = tab[i].mb;
+	for (size_t i = 0; i < n; i++) {
+		if (tab[i].mb != mb)
+			continue;
+		if (!best || (best->nw < q ? tab[i].nw > best->nw : tab[i].nw >= q && tab[i].nw < best->nw))
+			best = &tab[i];
+	}
+	return best;
+}
+
+/* ---- geometry ------------------------------------------------------------------------------- */
+
+struct f64_job {
+	const struct onnxrun__convt_geom *g;
+	const struct f64_kernel *kern;
+	f64_store_fn store;
+	const double *x, *w, *bias;
+	double *y, *xpad, *wpk;
+	int32_t n, last;
+	int64_t cg, mg, nmb, kprod, nphase, tmax, in_rows, out_sp, lp, imin;
+	int64_t ys[S], rs[S]; /* output element strides; input row strides (axes but the last) */
+	int64_t *start[S], *kof[S]; /* per axis: taps of residue r are kof[a][start[a][r] .. start[a][r+1]) */
+	int64_t *qlo, *qn;          /* per phase and axis: first grid position and count */
+	int64_t *nt, *woff, *rows, *nrb, *rb_first; /* per phase: taps, packed-weight offset, grid rows,
+	                                             * row blocks, first row block's global index */
+	int64_t *tfirst, *delta; /* per phase: first tap's index into delta (n per tap: delta per axis) */
+	int64_t rb, trb, mchunks, mchunk, wgroup;
+	char *scratch;
+	size_t scratch_stride;
+};
+
+static void phase_residues(const struct f64_job *j, int64_t ph, int64_t *r)
+{
+	for (int32_t a = j->n - 1; a >= 0; a--) {
+		r[a] = ph % j->g->strides[a];
+		ph /= j->g->strides[a];
+	}
+}
+
+/* Kernel indices of tap t of phase r, per axis (last axis innermost). */
+static void tap_kernel(const struct f64_job *j, const int64_t *r, int64_t t, int64_t *k)
+{
+	for (int32_t a = j->n - 1; a >= 0; a--) {
+		const int64_t cnt = j->start[a][r[a] + 1] - j->start[a][r[a]];
+		k[a] = j->kof[a][j->start[a][r[a]] + t % cnt];
+		t /= cnt;
+	}
+}
+
+/* The work (multiply-adds) of the output-driven path over the scatter's, as
+ * conv_transpose_fast.c's guard measures it. */
+static double out_driven_waste(const struct onnxrun__convt_geom *g)
+{
+	double fast = 1.0, scatter = 1.0;
+	for (int32_t a = 0; a < g->n; a++) {
+		fast *= (double)g->out[a] * (double)((g->kernel[a] + g->strides[a] - 1) / g->strides[a]);
+		scatter *= (double)g->in[a] * (double)g->kernel[a];
+	}
+	return fast / (scatter > 0 ? scatter : 1.0);
+}
+
+/* Whether the path takes g: rank 1..3, non-empty, at most F64_MAX_PHASES phases, and not
+ * much more work than the scatter. */
+static bool f64_handles(const struct onnxrun__convt_geom *g)
+{
+	int64_t nphase = 1, kprod = 1;
+	if (g->n < 1 || g->n > F64_MAX_RANK || !onnxrun__convt_fast_shape_ok(g) || g->in_channels < 1 ||
+	    g->out_channels < 1 || g->group < 1)
+		return false;
+	for (int32_t a = 0; a < g->n; a++) {
+		if (g->kernel[a] < 1 || g->strides[a] > F64_MAX_PHASES || g->kernel[a] > (1 << 20))
+			return false;
+		nphase *= g->strides[a];
+		kprod *= g->kernel[a];
+		if (nphase > F64_MAX_PHASES || kprod > (1 << 20))
+			return false;
+	}
+	return out_driven_waste(g) <= 8.0;
+}
+
+/* Fills the per-axis tap lists, the per-phase grid boxes, tap deltas and packed-weight
+ * offsets in buf (sized by the caller). */
+static void f64_layout(struct f64_job *j, int64_t *buf)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	int64_t *p = buf, r[S];
+	for (int32_t a = 0; a < j->n; a++) {
+		const int64_t s = g->strides[a], d = g->dilations[a], K = g->kernel[a];
+		j->start[a] = p;
+		j->kof[a] = p + s + 1;
+		p += s + 1 + K;
+		for (int64_t k = 0; k < K; k++)
+			j->start[a][(k * d) % s + 1]++;
+		for (int64_t q = 0; q < s; q++)
+			j->start[a][q + 1] += j->start[a][q];
+		for (int64_t q = 0, fill = 0; q < s; q++)
+			for (int64_t k = 0; k < K; k++)
+				if ((k * d) % s == q)
+					j->kof[a][fill++] = k;
+	}
+	j->qlo = p;
+	j->qn = p + j->nphase * S;
+	p += 2 * j->nphase * S;
+	j->nt = p;
+	j->woff = p + j->nphase;
+	j->rows = p + 2 * j->nphase;
+	j->nrb = p + 3 * j->nphase;
+	j->rb_first = p + 4 * j->nphase;
+	j->tfirst = p + 5 * j->nphase;
+	j->delta = p + 6 * j->nphase;
+	for (int64_t ph = 0, off = 0; ph < j->nphase; ph++) {
+		int64_t nt = 1, rows = 1;
+		phase_residues(j, ph, r);
+		for (int32_t a = 0; a < j->n; a++) {
+			/* o = q*s + r - pad_begin in [0, out) */
+			const int64_t lo = convt_ceil_div(g->pad_begin[a] - r[a], g->strides[a]);
+			const int64_t hi = convt_floor_div(g->out[a] - 1 + g->pad_begin[a] - r[a], g->strides[a]);
+			j->qlo[ph * S + a] = lo;
+			j->qn[ph * S + a] = hi >= lo ? hi - lo + 1 : 0;
+			nt *= j->start[a][r[a] + 1] - j->start[a][r[a]];
+			if (a < j->last)
+				rows *= j->qn[ph * S + a];
+		}
+		if (!j->qn[ph * S + j->last])
+			rows = 0;
+		j->nt[ph] = nt;
+		j->tmax = nt > j->tmax ? nt : j->tmax;
+		j->woff[ph] = off;
+		off += j->nmb * j->cg * nt * j->kern->mb;
+		j->rows[ph] = rows;
+		j->tfirst[ph] = ph ? j->tfirst[ph - 1] + j->nt[ph - 1] : 0;
+		for (int64_t t = 0; t < nt; t++) {
+			int64_t k[S];
+			tap_kernel(j, r, t, k);
+			for (int32_t a = 0; a < j->n; a++)
+				j->delta[(j->tfirst[ph] + t) * j->n + a] = (k[a] * g->dilations[a] - r[a]) / g->strides[a];
+		}
+	}
+	j->wgroup = j->nmb * j->cg * j->kprod * j->kern->mb;
+}
+
+/* Input range of the padded rows along the last axis: every tile of every phase reads
+ * x[q - delta] for q in [qlo, qlo + ceil(qn/NW)*NW). */
+static void f64_pad_range(struct f64_job *j)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	const int32_t L = j->last;
+	const int64_t s = g->strides[L], nw = j->kern->nw;
+	int64_t imin = 0, imax = g->in[L] - 1;
+	for (int64_t r = 0; r < s; r++) {
+		const int64_t t0 = j->start[L][r], t1 = j->start[L][r + 1];
+		/* phases of residue r along the last axis share qlo and qn there; phase r itself
+		 * (residue 0 on the other axes) has them */
+		const int64_t qlo = j->qlo[r * S + L], qn = j->qn[r * S + L];
+		if (t0 == t1 || !qn)
+			continue;
+		const int64_t dmin = (j->kof[L][t0] * g->dilations[L] - r) / s;
+		const int64_t dmax = (j->kof[L][t1 - 1] * g->dilations[L] - r) / s;
+		imin = qlo - dmax < imin ? qlo - dmax : imin;
+		const int64_t hi = qlo + (qn + nw - 1) / nw * nw - 1 - dmin;
+		imax = hi > imax ? hi : imax;
+	}
+	j->imin = imin;
+	j->lp = imax - imin + 1;
+}
+
+/* ---- per-run copies ------------------------------------------------------------------------- */
+
+/* Padded input rows [begin, end) of batch x channels x rows: zeros, then x's row at -imin. */
+static void pad_items(void *arg, int tid, int64_t begin, int64_t end)
+{
+	const struct f64_job *j = arg;
+	const int64_t in_last = j->g->in[j->last], lead = -j->imin, tail = j->lp - lead - in_last;
+	(void)tid;
+	for (int64_t row = begin; row < end; row++) {
+		double *d = j->xpad + row * j->lp;
+		memset(d, 0, (size_t)lead * sizeof *d);
+		memcpy(d + lead, j->x + row * in_last, (size_t)in_last * sizeof *d);
+		memset(d + lead + in_last, 0, (size_t)tail * sizeof *d);
+	}
+}
+
+/* Packed weights of (group, MB block) items: for each phase, [tap][c][MB], zeros past mg. */
+static void pack_items(void *arg, int tid, int64_t begin, int64_t end)
+{
+	const struct f64_job *j = arg;
+	const int64_t MB = j->kern->mb;
+	int64_t r[S], k[S];
+	(void)tid;
+	for (int64_t it = begin; it < end; it++) {
+		const int64_t grp = it / j->nmb, mb = it % j->nmb;
+		for (int64_t ph = 0; ph < j->nphase; ph++) {
+			const int64_t nt = j->nt[ph];
+			double *dst = j->wpk + grp * j->wgroup + j->woff[ph] + mb * j->cg * nt * MB;
+			phase_residues(j, ph, r);
+			for (int64_t t = 0; t < nt; t++) {
+				int64_t kf = 0;
+				tap_kernel(j, r, t, k);
+				for (int32_t a = 0; a < j->n; a++)
+					kf = kf * j->g->kernel[a] + k[a];
+				for (int64_t c = 0; c < j->cg; c++)
+					for (int64_t mm = 0; mm < MB; mm++) {
+						const int64_t m = mb * MB + mm;
+						dst[(t * j->cg + c) * MB + mm] =
+							m < j->mg ? j->w[((grp * j->cg + c) * j->mg + m) * j->kprod + kf] : 0.0;
+					}
+			}
+		}
+	}
+}
+
+/* ---- work items ----------------------------------------------------------------------------- */
+
+/* The (channel, tap) list of grid row `row` of phase ph (residues r) in batch nb, group grp:
+ * x pointers at the row's first grid position, weight pointers into MB block 0. Returns its
+ * length; *yrow gets the row's output offset within a plane. */
+static int64_t row_list(const struct f64_job *j, int64_t nb, int64_t grp, int64_t ph, const int64_t *r, int64_t row,
+                        const double **xp, const double **wp, int64_t *yrow)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	const int32_t L = j->last;
+	const int64_t nt = j->nt[ph], MB = j->kern->mb;
+	const double *wph = j->wpk + grp * j->wgroup + j->woff[ph];
+	int64_t q[S], cnt = 0, yo = 0;
+	for (int32_t a = L - 1; a >= 0; a--) {
+		q[a] = j->qlo[ph * S + a] + row % j->qn[ph * S + a];
+		row /= j->qn[ph * S + a];
+		yo += (q[a] * g->strides[a] + r[a] - g->pad_begin[a]) * j->ys[a];
+	}
+	q[L] = j->qlo[ph * S + L];
+	*yrow = yo + (q[L] * g->strides[L] + r[L] - g->pad_begin[L]);
+	for (int64_t t = 0; t < nt; t++) {
+		const int64_t *dl = j->delta + (j->tfirst[ph] + t) * j->n;
+		int64_t irow = 0;
+		bool inside = true;
+		for (int32_t a = 0; a < L && inside; a++) {
+			const int64_t i = q[a] - dl[a];
+			inside = i >= 0 && i < g->in[a];
+			irow += i * j->rs[a];
+		}
+		if (!inside)
+			continue;
+		const int64_t i_last = q[L] - dl[L];
+		const double *x0 = j->xpad + ((nb * g->in_channels + grp * j->cg) * j->in_rows + irow) * j->lp +
+		                   (i_last - j->imin);
+		/* taps outer, channels inner: the order of the packed weights */
+		for (int64_t c = 0; c < j->cg; c++, cnt++) {
+			xp[cnt] = x0 + c * j->in_rows * j->lp;
+			wp[cnt] = wph + (t * j->cg + c) * MB;
+		}
+	}
+	return cnt;
+}
+
+/* The phase whose row blocks hold global row block rbg: the last with rb_first <= rbg. */
+static int64_t find_phase(const struct f64_job *j, int64_t rbg)
+{
+	int64_t lo = 0, hi = j->nphase - 1;
+	while (lo < hi) {
+		const int64_t mid = lo + (hi - lo + 1) / 2;
+		if (j->rb_first[mid] <= rbg)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* Items [begin, end): it = ((nb*group + grp)*trb + row block)*mchunks + channel chunk. The
+ * lists of the block's rows are built once; each MB block of weights then runs over them. */
+static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
+{
+	const struct f64_job *j = arg;
+	const struct onnxrun__convt_geom *g = j->g;
+	const int64_t MB = j->kern->mb, nw = j->kern->nw, sl = g->strides[j->last], lmax = j->cg * j->tmax;
+	double *tile = (double *)(j->scratch + (size_t)tid * j->scratch_stride);
+	int64_t *cnt = (int64_t *)(tile + F64_MAX_MB * F64_MAX_NW), *yrow = cnt + j->rb, r[S];
+	const double **xp = (const double **)(yrow + j->rb), **wp = xp + j->rb * lmax;
+
+	for (int64_t it = begin; it < end; it++) {
+		const int64_t mc = it % j->mchunks, rbg = it / j->mchunks % j->trb, nbg = it / j->mchunks / j->trb;
+		const int64_t nb = nbg / g->group, grp = nbg % g->group, ph = find_phase(j, rbg);
+		const int64_t row0 = (rbg - j->rb_first[ph]) * j->rb;
+		const int64_t nrows = row0 + j->rb < j->rows[ph] ? j->rb : j->rows[ph] - row0;
+		const int64_t mb1 = (mc + 1) * j->mchunk < j->nmb ? (mc + 1) * j->mchunk : j->nmb;
+		const int64_t qn = j->qn[ph * S + j->last];
+		phase_residues(j, ph, r);
+		for (int64_t i = 0; i < nrows; i++)
+			cnt[i] = row_list(j, nb, grp, ph, r, row0 + i, xp + i * lmax, wp + i * lmax, &yrow[i]);
+		for (int64_t mb = mc * j->mchunk; mb < mb1; mb++) {
+			const int64_t m0 = mb * MB, mcount = j->mg - m0 < MB ? j->mg - m0 : MB;
+			const int64_t woff = mb * j->cg * j->nt[ph] * MB;
+			double *ym = j->y + (nb * g->out_channels + grp * j->mg + m0) * j->out_sp;
+			const double *bm = j->bias ? j->bias + grp * j->mg + m0 : NULL;
+			for (int64_t i = 0; i < nrows; i++)
+				for (int64_t u0 = 0; u0 < qn; u0 += nw) {
+					j->kern->fn(cnt[i], xp + i * lmax, wp + i * lmax, u0, woff, tile);
+					j->store(tile, nw, mcount, qn - u0 < nw ? qn - u0 : nw, ym + yrow[i] + u0 * sl, j->out_sp,
+					         sl, bm);
+				}
+		}
+	}
+}
+
+/* Element counts of the per-run buffers (padded X, packed W, per-thread scratch bytes);
+ * false when one overflows. */
+static bool f64_sizes(const struct f64_job *j, int64_t *nxpad, int64_t *nwpk, int64_t *scratch)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	int64_t lists;
+	return onnxrun__mul_i64(g->batch, g->in_channels, nxpad) && onnxrun__mul_i64(*nxpad, j->in_rows, nxpad) &&
+	       onnxrun__mul_i64(*nxpad, j->lp, nxpad) && *nxpad < (INT64_C(1) << 58) &&
+	       onnxrun__mul_i64(g->group, j->wgroup, nwpk) && *nwpk < (INT64_C(1) << 58) &&
+	       onnxrun__mul_i64(j->cg, j->tmax, &lists) && onnxrun__mul_i64(lists, 2 * j->rb, &lists) &&
+	       lists < (INT64_C(1) << 56) &&
+	       (*scratch = (F64_MAX_MB * F64_MAX_NW + 2 * j->rb) * 8 + lists * (int64_t)sizeof(double *), true);
+}
+
+/* Row blocks (rows per item: about 16K multiply-adds or 64 positions at least), their
+ * per-phase counts, and the channel chunks that give every thread a few items. */
+static int64_t f64_split(struct f64_job *j, int threads)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	const int64_t q = j->qn[j->last], per_row = (q > 0 ? q : 1) * j->mg * j->cg * (j->tmax > 0 ? j->tmax : 1);
+	int64_t items;
+	j->rb = (16384 + per_row - 1) / per_row;
+	j->rb = j->rb < (64 + q - 1) / (q > 0 ? q : 1) ? (64 + q - 1) / (q > 0 ? q : 1) : j->rb;
+	j->rb = j->rb > F64_MAX_RB ? F64_MAX_RB : j->rb;
+	j->trb = 0;
+	for (int64_t ph = 0; ph < j->nphase; ph++) {
+		j->nrb[ph] = (j->rows[ph] + j->rb - 1) / j->rb;
+		j->rb_first[ph] = j->trb;
+		j->trb += j->nrb[ph];
+	}
+	items = g->batch * g->group * j->trb;
+	j->mchunks = 1;
+	j->mchunk = j->nmb;
+	if (items < 4 * threads && threads > 1) {
+		int64_t want = (4 * threads + items - 1) / items;
+		want = want > j->nmb ? j->nmb : want;
+		j->mchunk = (j->nmb + want - 1) / want;
+		j->mchunks = (j->nmb + j->mchunk - 1) / j->mchunk;
+	}
+	return items * j->mchunks;
+}
+
+enum onnxrun_status onnxrun__convt_fast_f64(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
+                                            const struct onnxrun_tensor *const *inputs, size_t n_inputs,
+                                            struct onnxrun_tensor *y, bool *done)
+{
+	struct onnxrun__pool *pool = onnxrun__pool_current();
+	struct f64_job j;
+	enum onnxrun_status st = ONNXRUN_OK;
+	int64_t *buf = NULL, words = 0, nxpad, nwpk, scratch, items;
+	int threads = ctx->threads < 1 ? 1 : ctx->threads;
+	double work;
+
+	*done = false;
+	if (y->dtype != ONNXRUN_DTYPE_DOUBLE || !f64_handles(g))
+		return ONNXRUN_OK;
+	memset(&j, 0, sizeof j);
+	j.g = g;
+	j.n = g->n;
+	j.last = g->n - 1;
+	j.cg = g->in_channels / g->group;
+	j.mg = g->out_channels / g->group;
+	j.x = inputs[0]->data;
+	j.w = inputs[1]->data;
+	j.bias = n_inputs > 2 && inputs[2] ? inputs[2]->data : NULL;
+	j.y = y->data;
+	j.kprod = j.nphase = j.in_rows = j.out_sp = 1;
+	for (int32_t a = j.n - 1; a >= 0; a--) {
+		j.ys[a] = j.out_sp;
+		j.out_sp *= g->out[a];
+		j.kprod *= g->kernel[a];
+		j.nphase *= g->strides[a];
+		words += g->strides[a] + 1 + g->kernel[a];
+		if (a < j.last) {
+			j.rs[a] = j.in_rows;
+			j.in_rows *= g->in[a];
+		}
+	}
+	j.kern = pick_kernel(onnxrun__gemm_isa(), j.mg,
+	                     convt_ceil_div(g->out[j.last], g->strides[j.last]), &j.store);
+	j.nmb = (j.mg + j.kern->mb - 1) / j.kern->mb;
+	words += j.nphase * (2 * S + 6) + j.kprod * j.n;
+	if (!(buf = onnxrun__calloc(ctx->env, (size_t)words, sizeof *buf)))
+		goto oom;
+	f64_layout(&j, buf);
+	f64_pad_range(&j);
+	if (threads > onnxrun__pool_threads(pool))
+		threads = onnxrun__pool_threads(pool);
+	/* multiply-adds in all: below ~64K, waking the workers costs more than it saves */
+	work = (double)g->batch * (double)g->out_channels * (double)j.out_sp * (double)j.cg *
+	       (double)j.kprod / (double)j.nphase;
+	if (work < 65536.0)
+		threads = 1;
+	items = f64_split(&j, threads);
+	if (!f64_sizes(&j, &nxpad, &nwpk, &scratch)) /* absurd sizes: leave them to the scatter */
+		goto out;
+	j.xpad = onnxrun__malloc(ctx->env, (size_t)nxpad * sizeof(double));
+	j.wpk = onnxrun__malloc(ctx->env, (size_t)nwpk * sizeof(double));
+	j.scratch = onnxrun__convt_scratch(ctx, threads, (size_t)scratch, &j.scratch_stride);
+	if (!j.xpad || !j.wpk || !j.scratch)
+		goto oom;
+	onnxrun__pool_run(pool, threads, g->batch * g->in_channels * j.in_rows, pad_items, &j);
+	onnxrun__pool_run(pool, threads, g->group * j.nmb, pack_items, &j);
+	onnxrun__pool_run(pool, threads, items, f64_items, &j);
+	*done = true;
+	goto out;
+oom:
+	st = onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node,
+	                        "out of memory allocating float64 scratch (padded input, packed weights)");
+out:
+	onnxrun__free(ctx->env, j.scratch);
+	onnxrun__free(ctx->env, j.wpk);
+	onnxrun__free(ctx->env, j.xpad);
+	onnxrun__free(ctx->env, buf);
+	return st;
+}
