@@ -19,6 +19,7 @@
 
 #include "ops/conv_transpose_fast.h"
 #include "ops/ops.h"
+#include "runtime/pool.h"
 
 /* ---- hand-built nodes ------------------------------------------------------------------- */
 
@@ -489,25 +490,52 @@ static struct onnxrun_tensor *new_tensor(struct onnxrun_env *env, const struct o
 	return out;
 }
 
+/* A thread pool of `threads` made the current one (as a session's run loop does around
+ * compute); NULL for one thread. pool_end undoes it. */
+static struct onnxrun__pool *pool_begin(struct onnxrun_env *env, int threads)
+{
+	struct onnxrun__pool *pool = NULL;
+	if (threads > 1) {
+		assert_int_equal(onnxrun__pool_create(env, threads, &pool), ONNXRUN_OK);
+		onnxrun__pool_set_current(pool);
+	}
+	return pool;
+}
+
+static void pool_end(struct onnxrun__pool *pool)
+{
+	onnxrun__pool_set_current(NULL);
+	onnxrun__pool_free(pool);
+}
+
 /* Infers, allocates the output (filled with NaN bytes so unwritten elements show) and
- * computes. Returns the output; the caller frees it. */
-static struct onnxrun_tensor *run_node(struct onnxrun_env *env, struct tnode *t, struct onnxrun_type *in,
-                                       size_t n_in, struct onnxrun_tensor *const *tensors)
+ * computes on `threads` threads. Returns the output; the caller frees it. */
+static struct onnxrun_tensor *run_node_threads(struct onnxrun_env *env, struct tnode *t, struct onnxrun_type *in,
+                                               size_t n_in, struct onnxrun_tensor *const *tensors, int threads)
 {
 	struct onnxrun_type out;
 	struct onnxrun__err err;
-	struct onnxrun_op_context ctx = { &t->node, &err, env, 1, NULL, NULL };
+	struct onnxrun_op_context ctx = { &t->node, &err, env, threads, NULL, NULL };
 	struct onnxrun_tensor *y;
+	struct onnxrun__pool *pool;
 	enum onnxrun_status st = run_infer(t, in, n_in, &out, &err);
 	if (st)
 		fail_msg("infer failed: %s", err.msg);
 	y = new_tensor(env, &out);
 	if (y->nbytes)
 		memset(y->data, 0xff, y->nbytes);
+	pool = pool_begin(env, threads);
 	st = t->node.op->compute(&ctx, (const struct onnxrun_tensor *const *)tensors, n_in, &y, 1);
+	pool_end(pool);
 	if (st)
 		fail_msg("compute failed: %s", err.msg);
 	return y;
+}
+
+static struct onnxrun_tensor *run_node(struct onnxrun_env *env, struct tnode *t, struct onnxrun_type *in,
+                                       size_t n_in, struct onnxrun_tensor *const *tensors)
+{
+	return run_node_threads(env, t, in, n_in, tensors, 1);
 }
 
 static void test_compute_onnx_example(void **state)
@@ -1130,6 +1158,289 @@ static void test_fast_half_declines(void **state)
 	}
 }
 
+/* ---- float64 on its own fast path (conv_transpose_f64.c) and the threaded scatter -------- */
+
+/* Fills x, w, b of a built node with the config's values in [-1, 1). */
+static void fill_inputs(const struct cfg *c, struct onnxrun_tensor *x, struct onnxrun_tensor *w,
+                        struct onnxrun_tensor *b)
+{
+	uint64_t s = c->seed * 31 + 1;
+	for (int64_t i = 0; i < x->numel; i++)
+		set_value(x, i, rng_unit(&s));
+	for (int64_t i = 0; i < w->numel; i++)
+		set_value(w, i, rng_unit(&s));
+	for (int64_t i = 0; i < b->numel; i++)
+		set_value(b, i, rng_unit(&s));
+}
+
+/* Compares y with the reference bound; prints the first mismatch (with `what`). */
+static bool within_bound(const struct cfg *c, const struct onnxrun_tensor *y, const long double *ref,
+                         const long double *abssum, const char *what, const char *desc)
+{
+	for (int64_t i = 0; i < y->numel; i++) {
+		double got = get_value(y, i), tol = tolerance(c, ref[i], abssum[i]);
+		if (!(fabs(got - (double)ref[i]) <= tol)) {
+			print_error("%s element %lld: got %.17g, want %.17Lg (tol %.3g): %s\n", what, (long long)i, got,
+			            ref[i], tol, desc);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Layer-like float64 configs: family 0-1 plain or grouped (up to 20 channels each way, so
+ * channel blocks of every tile width have tails), 2 depthwise; rank 1-3; inputs no smaller
+ * than the dilated kernel and strides no larger than the kernel, so the output-driven path
+ * does at most ~3x the scatter's work and must take them. */
+static void random_fast_f64_cfg(struct cfg *c, uint64_t seed)
+{
+	static const int opsets[] = { 1, 11, 22 };
+	uint64_t s = seed;
+	const int family = (int)rng_int(&s, 0, 2);
+	memset(c, 0, sizeof *c);
+	c->seed = seed;
+	c->dt = ONNXRUN_DTYPE_DOUBLE;
+	c->opset = opsets[rng_int(&s, 0, 2)];
+	c->n = (int)rng_int(&s, 1, 3);
+	c->mode = (int)rng_int(&s, 0, 3); /* pads, VALID, SAME_UPPER, SAME_LOWER */
+	c->bias = rng_int(&s, 0, 1);
+	c->kernel_attr = rng_int(&s, 0, 1);
+	c->batch = rng_int(&s, 1, 2);
+	c->group = family == 2 ? rng_int(&s, 1, 5) : rng_int(&s, 1, 3);
+	c->cg = family == 2 ? 1 : rng_int(&s, 1, c->n == 3 ? 6 : 20);
+	c->mg = family == 2 ? 1 : rng_int(&s, 1, c->n == 3 ? 10 : 20);
+	for (int i = 0; i < c->n; i++) {
+		c->k[i] = rng_int(&s, 1, c->n == 3 ? 3 : 5);
+		c->s[i] = rng_int(&s, 1, c->k[i] < 4 ? c->k[i] : 4);
+		c->d[i] = rng_int(&s, 0, 2) ? 1 : rng_int(&s, 2, 3);
+		c->in[i] = (c->k[i] - 1) * c->d[i] + 1 + rng_int(&s, 0, c->n == 1 ? 40 : c->n == 2 ? 12 : 3);
+		c->op[i] = rng_int(&s, 0, 2) ? 0 : rng_int(&s, 0, (c->s[i] > c->d[i] ? c->s[i] : c->d[i]) - 1);
+		const int64_t natural = c->s[i] * (c->in[i] - 1) + c->op[i] + (c->k[i] - 1) * c->d[i] + 1;
+		const int64_t most = (natural - 1) / 2 < 3 ? (natural - 1) / 2 : 3;
+		c->pads[i] = rng_int(&s, 0, most);
+		c->pads[c->n + i] = rng_int(&s, 0, most);
+	}
+	ref_geometry(c);
+}
+
+/* Runs onnxrun__convt_fast_f64 directly on 1, 2 and 4 threads (isa already set): it must
+ * take the config, match the reference bound, and give the same bits on every thread count.
+ * Returns false (after printing) otherwise. */
+static bool check_fast_f64(struct onnxrun_env *env, struct cfg *c, enum onnxrun__isa isa, int64_t *compared)
+{
+	static const int thread_counts[] = { 1, 2, 4 };
+	struct tnode t;
+	struct onnxrun_type in[3], out;
+	struct onnxrun__convt_geom g;
+	struct onnxrun__err err;
+	struct onnxrun_tensor *x, *w, *b, *y;
+	const size_t n_in = c->bias ? 3 : 2;
+	long double *ref, *abssum;
+	double *first = NULL;
+	char desc[1024], what[64];
+	bool ok = true;
+
+	build_node(c, &t, in);
+	cfg_str(c, desc, sizeof desc);
+	x = new_tensor(env, &in[0]);
+	w = new_tensor(env, &in[1]);
+	b = new_tensor(env, &in[2]);
+	fill_inputs(c, x, w, b);
+	if (run_infer(&t, in, n_in, &out, &err) || onnxrun__convt_geom_make(&t.node, in, n_in, &g, &err))
+		fail_msg("infer failed: %s: %s", err.msg, desc);
+	y = new_tensor(env, &out);
+	ref = calloc((size_t)y->numel, sizeof *ref);
+	abssum = calloc((size_t)y->numel, sizeof *abssum);
+	assert_true(ref && abssum);
+	ref_scatter(c, x, w, b, ref, abssum);
+	for (size_t ti = 0; ti < sizeof thread_counts / sizeof thread_counts[0] && ok; ti++) {
+		const int threads = thread_counts[ti];
+		struct onnxrun_op_context ctx = { &t.node, &err, env, threads, NULL, NULL };
+		struct onnxrun__pool *pool = pool_begin(env, threads);
+		bool done = false;
+		enum onnxrun_status st;
+		memset(y->data, 0xff, y->nbytes);
+		st = onnxrun__convt_fast_f64(&ctx, &g, (const struct onnxrun_tensor *const[]){ x, w, b }, n_in, y, &done);
+		pool_end(pool);
+		if (st)
+			fail_msg("float64 path failed: %s: %s", err.msg, desc);
+		snprintf(what, sizeof what, "isa %d threads %d", (int)isa, threads);
+		if (!done) {
+			print_error("%s: the float64 path declined: %s\n", what, desc);
+			ok = false;
+			break;
+		}
+		ok = within_bound(c, y, ref, abssum, what, desc);
+		if (!first) {
+			first = malloc(y->nbytes);
+			assert_non_null(first);
+			memcpy(first, y->data, y->nbytes);
+		} else if (memcmp(first, y->data, y->nbytes)) {
+			print_error("%s: differs bitwise from 1 thread: %s\n", what, desc);
+			ok = false;
+		}
+		*compared += y->numel;
+	}
+	free(first);
+	free(ref);
+	free(abssum);
+	onnxrun_tensor_free(x);
+	onnxrun_tensor_free(w);
+	onnxrun_tensor_free(b);
+	onnxrun_tensor_free(y);
+	return ok;
+}
+
+#define N_FAST_F64 200
+
+static void test_fast_f64_vs_reference(void **state)
+{
+	static const enum onnxrun__isa isas[] = { ONNXRUN__ISA_AVX512, ONNXRUN__ISA_AVX2, ONNXRUN__ISA_SCALAR };
+	struct fixture *f = *state;
+	int failures = 0, runs = 0, per_rank[4] = { 0 }, depthwise = 0, grouped = 0, bias = 0, isas_run = 0;
+	int64_t compared = 0;
+	for (uint64_t seed = 1; seed <= N_FAST_F64 && failures < 5; seed++, runs++) {
+		struct cfg c;
+		random_fast_f64_cfg(&c, 0x64f00000 + seed);
+		per_rank[c.n]++;
+		depthwise += c.cg == 1 && c.mg == 1 && c.group > 1;
+		grouped += c.group > 1;
+		bias += c.bias;
+		for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+			if (!onnxrun__gemm_isa_supported(isas[ii]))
+				continue;
+			onnxrun__gemm_set_isa(isas[ii]);
+			isas_run += seed == 1;
+			failures += !check_fast_f64(f->env, &c, isas[ii], &compared);
+		}
+	}
+	onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX512);
+	print_message("%d float64 configs on the float64 path (1-D %d, 2-D %d, 3-D %d; grouped %d, depthwise %d, "
+	              "bias %d) x %d ISAs x threads 1/2/4, %lld elements compared, %d failures\n", runs, per_rank[1],
+	              per_rank[2], per_rank[3], grouped, depthwise, bias, isas_run, (long long)compared, failures);
+	assert_int_equal(failures, 0);
+}
+
+/* Configs the fast paths leave to the scatter, with enough work (>= 64K multiply-adds) that
+ * the scatter splits its planes over the threads: float64 of rank 4-5 (the float64 path stops
+ * at rank 3), and float / float16 / float64 long kernels over 1-2 inputs (the output-driven
+ * paths would do > 8x the work and decline). */
+static void random_scatter_cfg(struct cfg *c, uint64_t seed)
+{
+	static const enum onnxrun_dtype dts[] = { ONNXRUN_DTYPE_FLOAT, ONNXRUN_DTYPE_FLOAT16, ONNXRUN_DTYPE_DOUBLE };
+	uint64_t s = seed;
+	const bool long_kernel = rng_int(&s, 0, 1);
+	int64_t work;
+	memset(c, 0, sizeof *c);
+	c->seed = seed;
+	c->dt = long_kernel ? dts[rng_int(&s, 0, 2)] : ONNXRUN_DTYPE_DOUBLE;
+	c->opset = 22;
+	c->bias = rng_int(&s, 0, 1);
+	c->batch = rng_int(&s, 1, 2);
+	c->group = rng_int(&s, 1, 2);
+	c->cg = rng_int(&s, 1, 4);
+	c->mg = long_kernel ? rng_int(&s, 5, 6) : rng_int(&s, 2, 6); /* > 4: not the overlap-add's */
+	c->n = long_kernel ? 1 : (int)rng_int(&s, 4, 5);
+	for (int i = 0; i < c->n; i++) {
+		c->in[i] = long_kernel ? rng_int(&s, 1, 2) : rng_int(&s, 2, 4);
+		c->k[i] = long_kernel ? rng_int(&s, 40, 80) : rng_int(&s, 1, 3);
+		c->s[i] = long_kernel ? 1 : rng_int(&s, 1, 3);
+		c->d[i] = long_kernel ? 1 : rng_int(&s, 1, 2);
+		c->pads[i] = rng_int(&s, 0, 1);
+	}
+	do { /* more input channels until the scatter is worth splitting */
+		work = c->batch * c->group * c->mg * c->cg;
+		for (int i = 0; i < c->n; i++)
+			work *= c->in[i] * c->k[i];
+		c->cg += work < 70000;
+	} while (work < 70000);
+	ref_geometry(c);
+}
+
+/* The fast path of the config's dtype declines it (so compute runs the scatter). */
+static void assert_fast_declines(struct onnxrun_env *env, struct tnode *t, struct onnxrun_type *in, size_t n_in,
+                                 struct onnxrun_tensor *const *tensors, const char *desc)
+{
+	struct onnxrun_type out;
+	struct onnxrun__convt_geom g;
+	struct onnxrun__err err;
+	struct onnxrun_op_context ctx = { &t->node, &err, env, 1, NULL, NULL };
+	const struct onnxrun_tensor *const *ins = (const struct onnxrun_tensor *const *)tensors;
+	struct onnxrun_tensor *y;
+	bool done = true;
+	if (run_infer(t, in, n_in, &out, &err) || onnxrun__convt_geom_make(&t->node, in, n_in, &g, &err))
+		fail_msg("infer failed: %s: %s", err.msg, desc);
+	y = new_tensor(env, &out);
+	if (out.dtype == ONNXRUN_DTYPE_DOUBLE)
+		assert_int_equal(onnxrun__convt_fast_f64(&ctx, &g, ins, n_in, y, &done), ONNXRUN_OK);
+	else if (out.dtype == ONNXRUN_DTYPE_FLOAT)
+		assert_int_equal(onnxrun__convt_fast(&ctx, &g, ins, n_in, y, &done), ONNXRUN_OK);
+	else
+		assert_int_equal(onnxrun__convt_fast_half(&ctx, &g, ins, n_in, y, &done), ONNXRUN_OK);
+	if (done)
+		fail_msg("the fast path took a scatter config: %s", desc);
+	onnxrun_tensor_free(y);
+}
+
+/* The scatter (through compute) on 1, 2 and 4 threads: within the bound, same bits. */
+static bool check_scatter_threads(struct onnxrun_env *env, struct cfg *c, int64_t *compared)
+{
+	struct tnode t;
+	struct onnxrun_type in[3];
+	struct onnxrun_tensor *x, *w, *b, *y[3];
+	long double *ref, *abssum;
+	char desc[1024];
+	bool ok = true;
+
+	build_node(c, &t, in);
+	cfg_str(c, desc, sizeof desc);
+	x = new_tensor(env, &in[0]);
+	w = new_tensor(env, &in[1]);
+	b = new_tensor(env, &in[2]);
+	fill_inputs(c, x, w, b);
+	assert_fast_declines(env, &t, in, c->bias ? 3 : 2, (struct onnxrun_tensor *[]){ x, w, b }, desc);
+	for (int i = 0; i < 3; i++)
+		y[i] = run_node_threads(env, &t, in, c->bias ? 3 : 2, (struct onnxrun_tensor *[]){ x, w, b }, 1 << i);
+	ref = calloc((size_t)y[0]->numel, sizeof *ref);
+	abssum = calloc((size_t)y[0]->numel, sizeof *abssum);
+	assert_true(ref && abssum);
+	ref_scatter(c, x, w, b, ref, abssum);
+	ok = within_bound(c, y[0], ref, abssum, "scatter threads 1", desc);
+	for (int i = 1; i < 3 && ok; i++)
+		if (memcmp(y[0]->data, y[i]->data, y[0]->nbytes)) {
+			print_error("scatter: %d threads differ bitwise from 1: %s\n", 1 << i, desc);
+			ok = false;
+		}
+	*compared += y[0]->numel;
+	free(ref);
+	free(abssum);
+	for (int i = 0; i < 3; i++)
+		onnxrun_tensor_free(y[i]);
+	onnxrun_tensor_free(x);
+	onnxrun_tensor_free(w);
+	onnxrun_tensor_free(b);
+	return ok;
+}
+
+#define N_SCATTER_THREADS 40
+
+static void test_scatter_threads(void **state)
+{
+	struct fixture *f = *state;
+	int failures = 0, runs = 0, per_dt[17] = { 0 };
+	int64_t compared = 0;
+	for (uint64_t seed = 1; seed <= N_SCATTER_THREADS && failures < 5; seed++, runs++) {
+		struct cfg c;
+		random_scatter_cfg(&c, 0x5ca70000 + seed);
+		per_dt[c.dt]++;
+		failures += !check_scatter_threads(f->env, &c, &compared);
+	}
+	print_message("%d scatter configs (float %d, float16 %d, double %d) on threads 1/2/4, %lld elements "
+	              "compared, %d failures\n", runs, per_dt[ONNXRUN_DTYPE_FLOAT], per_dt[ONNXRUN_DTYPE_FLOAT16],
+	              per_dt[ONNXRUN_DTYPE_DOUBLE], (long long)compared, failures);
+	assert_int_equal(failures, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1148,6 +1459,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fast_half_vs_reference, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fast_half_declines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_degenerate_first_axis, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fast_f64_vs_reference, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scatter_threads, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
