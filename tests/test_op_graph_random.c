@@ -12,7 +12,9 @@
  * overlap-add, depthwise; W pre-packed at load or fed at run time) run under every
  * micro-kernel ISA this CPU has, on 1 and 2 threads: within the bound of the reference,
  * bitwise equal across thread counts and to the float32 model's output rounded once; and an
- * allocation-failure sweep over such a model (clean OUT_OF_MEMORY, nothing leaked).
+ * allocation-failure sweep over such a model (clean OUT_OF_MEMORY, nothing leaked). The same
+ * shapes in float64 (conv_transpose_f64.c) under every ISA on 1, 2 and 4 threads: within the
+ * bound, bitwise equal across thread counts.
  *
  * Counts scale with the environment variable ONNXRUN_RANDOM_SCALE (default 1 = full counts:
  * 5000 ConvTranspose and 2500 DepthToSpace configurations). A failure prints the seed and
@@ -907,6 +909,122 @@ static void test_conv_transpose_half_fast(void **state)
 		         st.failures, st.runs, MAX_FAILURES_SHOWN);
 }
 
+/* ---- ConvTranspose float64 on its own fast path ------------------------------------------------ */
+
+#define F64_FAST_CONFIGS 120
+
+/* A float64 layer-like config (the half generator's shapes: plain/grouped, few output
+ * channels, depthwise), W an initializer or a graph input, bias initializer/input/absent. */
+static void ct_f64_fast_random(struct ct_cfg *c, uint64_t seed)
+{
+	ct_half_fast_random(c, seed);
+	c->dtype = MB_DOUBLE;
+}
+
+/* One float64 config through a session under every ISA on 1, 2 and 4 threads: within the
+ * reference bound, and bitwise identical across thread counts. */
+static void ct_f64_fast_check(struct onnxrun_env *env, uint64_t seed, struct stats *st)
+{
+	static const enum onnxrun__isa isas[] = { ONNXRUN__ISA_AVX512, ONNXRUN__ISA_AVX2, ONNXRUN__ISA_SCALAR };
+	struct ct_cfg c;
+	char cfg[1024];
+	struct rng r;
+	int64_t xd[5], wd[5];
+	struct onnxrun_tensor *in[3] = { NULL, NULL, NULL };
+	double *x, *w, *b = NULL;
+	size_t size;
+
+	ct_f64_fast_random(&c, seed);
+	ct_str(&c, cfg, sizeof cfg);
+	r.s = seed * 31 + 17;
+	xd[0] = c.batch;
+	xd[1] = wd[0] = c.c;
+	wd[1] = c.m / c.group;
+	memcpy(xd + 2, c.in, (size_t)c.n * sizeof xd[0]);
+	memcpy(wd + 2, c.k, (size_t)c.n * sizeof wd[0]);
+	const int rank = c.n + 2;
+	const int64_t ny = c.batch * c.m * prod(c.out, c.n);
+	x = random_values(&r, c.dtype, prod(xd, rank));
+	w = random_values(&r, c.dtype, prod(wd, rank));
+	if (c.bias)
+		b = random_values(&r, c.dtype, c.m);
+	uint8_t *bytes = ct_model(&c, w, b, &size);
+	in[0] = make_tensor(env, c.dtype, rank, xd, x);
+	if (!c.w_init)
+		in[1] = make_tensor(env, c.dtype, rank, wd, w);
+	if (c.bias == 1)
+		in[2] = make_tensor(env, c.dtype, 1, &c.m, b);
+	long double *sum = malloc((size_t)ny * sizeof *sum), *mag = malloc((size_t)ny * sizeof *mag);
+	int64_t *terms = malloc((size_t)ny * sizeof *terms);
+	assert_true(sum && mag && terms);
+	ct_reference(&c, x, w, b, sum, mag, terms);
+	st->runs++;
+	st->by_rank[c.n]++;
+	st->w_init += c.w_init;
+	st->bias += c.bias != 0;
+	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+		double *first = NULL;
+		if (!onnxrun__gemm_isa_supported(isas[ii]))
+			continue;
+		onnxrun__gemm_set_isa(isas[ii]);
+		for (int threads = 1; threads <= 4; threads *= 2) {
+			bool packed = false;
+			double *y = half_run(env, bytes, size, in, threads, &packed, st, cfg);
+			if (!y)
+				continue;
+			for (int64_t i = 0; i < ny; i++) {
+				double err = fabs(y[i] - (double)sum[i]), tol = ct_tolerance(c.dtype, sum[i], mag[i], terms[i]);
+				if (!(err <= tol)) {
+					report_failure(st, cfg, "isa %d threads %d: y[%lld] = %.17g, reference %.17Lg, |error| "
+					               "%.3g > bound %.3g", (int)isas[ii], threads, (long long)i, y[i], sum[i],
+					               err, tol);
+					break;
+				}
+				if (tol > 0 && err / tol > st->worst[c.dtype])
+					st->worst[c.dtype] = err / tol;
+			}
+			if (first && memcmp(first, y, (size_t)ny * sizeof *y))
+				report_failure(st, cfg, "isa %d: %d threads differ bitwise from 1", (int)isas[ii], threads);
+			st->elements += ny;
+			if (first)
+				free(y);
+			else
+				first = y;
+		}
+		free(first);
+	}
+	onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX512);
+	for (int i = 0; i < 3; i++)
+		onnxrun_tensor_free(in[i]);
+	free(sum);
+	free(mag);
+	free(terms);
+	free(bytes);
+	free(x);
+	free(w);
+	free(b);
+}
+
+static void test_conv_transpose_f64_fast(void **state)
+{
+	struct onnxrun_env *env = NULL;
+	struct stats st = { 0 };
+	const int count = scaled(F64_FAST_CONFIGS);
+	(void)state;
+	assert_int_equal(onnxrun_env_create(NULL, &env), ONNXRUN_OK);
+	for (int i = 0; i < count; i++)
+		if (!one_seed() || one_seed() == (uint64_t)0xf6400000 + (uint64_t)i)
+			ct_f64_fast_check(env, (uint64_t)0xf6400000 + (uint64_t)i, &st);
+	onnxrun_env_free(env);
+	printf("ConvTranspose float64 path: %d configs (spatial rank 1/2/3: %d/%d/%d; W initializer %d; bias %d), "
+	       "%lld elements compared over ISAs x threads 1/2/4, worst |error|/bound %.3g, %d failures\n", st.runs,
+	       st.by_rank[1], st.by_rank[2], st.by_rank[3], st.w_init, st.bias, (long long)st.elements,
+	       st.worst[MB_DOUBLE], st.failures);
+	if (st.failures)
+		fail_msg("%d failures in %d float64 fast-path configs (the first %d are printed above)", st.failures,
+		         st.runs, MAX_FAILURES_SHOWN);
+}
+
 /* Allocation failures on a float16 and a bfloat16 model (W pre-packed at load, and W fed at
  * run time with a depthwise one): every failure is a clean OUT_OF_MEMORY with a message, and
  * nothing stays allocated. */
@@ -1357,6 +1475,7 @@ int main(void)
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_conv_transpose_random),
 		cmocka_unit_test(test_conv_transpose_half_fast),
+		cmocka_unit_test(test_conv_transpose_f64_fast),
 		cmocka_unit_test(test_conv_transpose_half_oom),
 		cmocka_unit_test(test_depth_to_space_random),
 	};
