@@ -331,11 +331,13 @@ static void test_suite_like(void **state)
 		/* depthwise and grouped */
 		{ 2, 2, 16, 1, 1, { 20, 18 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
 		{ 2, 1, 4, 16, 16, { 12, 12 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
-		/* weights of a phase class over 256 KiB: each weight panel runs over several B
+		/* weights of a phase class over 1 MiB: each weight panel runs over several B
 		 * panels (chunks of panels, partial panels, runs crossing rows and batches) */
-		{ 1, 2, 1, 128, 72, { 90 }, { 16 }, { 8 }, { 1 }, { 4 }, { 4 }, { 0 }, true, false },
-		{ 2, 1, 1, 96, 200, { 13, 37 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
-		{ 2, 1, 1, 128, 160, { 20, 45 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, { 0, 0 }, false, true },
+		{ 1, 2, 1, 256, 80, { 90 }, { 16 }, { 8 }, { 1 }, { 0 }, { 0 }, { 0 }, true, false },
+		{ 2, 1, 1, 128, 272, { 13, 37 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
+		{ 2, 1, 1, 256, 272, { 12, 45 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, { 0, 0 }, false, true },
+		/* the same class sizes under 1 MiB (one B panel at a time) */
+		{ 1, 1, 1, 128, 72, { 90 }, { 16 }, { 8 }, { 1 }, { 4 }, { 4 }, { 0 }, true, false },
 	};
 	long compared = 0;
 	int failures = 0;

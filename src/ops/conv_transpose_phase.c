@@ -747,13 +747,16 @@ static void plan_split(struct phase_job *j, int threads)
 	j->nrows = g->batch * g->out[0];
 	j->trows = budget / align * align;
 	j->trows = j->trows < align ? align : j->trows;
-	/* weights of a class beyond a quarter of L2: run each weight panel over nb B panels
-	 * (together at most ~512 KiB) and make tiles hold that many panels per phase */
+	/* weights of a class beyond L2 (about 1 MiB), which would stream from L3 for every B
+	 * panel: run each weight panel over nb B panels (together at most ~256 KiB: 512 was
+	 * slower on hifigan_256, dcgan_b8, dcgan_512) and make tiles hold that many panels per
+	 * phase. Below that, one panel at a time keeps B closer (hifigan_256, 1 MiB per class,
+	 * was 10% slower with nb = 4). */
 	j->nb = 1;
-	if (j->pk->taps.a_group / j->nclass * (int64_t)sizeof(float) > 256 * 1024) {
+	if (j->pk->taps.a_group / j->nclass * (int64_t)sizeof(float) > 1024 * 1024) {
 		const int64_t panel = (j->paired ? 2 : 1) * j->cg * j->pk->taps.tmax * nr0 * (int64_t)sizeof(float);
 		int64_t rows;
-		j->nb = (512 * 1024) / panel;
+		j->nb = (256 * 1024) / panel;
 		j->nb = j->nb < 1 ? 1 : j->nb > MAX_NB ? MAX_NB : j->nb;
 		rows = (j->nb * nr0 + inner_q - 1) / inner_q * g->strides[0];
 		rows = (rows + align - 1) / align * align;
