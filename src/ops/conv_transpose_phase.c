@@ -434,6 +434,24 @@ static void phase_residues(const struct onnxrun__convt_taps *tp, int64_t ph, int
 	}
 }
 
+#if defined(__x86_64__)
+/* Packs a 32-wide B panel from its half-row plan (halves_plan: channel 0's pointers and
+ * masks per tap): row c*nt + t is channel c's two masked half-rows. */
+__attribute__((target("avx512f"))) static void pack_halves(const struct phase_job *j, int64_t nt,
+                                                          const float *const *p0, const uint16_t *m0, float *bp)
+{
+	for (int64_t c = 0; c < j->cg; c++)
+		for (int64_t t = 0; t < nt; t++) {
+			float *row = bp + (c * nt + t) * 32;
+			for (int h = 0; h < 2; h++) {
+				const __mmask16 m = (__mmask16)m0[2 * t + h];
+				const float *src = m ? p0[2 * t + h] + c * j->in_sp : zero_row;
+				_mm512_storeu_ps(row + 16 * h, _mm512_maskz_loadu_ps(m, src));
+			}
+		}
+}
+#endif
+
 /* How a B panel is given to the micro-kernel: packed (fn), rows in place (ind), or masked
  * half-rows in place (ind2). */
 enum panel_mode { PANEL_PACKED, PANEL_ROWS, PANEL_HALVES };
@@ -513,6 +531,15 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 		return;
 	}
 	pn->mode = PANEL_PACKED;
+#if defined(__x86_64__)
+	/* many short runs (small grids, batches) that continue one another in x: two masked
+	 * copies per row instead of one per run */
+	if (pn->v == 0 && nr == 32 && kn->ind2[0] && pn->nseg > 1 &&
+	    halves_plan(xg, nt, pn->segs, pn->nseg, cp, pn->brows, pn->bmask)) {
+		pack_halves(j, nt, pn->brows, pn->bmask, pn->bp);
+		return;
+	}
+#endif
 	if (cnt < nr)
 		memset(pn->bp, 0, (size_t)(j->cg * nt * nr) * sizeof *pn->bp);
 	j->pack(j, xg, nt, nr, pn->segs, pn->nseg, cp, pn->bp);
