@@ -874,7 +874,7 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 	plan_split(&j, threads);
 	/* In place, B rows come from many x lines (unaligned, often sharing L1 sets) instead of
 	 * one packed block: the more micro-kernel calls share a panel, the more a packed copy
-	 * pays off. Measured: masked half-rows win up to about 8 calls per panel (3-D, small
+	 * pays off. Measured: masked half-rows win up to about 4 calls per panel (3-D, small
 	 * output channel counts), whole rows up to about 64 (unet_512 and hifigan_512, with 128
 	 * and 256 calls, are 8-9% faster packed). */
 	{
@@ -886,7 +886,7 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 			most = cnt > most ? cnt : most;
 		}
 		uses = (j.mchunk + pk->kern->mr_max - 1) / pk->kern->mr_max * most;
-		j.halves = pk->kern->ind2[0] && uses <= 8;
+		j.halves = pk->kern->ind2[0] && uses <= 4;
 		j.rows = pk->kern->ind[0] && uses <= 64;
 	}
 	items = g->group * j.ntiles * j.nclass * j.mchunks;
