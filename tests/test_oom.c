@@ -6,7 +6,8 @@
  * sweep stops at the first N past the last allocation made. Models: a single op
  * (ConvTranspose backend case), a multi-node graph with fan-out (models/multi_use),
  * external data (models/external_data), a symbolic batch (models/symbolic_batch, fed a
- * batch of 2) and DepthToSpace on int64 (models/d2s_dcr_int64). Each sweep runs with one
+ * batch of 2), DepthToSpace on int64 (models/d2s_dcr_int64), and ConvTranspose in float64
+ * and float16 (written by the test: their fast paths allocate scratch). Each sweep runs with one
  * thread and again with two (the thread pool's allocations are swept too).
  */
 #include "model_builder.c"
@@ -154,6 +155,73 @@ static void test_oom_d2s_int64(void **state)
 	sweep(&c);
 }
 
+/* Writes dir/model.onnx (ConvTranspose k4 s2 p1, 8 -> 8 channels, bias, W and B
+ * initializers, dtype float64 or float16) and dir/test_data_set_0/input_0.pb (X 1x8x6x6). */
+static void write_convt_case(const char *dir, int mb_dtype, enum onnxrun_dtype dtype)
+{
+	static const uint16_t f16_steps[17] = { /* -8/16 .. 8/16 in steps of 1/16, as float16 */
+		0xB800, 0xB780, 0xB700, 0xB680, 0xB600, 0xB500, 0xB400, 0xB200, 0x0000,
+		0x3200, 0x3400, 0x3500, 0x3600, 0x3680, 0x3700, 0x3780, 0x3800 };
+	char path[1024], cmd[1200];
+	Onnx__ModelProto *m = mb_model(8);
+	Onnx__TensorProto *w = mb_tensor("w", mb_dtype, 4, (const int64_t[]){ 8, 8, 4, 4 });
+	Onnx__TensorProto *b = mb_tensor("b", mb_dtype, 1, (const int64_t[]){ 8 });
+	Onnx__NodeProto *n;
+	struct onnxrun_env *env = th_env();
+	struct onnxrun_tensor *x = NULL;
+	const size_t es = dtype == ONNXRUN_DTYPE_DOUBLE ? 8 : 2;
+	unsigned char wb[8 * 8 * 4 * 4 * 8];
+	size_t size;
+	uint8_t *buf;
+	for (size_t i = 0; i < sizeof wb / es; i++) {
+		const int step = (int)(i * 37 % 17);
+		const double v = (double)(step - 8) / 16.0;
+		if (es == 8)
+			memcpy(wb + i * 8, &v, 8);
+		else
+			memcpy(wb + i * 2, &f16_steps[step], 2);
+	}
+	mb_tensor_raw(w, wb, 8 * 8 * 4 * 4 * es);
+	mb_tensor_raw(b, wb, 8 * es);
+	mb_opset(m, "", 13);
+	mb_input(m, "x", mb_dtype, "1,8,6,6");
+	mb_output(m, "y", mb_dtype, "1,8,12,12");
+	mb_add_initializer(m, w);
+	mb_add_initializer(m, b);
+	n = mb_node(m, "up", "ConvTranspose", "", "x,w,b", "y");
+	mb_attr_ints(n, "strides", 2, (const int64_t[]){ 2, 2 });
+	mb_attr_ints(n, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s/test_data_set_0'", dir);
+	assert_int_equal(system(cmd), 0);
+	buf = mb_finish(m, &size);
+	snprintf(path, sizeof path, "%s/model.onnx", dir);
+	assert_int_equal(mb_write_file(path, buf, size), 0);
+	free(buf);
+	assert_int_equal(onnxrun_tensor_create(env, dtype, 4, (const int64_t[]){ 1, 8, 6, 6 }, &x), ONNXRUN_OK);
+	memcpy(onnxrun_tensor_data(x), wb, (size_t)onnxrun_tensor_numel(x) * es);
+	snprintf(path, sizeof path, "%s/test_data_set_0/input_0.pb", dir);
+	TH_ASSERT_STATUS(onnxrun_tensor_save_pb(env, x, path), ONNXRUN_OK, onnxrun_env_error(env));
+	onnxrun_tensor_free(x);
+	onnxrun_env_free(env);
+}
+
+/* float64 (its own phase path) and float16 (float32 scratch around the float32 path). */
+static void test_oom_convt_f64_f16(void **state)
+{
+	struct oom_case c = { ONNXRUN_TEST_TMP "/oom_convt_f64", 0, 1 };
+	(void)state;
+	write_convt_case(c.dir, MB_DOUBLE, ONNXRUN_DTYPE_DOUBLE);
+	sweep(&c);
+	c.threads = 2;
+	sweep(&c);
+	c.dir = ONNXRUN_TEST_TMP "/oom_convt_f16";
+	c.threads = 1;
+	write_convt_case(c.dir, MB_FLOAT16, ONNXRUN_DTYPE_FLOAT16);
+	sweep(&c);
+	c.threads = 2;
+	sweep(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -162,6 +230,7 @@ int main(void)
 		cmocka_unit_test(test_oom_external_data),
 		cmocka_unit_test(test_oom_symbolic_batch),
 		cmocka_unit_test(test_oom_d2s_int64),
+		cmocka_unit_test(test_oom_convt_f64_f16),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
