@@ -1,10 +1,12 @@
 /*
  * conv_transpose_phase.c - the per-phase implicit GEMM (conv_transpose_fast.h): for each
- * (group, phase, panel of up to nr positions), pack the B panel (K rows of nr floats, zeros
- * where the tap falls outside x) and run the micro-kernel over every panel of mr output
- * channels; the epilogue adds the bias and stores into the phase's strided output positions.
- * Every output element is written by exactly one work item, so results do not depend on the
- * thread count.
+ * (group, phase, panel of up to nr positions), prepare the B panel (K rows of nr floats,
+ * zeros where the tap falls outside x: packed, or read in place from x as row pointers or
+ * masked half-rows) and run the micro-kernel over every panel of mr output channels; the
+ * epilogue adds the bias and stores into the phase's strided output positions (two phases
+ * whose outputs interleave are stored together). Large weights run over several B panels at
+ * a time. Every output element is written by exactly one work item, as one dot product over
+ * K in order, so results do not depend on the thread count.
  */
 #include <string.h>
 
@@ -271,7 +273,6 @@ static void store_tile_scalar(const struct phase_job *j, const float *tile, int6
 
 
 #if defined(__x86_64__)
-#include <immintrin.h>
 
 __attribute__((target("avx2"))) static void pack_b_avx2(const struct phase_job *j, const float *xg, int64_t nt,
                                                        int64_t nr, const struct seg *segs, int64_t nseg,
@@ -501,7 +502,8 @@ static bool halves_plan(const float *xg, int64_t nt, const struct seg *segs, int
 }
 
 /* Prepares the B panel of positions [p0, p0 + cnt) of phase ph (residues r): its segments,
- * then either row pointers into x (pack_rows) or a packed copy. */
+ * then row pointers into x (one run filling the panel, pack_rows), masked half-rows in x
+ * (halves_plan, when few calls share the panel) or a packed copy. */
 static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *r, int64_t p0, int64_t cnt,
                           const float *xg, struct cpy *cp, struct panel *pn)
 {
