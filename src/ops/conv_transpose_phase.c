@@ -382,6 +382,11 @@ __attribute__((target("avx512f"))) static void store_pair_avx512(const struct ph
 					_mm512_stream_ps(d + 16, hi);
 					continue;
 				}
+				if (rem == 16) { /* whole vectors: plain stores */
+					_mm512_storeu_ps(d, lo);
+					_mm512_storeu_ps(d + 16, hi);
+					continue;
+				}
 				_mm512_mask_storeu_ps(d, rem >= 8 ? 0xFFFF : (__mmask16)((1u << (2 * rem)) - 1), lo);
 				if (rem > 8)
 					_mm512_mask_storeu_ps(d + 16, (__mmask16)((1u << (2 * (rem - 8))) - 1), hi);
