@@ -306,18 +306,6 @@ static void tap_kernel(const struct f64_job *j, const int64_t *r, int64_t t, int
 	}
 }
 
-/* The work (multiply-adds) of the output-driven path over the scatter's, as
- * conv_transpose_fast.c's guard measures it. */
-static double out_driven_waste(const struct onnxrun__convt_geom *g)
-{
-	double fast = 1.0, scatter = 1.0;
-	for (int32_t a = 0; a < g->n; a++) {
-		fast *= (double)g->out[a] * (double)((g->kernel[a] + g->strides[a] - 1) / g->strides[a]);
-		scatter *= (double)g->in[a] * (double)g->kernel[a];
-	}
-	return fast / (scatter > 0 ? scatter : 1.0);
-}
-
 /* Whether the path takes g: rank 1..3, non-empty, at most F64_MAX_PHASES phases, and not
  * much more work than the scatter. */
 static bool f64_handles(const struct onnxrun__convt_geom *g)
@@ -334,7 +322,7 @@ static bool f64_handles(const struct onnxrun__convt_geom *g)
 		if (nphase > F64_MAX_PHASES || kprod > (1 << 20))
 			return false;
 	}
-	return out_driven_waste(g) <= 8.0;
+	return onnxrun__convt_out_driven_waste(g) <= 8.0;
 }
 
 /* Fills the per-axis tap lists, the per-phase grid boxes, tap deltas and packed-weight

@@ -269,7 +269,7 @@ void onnxrun__convt_fast_fini(void *user_data, void *state)
  * prod(ceil(k/s)) taps), the scatter per INPUT position (prod(in) * prod(k)). They agree
  * for layer-like shapes; a large kernel over a tiny input, or a stride far above the kernel,
  * makes the first grow without bound (found by fuzzing). Returns the ratio of the two. */
-static double out_driven_waste(const struct onnxrun__convt_geom *g)
+double onnxrun__convt_out_driven_waste(const struct onnxrun__convt_geom *g)
 {
 	double fast = 1.0, scatter = 1.0;
 	for (int32_t a = 0; a < g->n; a++) {
@@ -304,7 +304,7 @@ bool onnxrun__convt_fast_declines(const struct onnxrun__convt_geom *g, const str
 	if (pk->path == CONVT_PATH_COL2IM)
 		return g->n == 2 && g->in[0] == 1 && g->kernel[0] == 1 && g->out[0] == 1;
 	/* the scatter's work follows the input: cheaper when the output-driven paths waste */
-	return out_driven_waste(g) > 8.0;
+	return onnxrun__convt_out_driven_waste(g) > 8.0;
 }
 
 enum onnxrun_status onnxrun__convt_fast_run(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,

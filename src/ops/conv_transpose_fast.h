@@ -143,4 +143,8 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_fast_f64(struct onnxrun_op_co
                                                             size_t n_inputs, struct onnxrun_tensor *y,
                                                             bool *done);
 
+/* Work of the output-driven (phase/depthwise) paths over the scatter's: above 8 the
+ * scatter is used (a large kernel over a tiny input, or a stride far above the kernel). */
+ONNXRUN__HIDDEN double onnxrun__convt_out_driven_waste(const struct onnxrun__convt_geom *g);
+
 #endif
