@@ -127,7 +127,9 @@ static void col_add(const struct col_job *j, int64_t b, int64_t grp, int64_t oa,
                     int64_t ib, const float *z, int64_t ldz, float *tmp, const float **zrows)
 {
 	const int64_t kprod = j->k[0] * j->k[1], out1 = j->out[1];
-	const bool one_d = j->out[0] == 1 && j->in[0] == 1 && j->k[0] == 1;
+	/* rank 1, not a rank-2 problem whose first axis happens to be all ones: that one is
+	 * chunked along axis 0 and its Z columns cover whole rows */
+	const bool one_d = j->ca == 1;
 	for (int64_t m = 0; m < j->mg; m++) {
 		const int64_t ch = grp * j->mg + m;
 		float *ym = j->y + (b * j->mout + ch) * j->out[0] * out1;

@@ -298,11 +298,8 @@ const struct onnxrun__convt_packed *onnxrun__convt_prepacked(const struct onnxru
 
 bool onnxrun__convt_fast_declines(const struct onnxrun__convt_geom *g, const struct onnxrun__convt_packed *pk)
 {
-	/* the overlap-add path mistakes a rank-2 problem whose first axis is all ones (in, kernel
-	 * and out 1) for rank 1 and writes only part of the row: leave it to the scatter until
-	 * conv_transpose_col2im.c keys its one-row case on the rank */
 	if (pk->path == CONVT_PATH_COL2IM)
-		return g->n == 2 && g->in[0] == 1 && g->kernel[0] == 1 && g->out[0] == 1;
+		return false;
 	/* the scatter's work follows the input: cheaper when the output-driven paths waste */
 	return onnxrun__convt_out_driven_waste(g) > 8.0;
 }
