@@ -251,8 +251,10 @@ static void pack_rows(const struct phase_job *j, const float *xg, int64_t nt, in
 
 /* Stores an mr x nr tile (+ bias) into the phase's output positions (segment offsets plus
  * ydelta), stride sl along the last axis. */
-static void store_tile_scalar(const struct phase_job *j, const float *tile, int64_t nr, int64_t mr,
-                              const struct seg *segs, int64_t nseg, float *ym0, int64_t ydelta, const float *bias)
+static inline __attribute__((always_inline)) void store_tile_body(const struct phase_job *j, const float *tile,
+                                                                 int64_t nr, int64_t mr, const struct seg *segs,
+                                                                 int64_t nseg, float *ym0, int64_t ydelta,
+                                                                 const float *bias)
 {
 	const int64_t sl = j->g->strides[j->g->n - 1];
 	for (int64_t i = 0; i < mr; i++) {
@@ -269,6 +271,12 @@ static void store_tile_scalar(const struct phase_job *j, const float *tile, int6
 					d[e * sl] = t[e] + b;
 		}
 	}
+}
+
+static void store_tile_scalar(const struct phase_job *j, const float *tile, int64_t nr, int64_t mr,
+                              const struct seg *segs, int64_t nseg, float *ym0, int64_t ydelta, const float *bias)
+{
+	store_tile_body(j, tile, nr, mr, segs, nseg, ym0, ydelta, bias);
 }
 
 
@@ -321,7 +329,9 @@ __attribute__((target("avx512f"))) static void store_tile_avx512(const struct ph
 {
 	const int64_t sl = j->g->strides[j->g->n - 1];
 	if (sl != 1 && sl != 2 && sl != 4) {
-		store_tile_scalar(j, tile, nr, mr, segs, nseg, ym0, ydelta, bias);
+		/* compiled here, VEX-encoded: legacy SSE code run with the upper halves of the
+		 * vector registers dirty costs Intel CPUs a penalty per instruction */
+		store_tile_body(j, tile, nr, mr, segs, nseg, ym0, ydelta, bias);
 		return;
 	}
 	const int per = (int)(16 / sl); /* tile values per 16-float window */
