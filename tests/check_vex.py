@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""check_vex.py LIBRARY.a - no AVX code in the library calls legacy-SSE code.
+
+A function compiled for AVX2/AVX-512 leaves the upper halves of the vector registers dirty;
+if it then calls a helper compiled without AVX (plain SSE encodings: movss, pxor, cvt...)
+and no vzeroupper comes in between, Intel CPUs pay a penalty on each of the helper's SSE
+instructions. It made the depthwise ConvTranspose kernel about 3x slower on an Intel Xeon
+(its per-row helpers were plain functions called from the AVX-512 rows). Helpers used by
+ISA-specific code must be inlined into it (static inline __attribute__((always_inline))).
+
+Reads `objdump -d` of the archive; for every function that touches ymm/zmm registers, checks
+each direct call into the archive. Exit 0: clean; 1: a hazard (listed); 77: cannot check
+(not x86-64, no objdump).
+"""
+import platform
+import re
+import shutil
+import subprocess
+import sys
+
+LEGACY = re.compile(
+    r"^(movss|movsd|movaps|movapd|movups|movupd|movd|movq|movdqa|movdqu|pxor|xorps|xorpd|andps|andpd|"
+    r"orps|addss|addsd|subss|subsd|mulss|mulsd|divss|divsd|sqrtss|sqrtsd|maxss|maxsd|minss|minsd|"
+    r"ucomiss|ucomisd|comiss|comisd|cvt\w+|pshufd|shufps|unpck\w+|punpck\w+|paddd|paddq|psubd|pand|por)\s")
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    if platform.machine() not in ("x86_64", "AMD64") or not shutil.which("objdump"):
+        print("check_vex: not an x86-64 machine with objdump; skipped")
+        return 77
+    text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", sys.argv[1]], check=True,
+                          capture_output=True, text=True).stdout
+    funcs, cur, obj = {}, None, None
+    for line in text.splitlines():
+        if line.rstrip().endswith("file format elf64-x86-64"):
+            obj = line.split(":")[0]
+            continue
+        m = re.match(r"^[0-9a-f]+ <(.+)>:", line)
+        if m:
+            cur = (obj, m.group(1))
+            funcs[cur] = []
+        elif cur and "\t" in line:
+            funcs[cur].append(line.split("\t", 1)[1].strip())
+    sse_users = {}
+    for (o, name), ins in funcs.items():
+        bad = [i for i in ins if LEGACY.match(i) and "%xmm" in i]
+        if bad:
+            sse_users[(o, name)] = bad[0]
+    wide = [(k, ins) for k, ins in funcs.items() if any("%ymm" in i or "%zmm" in i for i in ins)]
+    hazards = 0
+    for (o, name), ins in wide:
+        for at, i in enumerate(ins):
+            m = re.match(r"(call|jmp)\s+\S+\s+<([^>+]+)>", i)
+            if not m or m.group(2) == name:
+                continue
+            # a static callee lives in the caller's object; a global one anywhere
+            callee = next((k for k in ((o, m.group(2)),) if k in sse_users), None) or \
+                next((k for k in sse_users if k[1] == m.group(2) and not k[1].startswith(".")), None)
+            if callee and not any("vzeroupper" in x for x in ins[max(0, at - 8):at]):
+                print(f"{o}: {name} (AVX) calls {m.group(2)}, which runs legacy SSE "
+                      f"('{sse_users[callee]}') with the upper register halves dirty")
+                hazards += 1
+    print(f"check_vex: {len(wide)} AVX functions checked, {hazards} hazards")
+    return 1 if hazards else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
