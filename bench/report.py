@@ -116,13 +116,23 @@ def cmd_table(a):
             if key not in by:
                 by[key] = {}
                 order.append(key)
-            by[key][r["tool"]] = r
+            by[key].setdefault("rounds_" + r["tool"], []).append(r)
         elif "failed" in r:
             key = (r["case"], r["threads"])
             if key not in by:
                 by[key] = {}
                 order.append(key)
             by[key].setdefault("failures", []).append(r)
+
+    # several rounds per tool (BENCH_ROUNDS): report the median round (for an even count the
+    # slower of the two middle ones), and keep every round's median
+    for ent in by.values():
+        for tool in ("onnxrun", "ort"):
+            rounds = sorted(ent.pop("rounds_" + tool, []), key=lambda r: r["median_ms"])
+            if rounds:
+                pick = dict(rounds[len(rounds) // 2])
+                pick["round_medians_ms"] = [r["median_ms"] for r in rounds]
+                ent[tool] = pick
 
     cases = []
     for (name, threads) in order:
@@ -172,7 +182,8 @@ def cmd_table(a):
     # ---- table
     hdr = ["case", "op", "threads", "onnxrun ms", "ORT ms", "ratio ORT/onnxrun",
            "onnxrun / ORT GFLOP/s or GB/s", "% of measured peak onnxrun / ORT",
-           "peak RSS MB onnxrun / ORT", "other load onnxrun / ORT", "oracle (vs ORT)"]
+           "peak RSS MB onnxrun / ORT", "other load onnxrun / ORT", "round medians ms onnxrun / ORT",
+           "oracle (vs ORT)"]
     lines = ["| " + " | ".join(hdr) + " |", "|" + "|".join(["---"] * len(hdr)) + "|"]
     notes = []
     for c in cases:
@@ -193,8 +204,12 @@ def cmd_table(a):
                 ora += ", **T>1 not bitwise = T=1**"
         ratio = f"{c['ratio']:.3g}" if c["ratio"] else "—"
         other = " / ".join(f"{r['other_cpus']:.1f}" if r and "other_cpus" in r else "—" for r in (o, t))
+        spread = " / ".join(
+            ("-".join(fmt_ms(v) for v in (min(r["round_medians_ms"]), max(r["round_medians_ms"])))
+             if len(r.get("round_medians_ms", [])) > 1 else fmt_ms(r["median_ms"])) if r else "—" for r in (o, t))
         lines.append("| " + " | ".join([c["case"], c["op"], str(c["threads"]), fmt_ms(o["median_ms"] if o else None),
-                                        fmt_ms(t["median_ms"] if t else None), ratio, rate, pct, rss, other, ora]) + " |")
+                                        fmt_ms(t["median_ms"] if t else None), ratio, rate, pct, rss, other, spread,
+                                        ora]) + " |")
         for tool in ("onnxrun", "ort"):
             r = c[tool]
             if r and r["runs"] < r.get("runs_requested", r["runs"]):
@@ -253,7 +268,9 @@ def cmd_table(a):
         f"- machine: {m.get('model_name')}, {m.get('cores')} cores ({m.get('kernel', '')})",
         f"- onnxrun commit: {run_meta.get('git_commit')}" + (" (work tree had other changes)" if run_meta.get("git_dirty") else ""),
         f"- ONNX Runtime: onnxruntime-node {ver.get('onnxruntime_node')} (CPU provider), node {ver.get('node')}; compiler: {ver.get('cc')}",
-        f"- protocol: {cfg.get('warmup')} warm-up runs, {cfg.get('runs')} timed runs (median), one fresh process per case/tool/thread count; "
+        f"- protocol: {cfg.get('warmup')} warm-up runs, {cfg.get('runs')} timed runs (median) per process; "
+        f"{cfg.get('rounds', 1)} round(s) per case and thread count, alternating onnxrun and ORT, each a fresh process; "
+        "the table gives each tool's median round and the range of its round medians; "
         f"time budget {cfg.get('budget_s')} s per timed phase; "
         f"wait for idle: {str(cfg.get('wait_idle_s')) + ' s max' if cfg.get('wait_idle_s') else 'off'}; "
         f"filter: {cfg.get('filter') or '(none: full suite)'}; the cases took {cfg.get('elapsed_s')} s",
