@@ -892,8 +892,13 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 	/* In place, B rows come from many x lines (unaligned, often sharing L1 sets) instead of
 	 * one packed block: the more micro-kernel calls share a panel, the more a packed copy
 	 * pays off. Measured: masked half-rows win up to about 4 calls per panel (3-D, small
-	 * output channel counts), whole rows up to about 64 (unet_512 and hifigan_512, with 128
-	 * and 256 calls, are 8-9% faster packed). */
+	 * output channel counts), whole rows up to about 16. On an Intel Xeon (48 KiB L1,
+	 * 2 MiB L2) packing at 32 calls made unet_128 1.5x and at 64 hifigan_256 1.15x faster
+	 * (the 128x128 grid puts unet_128's 128 channel rows 64 KiB apart, all in the same L1
+	 * sets) and changed nothing measurable at 32 for dcgan_512, dcgan_b8 and 3d_64; at 8-16
+	 * calls rows stay ahead (grouped_g8 by 25%, dcgan_128 by 6%). The earlier limit, 64, came
+	 * from an AMD EPYC (32 KiB L1), where unet_512 and hifigan_512 (128, 256 calls) were
+	 * 8-9% faster packed. */
 	{
 		int64_t most = 1, uses;
 		for (int64_t cl = 0; cl < j.nclass; cl++) {
@@ -904,7 +909,7 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 		}
 		uses = (j.mchunk + pk->kern->mr_max - 1) / pk->kern->mr_max * most;
 		j.halves = pk->kern->ind2[0] && uses <= 4;
-		j.rows = pk->kern->ind[0] && uses <= 64;
+		j.rows = pk->kern->ind[0] && uses <= 16;
 	}
 	items = g->group * j.ntiles * j.nclass * j.mchunks;
 	bytes = (size_t)(2 * j.nb * j.cg * tp->tmax * nr0 + 2 * pk->kern->mr_max * nr0) * sizeof(float) +
