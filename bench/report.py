@@ -329,6 +329,27 @@ def cmd_table(a):
     return 0
 
 
+def cmd_readme(a):
+    """The README's compact table from a latest.json (bench/results/latest.json)."""
+    with open(a.json) as f:
+        d = json.load(f)
+    print("| case | threads | onnxrun ms | ORT ms | ORT/onnxrun | % of measured peak (onnxrun / ORT) "
+          "| round medians ms (onnxrun / ORT) | peak RSS MB (onnxrun / ORT) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for c in d["cases"]:
+        o, t = c["onnxrun"], c["ort"]
+        def rng(r):
+            v = r.get("round_medians_ms") if r else None
+            if not r:
+                return "—"
+            return "-".join(fmt_ms(x) for x in (min(v), max(v))) if v and len(v) > 1 else fmt_ms(r["median_ms"])
+        print(f"| {c['case']} | {c['threads']} | {fmt_ms(o['median_ms']) if o else '—'} | "
+              f"{fmt_ms(t['median_ms']) if t else '—'} | {c['ratio']:.3g} | "
+              f"{fmt_pct(c['onnxrun_pct_peak'])} / {fmt_pct(c['ort_pct_peak'])} | {rng(o)} / {rng(t)} | "
+              f"{o['peak_rss_kb'] / 1024:.0f} / {t['peak_rss_kb'] / 1024:.0f} |")
+    return 0
+
+
 def main(argv):
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -343,10 +364,14 @@ def main(argv):
     t.add_argument("--peak", required=True)
     t.add_argument("--out", required=True)
     t.add_argument("--meta")
+    r = sub.add_parser("readme")
+    r.add_argument("--json", default="bench/results/latest.json")
     a = ap.parse_args(argv)
     if a.cmd == "compare":
         cmd_compare(a)
         return 0
+    if a.cmd == "readme":
+        return cmd_readme(a)
     return cmd_table(a)
 
 
