@@ -249,6 +249,24 @@ int main(int argc, char **argv)
 	__builtin_cpu_init();
 	avx512 = __builtin_cpu_supports("avx512f");
 #endif
+	if (argc > 2 && !strcmp(argv[1], "--probe")) {
+		/* --probe T: the widest FMA rate with T threads right now (~0.1 s), for run.sh to
+		 * record next to each measurement on a host whose speed drifts */
+		int n = atoi(argv[2]);
+		struct pool p;
+		fma_fn f = fma_avx2;
+		double g;
+#ifdef __AVX512F__
+		if (avx512)
+			f = fma_avx512;
+#endif
+		n = n < 1 ? 1 : n > ncpu ? ncpu : n;
+		pool_start(&p, n);
+		g = fma_gflops(&p.job, f, 1);
+		pool_stop(&p);
+		printf("{\"fma_probe_gflops\":%.2f,\"threads\":%d}\n", g, n);
+		return 0;
+	}
 
 	char *src = aligned_alloc(4096, MEMCPY_BYTES), *dst = aligned_alloc(4096, MEMCPY_BYTES);
 	if (!src || !dst) {

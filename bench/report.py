@@ -160,6 +160,11 @@ def cmd_table(a):
             c["ort_rate"] = meta["bytes"] / (t["median_ms"] * 1e6) if t else None
         c["onnxrun_pct_peak"] = 100 * c["onnxrun_rate"] / lim if c["onnxrun_rate"] and lim else None
         c["ort_pct_peak"] = 100 * c["ort_rate"] / lim if c["ort_rate"] and lim else None
+        # ConvTranspose: against the FMA rate probed right before that measurement (run.sh)
+        for tool, r in (("onnxrun", o), ("ort", t)):
+            pr = r.get("fma_probe_gflops") if r else None
+            c[tool + "_pct_probe"] = (100 * c[tool + "_rate"] / pr
+                                      if meta["op"] == "ConvTranspose" and pr and c[tool + "_rate"] else None)
         c["oracle"] = oracle.get(name)
         cases.append(c)
 
@@ -182,6 +187,7 @@ def cmd_table(a):
     # ---- table
     hdr = ["case", "op", "threads", "onnxrun ms", "ORT ms", "ratio ORT/onnxrun",
            "onnxrun / ORT GFLOP/s or GB/s", "% of measured peak onnxrun / ORT",
+           "% of FMA rate probed before the run onnxrun / ORT",
            "peak RSS MB onnxrun / ORT", "other load onnxrun / ORT", "round medians ms onnxrun / ORT",
            "oracle (vs ORT)"]
     lines = ["| " + " | ".join(hdr) + " |", "|" + "|".join(["---"] * len(hdr)) + "|"]
@@ -208,7 +214,9 @@ def cmd_table(a):
             ("-".join(fmt_ms(v) for v in (min(r["round_medians_ms"]), max(r["round_medians_ms"])))
              if len(r.get("round_medians_ms", [])) > 1 else fmt_ms(r["median_ms"])) if r else "—" for r in (o, t))
         lines.append("| " + " | ".join([c["case"], c["op"], str(c["threads"]), fmt_ms(o["median_ms"] if o else None),
-                                        fmt_ms(t["median_ms"] if t else None), ratio, rate, pct, rss, other, spread,
+                                        fmt_ms(t["median_ms"] if t else None), ratio, rate, pct,
+                                        f"{fmt_pct(c['onnxrun_pct_probe'])} / {fmt_pct(c['ort_pct_probe'])}",
+                                        rss, other, spread,
                                         ora]) + " |")
         for tool in ("onnxrun", "ort"):
             r = c[tool]
@@ -300,7 +308,9 @@ def cmd_table(a):
         "",
         "ratio = ORT median / onnxrun median: above 1 means onnxrun is faster. Rates use the median time. "
         "% of peak: ConvTranspose against the FMA peak, DepthToSpace against memcpy bandwidth, "
-        "both measured with the same thread count. Peak RSS includes each tool's floor "
+        "both measured with the same thread count. % of FMA probe (ConvTranspose): the same rate against "
+        "the FMA rate `peak --probe T` measured (~0.15 s) right before that tool's measurement of the "
+        "reported round, which follows the host's current speed. Peak RSS includes each tool's floor "
         f"(onnxrun_bench alone: {baselines.get('onnxrun', {}).get('peak_rss_kb', 0) / 1024:.0f} MB; "
         f"node + onnxruntime-node loaded: {baselines.get('ort', {}).get('peak_rss_kb', 0) / 1024:.0f} MB).",
         "",
@@ -334,8 +344,8 @@ def cmd_readme(a):
     with open(a.json) as f:
         d = json.load(f)
     print("| case | threads | onnxrun ms | ORT ms | ORT/onnxrun | % of measured peak (onnxrun / ORT) "
-          "| round medians ms (onnxrun / ORT) | peak RSS MB (onnxrun / ORT) |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| % of FMA probe (onnxrun / ORT) | round medians ms (onnxrun / ORT) | peak RSS MB (onnxrun / ORT) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for c in d["cases"]:
         o, t = c["onnxrun"], c["ort"]
         def rng(r):
@@ -345,7 +355,8 @@ def cmd_readme(a):
             return "-".join(fmt_ms(x) for x in (min(v), max(v))) if v and len(v) > 1 else fmt_ms(r["median_ms"])
         print(f"| {c['case']} | {c['threads']} | {fmt_ms(o['median_ms']) if o else '—'} | "
               f"{fmt_ms(t['median_ms']) if t else '—'} | {c['ratio']:.3g} | "
-              f"{fmt_pct(c['onnxrun_pct_peak'])} / {fmt_pct(c['ort_pct_peak'])} | {rng(o)} / {rng(t)} | "
+              f"{fmt_pct(c['onnxrun_pct_peak'])} / {fmt_pct(c['ort_pct_peak'])} | "
+              f"{fmt_pct(c.get('onnxrun_pct_probe'))} / {fmt_pct(c.get('ort_pct_probe'))} | {rng(o)} / {rng(t)} | "
               f"{o['peak_rss_kb'] / 1024:.0f} / {t['peak_rss_kb'] / 1024:.0f} |")
     return 0
 

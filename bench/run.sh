@@ -143,6 +143,10 @@ run_tool() {
 	local name=$1 line b0 s0 b1 s1 w0 w1 extra
 	shift
 	wait_idle
+	# with PROBE_T set: the FMA rate with that many threads right now (peak --probe, ~0.15 s),
+	# recorded with the measurement (this host's speed drifts by a third for seconds at a time)
+	PROBE=
+	[ -z "${PROBE_T:-}" ] || PROBE=$("$B/peak" --probe "$PROBE_T" | sed -n 's/.*"fma_probe_gflops":\([0-9.]*\).*/\1/p')
 	read -r b0 s0 < <(stat_busy)
 	w0=$(date +%s.%N)
 	if ! line=$("$@" 2>"$OUT/err.txt"); then
@@ -151,6 +155,7 @@ run_tool() {
 	read -r b1 s1 < <(stat_busy)
 	w1=$(date +%s.%N)
 	extra=$(other_fields "$b0" "$b1" "$s0" "$s1" "$w0" "$w1" "$line")
+	[ -z "${PROBE:-}" ] || extra="$extra,\"fma_probe_gflops\":$PROBE"
 	printf '%s\n' "$line" | sed "s/^{/{\"tool\":\"$name\",\"load1\":$(loadavg),$extra,/" | tee -a "$RAW" >&2
 }
 T0=$(date +%s)
@@ -165,6 +170,7 @@ for c in "${CASES[@]}"; do
 		# rate dropping by a third for seconds at a time) tends to hit both; round 1 keeps
 		# the outputs for the oracle check
 		for ((round = 1; round <= ROUNDS; round++)); do
+			PROBE_T=$t
 			outarg=()
 			[ "$round" != 1 ] || outarg=(--output "$OUT/$c.onnxrun.t$t.bin")
 			if run_tool onnxrun "$B/onnxrun_bench" "$m/model.onnx" --case "$c" --threads "$t" \
@@ -182,6 +188,7 @@ for c in "${CASES[@]}"; do
 				fail "$c" "$t" ort "$(cat "$OUT/err.txt")"
 			fi
 		done
+		PROBE_T=
 	done
 	if [ -s "$OUT/$c.ort.bin" ] && [ -s "$OUT/$c.onnxrun.t$first_t.bin" ]; then
 		"$PY" bench/report.py compare --case "$c" --ref "$OUT/$c.ort.bin" \
