@@ -295,9 +295,20 @@ static enum onnxrun_status convt_compute(struct onnxrun_op_context *ctx,
 		if (st || done)
 			return st;
 	}
-	fill_bias(&g, b, y);
-	convt_scatter(ctx, &g, &(struct convt_arrays){ y->dtype == ONNXRUN_DTYPE_FLOAT ? row_f32 : row_f64,
-	                                          inputs[0]->data, inputs[1]->data, y->data });
+	{
+		const void *w = inputs[1]->data;
+		float *wown = NULL;
+		if (y->dtype == ONNXRUN_DTYPE_FLOAT) { /* float32 W may have been released after packing */
+			const float *wf;
+			if ((st = onnxrun__convt_w_values(ctx, inputs[1], &wf, &wown)))
+				return st;
+			w = wf;
+		}
+		fill_bias(&g, b, y);
+		convt_scatter(ctx, &g, &(struct convt_arrays){ y->dtype == ONNXRUN_DTYPE_FLOAT ? row_f32 : row_f64,
+		                                          inputs[0]->data, w, y->data });
+		onnxrun__free(ctx->env, wown);
+	}
 	return ONNXRUN_OK;
 }
 

@@ -102,23 +102,31 @@ static int64_t tap_info(const struct onnxrun__convt_taps *t, const int64_t *r, i
 	return kf;
 }
 
-/* Packs W into pk->a (layouts in conv_transpose_fast.h / gemm.h). kfs: scratch for
- * taps.tmax kernel offsets. Taps are the innermost loop so that W is read in order (each
- * (c, m) row of kprod taps once) and writes stay inside one (c, panel) block. */
-static void pack_weights(struct onnxrun__convt_packed *pk, const float *w, int64_t *kfs)
+/* Packs W into pk->a (layouts in conv_transpose_fast.h / gemm.h), or with `unpack` writes
+ * W back from pk->a: the same walk, so one is exactly the other's inverse (every kernel
+ * position is a tap of exactly one phase; padding rows are zeros and are not read back).
+ * Packs from w_in when w_out is NULL, unpacks into w_out otherwise.
+ * kfs: scratch for taps.tmax kernel offsets. Taps are the innermost loop so that W is
+ * read in order (each (c, m) row of kprod taps once) and writes stay inside one (c, panel)
+ * block. */
+static void move_weights(const struct onnxrun__convt_packed *pk, const float *w_in, float *w_out, int64_t *kfs)
 {
+	const bool unpack = w_out != NULL;
 	const struct onnxrun__convt_taps *t = &pk->taps;
 	const int64_t mr = pk->kern->mr_max, cg = pk->cin / pk->group, mg = pk->mg;
 	int64_t r[S];
 	for (int64_t grp = 0; grp < pk->group; grp++) {
 		float *ag = pk->a + grp * t->a_group;
-		const float *wg = w + grp * cg * mg * t->kprod;
+		const int64_t wg = grp * cg * mg * t->kprod;
 		if (pk->path == CONVT_PATH_COL2IM) {
 			/* rows R = m*kprod + kf, reduction over c */
 			for (int64_t i = 0; i < t->a_group; i++) {
 				int64_t panel = i / (cg * mr), c = i / mr % cg, row = panel * mr + i % mr;
-				ag[i] = row < mg * t->kprod ?
-				        wg[(c * mg + row / t->kprod) * t->kprod + row % t->kprod] : 0.0f;
+				int64_t wi = wg + (c * mg + row / t->kprod) * t->kprod + row % t->kprod;
+				if (unpack && row < mg * t->kprod)
+					w_out[wi] = ag[i];
+				else if (!unpack)
+					ag[i] = row < mg * t->kprod ? w_in[wi] : 0.0f;
 			}
 			continue;
 		}
@@ -131,9 +139,13 @@ static void pack_weights(struct onnxrun__convt_packed *pk, const float *w, int64
 			for (int64_t c = 0; c < cg; c++)
 				for (int64_t m = 0; m < (mg + mr - 1) / mr * mr; m++) {
 					float *dst = a + (m / mr) * kk * mr + c * nt * mr + m % mr;
-					const float *src = wg + (c * mg + m) * t->kprod;
-					for (int64_t tap = 0; tap < nt; tap++)
-						dst[tap * mr] = m < mg ? src[kfs[tap]] : 0.0f;
+					const int64_t row = wg + (c * mg + m) * t->kprod;
+					for (int64_t tap = 0; tap < nt; tap++) {
+						if (unpack && m < mg)
+							w_out[row + kfs[tap]] = dst[tap * mr];
+						else if (!unpack)
+							dst[tap * mr] = m < mg ? w_in[row + kfs[tap]] : 0.0f;
+					}
 				}
 		}
 	}
@@ -146,6 +158,47 @@ void onnxrun__convt_packed_free(struct onnxrun__convt_packed *p)
 	onnxrun__free(p->env, p->taps.ntaps);
 	onnxrun__free(p->env, p->a);
 	onnxrun__free(p->env, p);
+}
+
+bool onnxrun__convt_can_unpack(const struct onnxrun__convt_packed *pk)
+{
+	return pk && pk->a && (pk->path == CONVT_PATH_PHASE || pk->path == CONVT_PATH_COL2IM);
+}
+
+enum onnxrun_status onnxrun__convt_unpack(const struct onnxrun__convt_packed *pk, float *w)
+{
+	int64_t *kfs;
+	if (!onnxrun__convt_can_unpack(pk))
+		return ONNXRUN_ERROR_RUNTIME;
+	if (!(kfs = onnxrun__malloc(pk->env, (size_t)(pk->taps.tmax > 0 ? pk->taps.tmax : 1) * sizeof *kfs)))
+		return ONNXRUN_ERROR_OUT_OF_MEMORY;
+	move_weights(pk, NULL, w, kfs);
+	onnxrun__free(pk->env, kfs);
+	return ONNXRUN_OK;
+}
+
+enum onnxrun_status onnxrun__convt_w_values(struct onnxrun_op_context *ctx, const struct onnxrun_tensor *w,
+                                            const float **out, float **owned)
+{
+	enum onnxrun_status st;
+	*owned = NULL;
+	*out = w->data;
+	if (w->data || w->numel == 0)
+		return ONNXRUN_OK;
+	/* released at load (onnxrun__op_rebuilds_input in init): rebuild from the packed state */
+	if (!onnxrun__convt_can_unpack(ctx->state))
+		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_RUNTIME, ctx->node,
+		                          "weights were released without a packed copy");
+	if (!(*owned = onnxrun__malloc(ctx->env, w->nbytes)))
+		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node,
+		                          "out of memory rebuilding the weights (%zu bytes)", w->nbytes);
+	if ((st = onnxrun__convt_unpack(ctx->state, *owned))) {
+		onnxrun__free(ctx->env, *owned);
+		*owned = NULL;
+		return onnxrun__node_fail(ctx->err, st, ctx->node, "out of memory rebuilding the weights");
+	}
+	*out = *owned;
+	return ONNXRUN_OK;
 }
 
 enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
@@ -185,7 +238,7 @@ enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env, const str
 			onnxrun__convt_packed_free(pk);
 			return ONNXRUN_ERROR_OUT_OF_MEMORY;
 		}
-		pack_weights(pk, w, kfs);
+		move_weights(pk, w, NULL, kfs);
 		onnxrun__free(env, kfs);
 	}
 	*out = pk;
@@ -254,6 +307,10 @@ enum onnxrun_status onnxrun__convt_fast_init(struct onnxrun_op_context *ctx, voi
 	if (st)
 		return onnxrun__node_fail(ctx->err, st, ctx->node, "out of memory packing weights");
 	*state = pk;
+	/* float32 W lives on as the packed panels; compute rebuilds it for the paths that read
+	 * W itself (the scatter, a forced other ISA), so the model need not keep both */
+	if (w->dtype == ONNXRUN_DTYPE_FLOAT && onnxrun__convt_can_unpack(pk))
+		onnxrun__op_rebuilds_input(ctx, 1);
 	return ONNXRUN_OK;
 }
 
@@ -325,22 +382,30 @@ enum onnxrun_status onnxrun__convt_fast(struct onnxrun_op_context *ctx, const st
 {
 	const struct onnxrun__convt_packed *pk;
 	struct onnxrun__convt_packed *mine = NULL;
-	const float *bias = n_inputs > 2 && inputs[2] ? inputs[2]->data : NULL;
+	const float *bias = n_inputs > 2 && inputs[2] ? inputs[2]->data : NULL, *w = inputs[1]->data;
+	float *wown = NULL;
 	enum onnxrun_status st;
 
 	*done = false;
 	if (y->dtype != ONNXRUN_DTYPE_FLOAT || !onnxrun__convt_fast_shape_ok(g))
 		return ONNXRUN_OK;
 	if (!(pk = onnxrun__convt_prepacked(ctx, g))) {
-		if ((st = onnxrun__convt_pack(ctx->env, g, inputs[1]->data, &mine)))
+		if ((st = onnxrun__convt_w_values(ctx, inputs[1], &w, &wown)))
+			return st;
+		if ((st = onnxrun__convt_pack(ctx->env, g, w, &mine))) {
+			onnxrun__free(ctx->env, wown);
 			return onnxrun__node_fail(ctx->err, st, ctx->node, "out of memory packing weights");
+		}
 		pk = mine;
 	}
 	if (!pk || onnxrun__convt_fast_declines(g, pk)) {
 		onnxrun__convt_packed_free(mine);
+		onnxrun__free(ctx->env, wown);
 		return ONNXRUN_OK;
 	}
-	st = onnxrun__convt_fast_run(ctx, g, pk, inputs[0]->data, inputs[1]->data, bias, y->data, done);
+	/* only the depthwise path reads W, and W is never released for it */
+	st = onnxrun__convt_fast_run(ctx, g, pk, inputs[0]->data, w, bias, y->data, done);
 	onnxrun__convt_packed_free(mine);
+	onnxrun__free(ctx->env, wown);
 	return st;
 }

@@ -54,6 +54,16 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env
                                                         const struct onnxrun__convt_geom *g,
                                                         const float *w, struct onnxrun__convt_packed **out);
 ONNXRUN__HIDDEN void onnxrun__convt_packed_free(struct onnxrun__convt_packed *p);
+/* True when W can be rebuilt exactly from the packed state (phase and overlap-add paths). */
+ONNXRUN__HIDDEN bool onnxrun__convt_can_unpack(const struct onnxrun__convt_packed *pk);
+/* Writes W (float32, shape (cin, mg, kernel...)) back from the packed state. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_unpack(const struct onnxrun__convt_packed *pk, float *w);
+/* W's float32 values: the tensor's data, or, when the model released it after init packed
+ * it (onnxrun__op_rebuilds_input), rebuilt from ctx->state into *owned (the caller frees
+ * it with onnxrun__free). */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_w_values(struct onnxrun_op_context *ctx,
+                                                           const struct onnxrun_tensor *w, const float **out,
+                                                           float **owned);
 
 /* op init/fini: pre-pack a constant W (float32; float16/bfloat16 widened to float32 first). */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_fast_init(struct onnxrun_op_context *ctx, void **state);

@@ -313,7 +313,7 @@ enum onnxrun_status onnxrun__graph_infer_node(const struct onnxrun_model *m, siz
 		out[o].shape.rank = -1;
 	}
 	{
-		struct onnxrun_op_context ctx = { node, err, m->env, 1, node->op_state, m };
+		struct onnxrun_op_context ctx = { node, err, m->env, 1, node->op_state, m, NULL };
 		st = node->op->infer(&ctx, in, node->n_inputs, out, node->n_outputs);
 	}
 	if (st)
@@ -350,12 +350,36 @@ fail:
 	return st;
 }
 
+/* Releases the data of initializers that every consumer's op state can rebuild (e.g.
+ * ConvTranspose weights kept as packed panels): they would otherwise be held twice. Not
+ * for graph outputs (handed to the caller) or initializers a feed may override. */
+static void release_rebuildable(struct onnxrun_model *m)
+{
+	for (size_t v = 0; v < m->n_values; v++) {
+		struct onnxrun__value *val = &m->values[v];
+		size_t uses = 0;
+		bool all = true;
+		if (val->kind != ONNXRUN__VALUE_INITIALIZER || val->is_output || !val->init || !val->init->data ||
+		    val->init->numel == 0)
+			continue;
+		for (size_t k = 0; k < m->n_nodes && all; k++)
+			for (size_t i = 0; i < m->nodes[k].n_inputs; i++)
+				if (m->nodes[k].inputs[i] == (int32_t)v) {
+					uses++;
+					all = all && i < 32 && (m->nodes[k].rebuilds >> i & 1u);
+				}
+		if (uses && all)
+			onnxrun__tensor_release_data(val->init);
+	}
+}
+
 enum onnxrun_status onnxrun__graph_init_ops(struct onnxrun_model *m, struct onnxrun__err *err)
 {
 	for (size_t k = 0; k < m->n_nodes; k++) {
 		struct onnxrun__node *node = &m->nodes[k];
-		struct onnxrun_op_context ctx = { node, err, m->env, 1, NULL, m };
+		struct onnxrun_op_context ctx = { node, err, m->env, 1, NULL, m, &node->rebuilds };
 		enum onnxrun_status st;
+		node->rebuilds = 0;
 		if (!node->op->init)
 			continue;
 		err->msg[0] = '\0';
@@ -365,5 +389,6 @@ enum onnxrun_status onnxrun__graph_init_ops(struct onnxrun_model *m, struct onnx
 			return st;
 		}
 	}
+	release_rebuildable(m);
 	return ONNXRUN_OK;
 }

@@ -149,6 +149,12 @@ enum onnxrun_status onnxrun_op_attr_floats(struct onnxrun_op_context *ctx, const
 	return st;
 }
 
+void onnxrun__op_rebuilds_input(struct onnxrun_op_context *ctx, size_t i)
+{
+	if (ctx && ctx->rebuilds && i < 32)
+		*ctx->rebuilds |= UINT32_C(1) << i;
+}
+
 const struct onnxrun_tensor *onnxrun_op_constant_input(const struct onnxrun_op_context *ctx, size_t i)
 {
 	int32_t v;

@@ -115,6 +115,8 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_new(const struct onnxrun_env
                                                         const int64_t *dims, void *borrowed,
                                                         struct onnxrun__err *err,
                                                         struct onnxrun_tensor **out);
+/* Frees (or unmaps) a tensor's data and leaves data NULL; dtype, dims and nbytes stay. */
+ONNXRUN__HIDDEN void onnxrun__tensor_release_data(struct onnxrun_tensor *t);
 /* Byte size of numel elements of dtype; false on overflow. */
 ONNXRUN__HIDDEN bool onnxrun__tensor_bytes(enum onnxrun_dtype dtype, int64_t numel, size_t *out);
 /* Sets element i of a STRING tensor to a copy of (data, size); frees the old one. */
@@ -171,6 +173,7 @@ struct onnxrun_op_context {
 	int threads;
 	void *state;
 	const struct onnxrun_model *model; /* for constant inputs; NULL in op unit tests */
+	uint32_t *rebuilds;                /* init only: the node's `rebuilds` (else NULL) */
 };
 
 struct onnxrun__node {
@@ -189,7 +192,13 @@ struct onnxrun__node {
 	size_t file_index;            /* position in the file's node list */
 	const char **input_names;     /* borrowed value names ("" for absent), for node_info */
 	const char **output_names;
+	uint32_t rebuilds; /* bit i: op_state can rebuild constant input i (onnxrun__op_rebuilds_input) */
 };
+
+/* From an op's init: its state holds constant input i in another form and the op can
+ * rebuild the values when compute needs them, so the model may release the initializer's
+ * data once every consumer says so (onnxrun__graph_init_ops). Inputs 0-31 only. */
+ONNXRUN__HIDDEN void onnxrun__op_rebuilds_input(struct onnxrun_op_context *ctx, size_t i);
 
 /* Node helpers for ops (src/ops). Attribute getters fail with INVALID_MODEL naming the node
  * and attribute when the attribute exists with another type; absent -> *found = false. */

@@ -626,7 +626,7 @@ static uint64_t now_ns(void)
 static enum onnxrun_status run_node(struct onnxrun_session *s, size_t k)
 {
 	const struct onnxrun__node *node = &s->model->nodes[k];
-	struct onnxrun_op_context ctx = { node, &s->err, s->env, s->threads, node->op_state, s->model };
+	struct onnxrun_op_context ctx = { node, &s->err, s->env, s->threads, node->op_state, s->model, NULL };
 	enum onnxrun_status st;
 	for (size_t i = 0; i < node->n_inputs; i++)
 		s->in_ptrs[i] = node->inputs[i] >= 0 ? value_tensor(s, node->inputs[i]) : NULL;

@@ -178,6 +178,20 @@ enum onnxrun_status onnxrun_tensor_wrap(struct onnxrun_env *env, enum onnxrun_dt
 	return ONNXRUN_OK;
 }
 
+void onnxrun__tensor_release_data(struct onnxrun_tensor *t)
+{
+	if (t->owns_data) {
+		onnxrun__tensor_strings_clear(t);
+		onnxrun__free(t->env, t->data);
+	}
+	if (t->map)
+		munmap(t->map, t->map_len);
+	t->data = NULL;
+	t->owns_data = false;
+	t->map = NULL;
+	t->map_len = 0;
+}
+
 void onnxrun_tensor_free(struct onnxrun_tensor *t)
 {
 	if (!t)
