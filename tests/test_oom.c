@@ -7,7 +7,8 @@
  * (ConvTranspose backend case), a multi-node graph with fan-out (models/multi_use),
  * external data (models/external_data), a symbolic batch (models/symbolic_batch, fed a
  * batch of 2), DepthToSpace on int64 (models/d2s_dcr_int64), and ConvTranspose in float64
- * and float16 (written by the test: their fast paths allocate scratch). Each sweep runs with one
+ * and float16 (written by the test: their fast paths allocate scratch), and float32 with W
+ * released at load and rebuilt for the scatter on every run. Each sweep runs with one
  * thread and again with two (the thread pool's allocations are swept too).
  */
 #include "model_builder.c"
@@ -222,6 +223,44 @@ static void test_oom_convt_f64_f16(void **state)
 	sweep(&c);
 }
 
+/* float32 ConvTranspose whose W is released at load (kept as packed panels), fed a 1x1 X
+ * that the fast path declines: each run rebuilds W for the scatter (an allocation). */
+static void test_oom_convt_rebuilt_w(void **state)
+{
+	struct oom_case c = { ONNXRUN_TEST_TMP "/oom_convt_rebuild", 0, 1 };
+	char path[1024], cmd[1200];
+	Onnx__ModelProto *m = mb_model(8);
+	struct onnxrun_env *env = th_env();
+	struct onnxrun_tensor *x = NULL;
+	float w[8 * 8 * 4 * 4];
+	size_t size;
+	uint8_t *buf;
+	(void)state;
+	for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+		w[i] = (float)((int)(i * 37 % 17) - 8) / 16.0f;
+	mb_opset(m, "", 13);
+	mb_input(m, "x", MB_FLOAT, "1,8,1,1");
+	mb_output(m, "y", MB_FLOAT, "1,8,4,4");
+	mb_initializer_f32(m, "w", 4, (const int64_t[]){ 8, 8, 4, 4 }, w);
+	mb_node(m, "up", "ConvTranspose", "", "x,w", "y");
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s/test_data_set_0'", c.dir);
+	assert_int_equal(system(cmd), 0);
+	buf = mb_finish(m, &size);
+	snprintf(path, sizeof path, "%s/model.onnx", c.dir);
+	assert_int_equal(mb_write_file(path, buf, size), 0);
+	free(buf);
+	assert_int_equal(onnxrun_tensor_create(env, ONNXRUN_DTYPE_FLOAT, 4, (const int64_t[]){ 1, 8, 1, 1 }, &x),
+	                 ONNXRUN_OK);
+	memcpy(onnxrun_tensor_data(x), w, 8 * sizeof(float));
+	snprintf(path, sizeof path, "%s/test_data_set_0/input_0.pb", c.dir);
+	TH_ASSERT_STATUS(onnxrun_tensor_save_pb(env, x, path), ONNXRUN_OK, onnxrun_env_error(env));
+	onnxrun_tensor_free(x);
+	onnxrun_env_free(env);
+	sweep(&c);
+	c.threads = 2;
+	sweep(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +270,7 @@ int main(void)
 		cmocka_unit_test(test_oom_symbolic_batch),
 		cmocka_unit_test(test_oom_d2s_int64),
 		cmocka_unit_test(test_oom_convt_f64_f16),
+		cmocka_unit_test(test_oom_convt_rebuilt_w),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
