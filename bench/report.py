@@ -79,6 +79,14 @@ def fmt_pct(v):
     return f"{v:.0f}%" if v >= 10 else f"{v:.2g}%"
 
 
+def fmt_rounds(r):
+    """The range of a measurement's round medians ("a-b"), or its median with one round."""
+    if not r:
+        return "—"
+    v = r.get("round_medians_ms")
+    return "-".join(fmt_ms(x) for x in (min(v), max(v))) if v and len(v) > 1 else fmt_ms(r["median_ms"])
+
+
 def fmt_num(v, digits=3):
     if v is None:
         return "—"
@@ -210,9 +218,7 @@ def cmd_table(a):
                 ora += ", **T>1 not bitwise = T=1**"
         ratio = f"{c['ratio']:.3g}" if c["ratio"] else "—"
         other = " / ".join(f"{r['other_cpus']:.1f}" if r and "other_cpus" in r else "—" for r in (o, t))
-        spread = " / ".join(
-            ("-".join(fmt_ms(v) for v in (min(r["round_medians_ms"]), max(r["round_medians_ms"])))
-             if len(r.get("round_medians_ms", [])) > 1 else fmt_ms(r["median_ms"])) if r else "—" for r in (o, t))
+        spread = f"{fmt_rounds(o)} / {fmt_rounds(t)}"
         lines.append("| " + " | ".join([c["case"], c["op"], str(c["threads"]), fmt_ms(o["median_ms"] if o else None),
                                         fmt_ms(t["median_ms"] if t else None), ratio, rate, pct,
                                         f"{fmt_pct(c['onnxrun_pct_probe'])} / {fmt_pct(c['ort_pct_probe'])}",
@@ -348,15 +354,10 @@ def cmd_readme(a):
     print("|---|---|---|---|---|---|---|---|---|")
     for c in d["cases"]:
         o, t = c["onnxrun"], c["ort"]
-        def rng(r):
-            v = r.get("round_medians_ms") if r else None
-            if not r:
-                return "—"
-            return "-".join(fmt_ms(x) for x in (min(v), max(v))) if v and len(v) > 1 else fmt_ms(r["median_ms"])
         print(f"| {c['case']} | {c['threads']} | {fmt_ms(o['median_ms']) if o else '—'} | "
               f"{fmt_ms(t['median_ms']) if t else '—'} | {c['ratio']:.3g} | "
               f"{fmt_pct(c['onnxrun_pct_peak'])} / {fmt_pct(c['ort_pct_peak'])} | "
-              f"{fmt_pct(c.get('onnxrun_pct_probe'))} / {fmt_pct(c.get('ort_pct_probe'))} | {rng(o)} / {rng(t)} | "
+              f"{fmt_pct(c.get('onnxrun_pct_probe'))} / {fmt_pct(c.get('ort_pct_probe'))} | {fmt_rounds(o)} / {fmt_rounds(t)} | "
               f"{o['peak_rss_kb'] / 1024:.0f} / {t['peak_rss_kb'] / 1024:.0f} |")
     return 0
 

@@ -144,7 +144,7 @@ run_tool() {
 	shift
 	wait_idle
 	# with PROBE_T set: the FMA rate with that many threads right now (peak --probe, ~0.15 s),
-	# recorded with the measurement (this host's speed drifts by a third for seconds at a time)
+	# recorded with the measurement (on a shared host; it sees the FMA units only)
 	PROBE=
 	[ -z "${PROBE_T:-}" ] || PROBE=$("$B/peak" --probe "$PROBE_T" | sed -n 's/.*"fma_probe_gflops":\([0-9.]*\).*/\1/p')
 	read -r b0 s0 < <(stat_busy)
@@ -166,9 +166,9 @@ for c in "${CASES[@]}"; do
 	for t in $THREADS; do
 		[ -n "$first_t" ] || first_t=$t
 		log "$c threads=$t (load $(loadavg))"
-		# rounds alternate the tools so that a slow spell of a shared host (seen: a core's FMA
-		# rate dropping by a third for seconds at a time) tends to hit both; round 1 keeps
-		# the outputs for the oracle check
+		# rounds alternate the tools so that a slow spell of a shared host (seen: a bare
+		# micro-kernel dropping by a third for seconds at a time) tends to hit both; round 1
+		# keeps the outputs for the oracle check
 		for ((round = 1; round <= ROUNDS; round++)); do
 			PROBE_T=$t
 			outarg=()

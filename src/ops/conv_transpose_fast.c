@@ -106,10 +106,12 @@ static int64_t tap_info(const struct onnxrun__convt_taps *t, const int64_t *r, i
  * W back from pk->a: the same walk, so one is exactly the other's inverse (every kernel
  * position is a tap of exactly one phase; padding rows are zeros and are not read back).
  * Packs from w_in when w_out is NULL, unpacks into w_out otherwise.
- * kfs: scratch for taps.tmax kernel offsets. Taps are the innermost loop so that W is
+ * Inlined into both callers, so the direction is a constant there and the per-element
+ * tests fold away. kfs: scratch for taps.tmax kernel offsets. Taps are the innermost loop so that W is
  * read in order (each (c, m) row of kprod taps once) and writes stay inside one (c, panel)
  * block. */
-static void move_weights(const struct onnxrun__convt_packed *pk, const float *w_in, float *w_out, int64_t *kfs)
+static inline __attribute__((always_inline)) void move_weights(const struct onnxrun__convt_packed *pk,
+                                                               const float *w_in, float *w_out, int64_t *kfs)
 {
 	const bool unpack = w_out != NULL;
 	const struct onnxrun__convt_taps *t = &pk->taps;
@@ -355,10 +357,9 @@ const struct onnxrun__convt_packed *onnxrun__convt_prepacked(const struct onnxru
 
 bool onnxrun__convt_fast_declines(const struct onnxrun__convt_geom *g, const struct onnxrun__convt_packed *pk)
 {
-	if (pk->path == CONVT_PATH_COL2IM)
-		return false;
-	/* the scatter's work follows the input: cheaper when the output-driven paths waste */
-	return onnxrun__convt_out_driven_waste(g) > 8.0;
+	/* the scatter's work follows the input: cheaper when the output-driven paths waste (the
+	 * overlap-add path's work follows the input too) */
+	return pk->path != CONVT_PATH_COL2IM && onnxrun__convt_out_driven_waste(g) > 8.0;
 }
 
 enum onnxrun_status onnxrun__convt_fast_run(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,

@@ -350,27 +350,33 @@ fail:
 	return st;
 }
 
+/* True when every use of value v is an input its op's state can rebuild. */
+static bool all_uses_rebuildable(const struct onnxrun_model *m, int32_t v)
+{
+	for (size_t k = 0; k < m->n_nodes; k++)
+		for (size_t i = 0; i < m->nodes[k].n_inputs; i++)
+			if (m->nodes[k].inputs[i] == v && !(i < 32 && (m->nodes[k].rebuilds >> i & 1u)))
+				return false;
+	return true;
+}
+
 /* Releases the data of initializers that every consumer's op state can rebuild (e.g.
  * ConvTranspose weights kept as packed panels): they would otherwise be held twice. Not
- * for graph outputs (handed to the caller) or initializers a feed may override. */
+ * for graph outputs (handed to the caller) or initializers a feed may override. Only the
+ * inputs some init marked are looked at (few: one per ConvTranspose), each against the
+ * node inputs. */
 static void release_rebuildable(struct onnxrun_model *m)
 {
-	for (size_t v = 0; v < m->n_values; v++) {
-		struct onnxrun__value *val = &m->values[v];
-		size_t uses = 0;
-		bool all = true;
-		if (val->kind != ONNXRUN__VALUE_INITIALIZER || val->is_output || !val->init || !val->init->data ||
-		    val->init->numel == 0)
-			continue;
-		for (size_t k = 0; k < m->n_nodes && all; k++)
-			for (size_t i = 0; i < m->nodes[k].n_inputs; i++)
-				if (m->nodes[k].inputs[i] == (int32_t)v) {
-					uses++;
-					all = all && i < 32 && (m->nodes[k].rebuilds >> i & 1u);
-				}
-		if (uses && all)
-			onnxrun__tensor_release_data(val->init);
-	}
+	for (size_t k = 0; k < m->n_nodes; k++)
+		for (size_t i = 0; i < m->nodes[k].n_inputs && i < 32; i++) {
+			const int32_t v = m->nodes[k].inputs[i];
+			struct onnxrun__value *val = v >= 0 ? &m->values[v] : NULL;
+			if (!(m->nodes[k].rebuilds >> i & 1u) || !val || val->kind != ONNXRUN__VALUE_INITIALIZER ||
+			    val->is_output || !val->init || !val->init->data || val->init->numel == 0)
+				continue;
+			if (all_uses_rebuildable(m, v))
+				onnxrun__tensor_release_data(val->init);
+		}
 }
 
 enum onnxrun_status onnxrun__graph_init_ops(struct onnxrun_model *m, struct onnxrun__err *err)

@@ -196,12 +196,7 @@ void onnxrun_tensor_free(struct onnxrun_tensor *t)
 {
 	if (!t)
 		return;
-	if (t->owns_data) {
-		onnxrun__tensor_strings_clear(t);
-		onnxrun__free(t->env, t->data);
-	}
-	if (t->map)
-		munmap(t->map, t->map_len);
+	onnxrun__tensor_release_data(t);
 	onnxrun__free(t->env, t->name);
 	onnxrun__free(t->env, t);
 }
