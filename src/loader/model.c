@@ -14,6 +14,9 @@
 #define ONNXRUN__MAX_NODES 1000000
 #define ONNXRUN__MAX_NODE_IO 100000
 #define ONNXRUN__MAX_ATTRS 10000
+/* float32 raw_data from this size on stays in the model buffer, out of the parse (strip.c);
+ * smaller arrays cost less to copy than to track. */
+#define ONNXRUN__STRIP_MIN ((size_t)64 << 10)
 
 /* ---- the value table: a hash of names to indices into m->values ---- */
 
@@ -33,6 +36,7 @@ struct builder {
 	size_t n_sslots;   /* 0 when the graph has none */
 	int32_t *fslots;   /* local function names -> index into mp->functions */
 	size_t n_fslots;   /* 0 when the model has none */
+	struct onnxrun__stripped stripped; /* raw_data left out of the parse (strip.c) */
 };
 
 static uint64_t hash_str(const char *s)
@@ -255,8 +259,9 @@ static void type_of_tensor(const struct onnxrun_tensor *t, struct onnxrun_type *
 static enum onnxrun_status load_initializers(struct builder *b, const Onnx__GraphProto *g)
 {
 	enum onnxrun_status st;
+	size_t next = 0; /* the next slice of b->stripped */
 	for (size_t i = 0; i < g->n_initializer; i++) {
-		const Onnx__TensorProto *tp = g->initializer[i];
+		Onnx__TensorProto *tp = g->initializer[i];
 		const char *name = tp->name ? tp->name : "";
 		int32_t v;
 		if (!name[0])
@@ -267,9 +272,19 @@ static enum onnxrun_status load_initializers(struct builder *b, const Onnx__Grap
 		if ((v = add_value(b, name)) < 0)
 			return oom(b);
 		b->m->values[v].kind = ONNXRUN__VALUE_INITIALIZER;
-		/* the unpacked message is ours (freed after loading): its raw_data moves, not copies */
-		st = onnxrun__tensor_from_proto_take(b->m->env, (Onnx__TensorProto *)tp, b->base_dir,
-		                                     &b->budget, b->err, &b->m->values[v].init);
+		if (next < b->stripped.n_slices && b->stripped.slices[next].initializer == i) {
+			/* raw_data left in the model buffer: the tensor borrows it until the load ends */
+			const ProtobufCBinaryData parsed = tp->raw_data;
+			tp->raw_data.data = (uint8_t *)b->stripped.slices[next].data;
+			tp->raw_data.len = b->stripped.slices[next++].len;
+			st = onnxrun__tensor_from_proto_borrow(b->m->env, tp, b->base_dir, &b->budget, b->err,
+			                                       &b->m->values[v].init);
+			tp->raw_data = parsed;
+		} else {
+			/* the unpacked message is ours (freed after loading): its raw_data moves, not copies */
+			st = onnxrun__tensor_from_proto_take(b->m->env, tp, b->base_dir, &b->budget, b->err,
+			                                     &b->m->values[v].init);
+		}
 		if (st)
 			return st;
 		type_of_tensor(b->m->values[v].init, &b->m->values[v].type);
@@ -733,12 +748,21 @@ enum onnxrun_status onnxrun__load_model_proto(struct onnxrun_model *m, const voi
 {
 	struct onnxrun__pb_allocator pa;
 	struct builder b = { m, NULL, base_dir, err, 0, NULL, 0, { 0, onnxrun__env_max_memory(m->env) },
-	                     NULL, 0, 0, NULL, 0, NULL, 0 };
+	                     NULL, 0, 0, NULL, 0, NULL, 0, { NULL, 0, NULL, 0 } };
 	enum onnxrun_status st;
+	size_t strip_min;
 	if (size == 0)
 		return onnxrun__fail(err, ONNXRUN_ERROR_INVALID_MODEL, "the model is empty (0 bytes)");
+	strip_min = m->env->strip_min ? m->env->strip_min : ONNXRUN__STRIP_MIN;
+	if (strip_min != SIZE_MAX && (st = onnxrun__strip_raw(m->env, data, size, strip_min, &b.stripped, err)))
+		return st;
 	onnxrun__pb_allocator_init(&pa, m->env);
-	b.mp = onnx__model_proto__unpack(&pa.base, size, data);
+	b.mp = b.stripped.bytes ? onnx__model_proto__unpack(&pa.base, b.stripped.size, b.stripped.bytes)
+	                        : onnx__model_proto__unpack(&pa.base, size, data);
+	onnxrun__free(m->env, b.stripped.bytes); /* protobuf-c copied what it keeps */
+	b.stripped.bytes = NULL;
+	if (!b.mp)
+		onnxrun__stripped_free(m->env, &b.stripped);
 	if (!b.mp && pa.oom)
 		return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory parsing the model");
 	if (!b.mp)
@@ -752,6 +776,7 @@ enum onnxrun_status onnxrun__load_model_proto(struct onnxrun_model *m, const voi
 	    !(st = load_value_info(&b, b.mp->graph)))
 		st = check_dangling(&b);
 	onnx__model_proto__free_unpacked((Onnx__ModelProto *)b.mp, &pa.base);
+	onnxrun__stripped_free(m->env, &b.stripped);
 	onnxrun__free(m->env, b.slots);
 	onnxrun__free(m->env, b.pslots);
 	onnxrun__free(m->env, b.sslots);

@@ -528,15 +528,18 @@ static bool mappable(const struct onnxrun_env *env, const struct decode *d)
 	       d->ext_offset % 64 == 0 && d->dtype != ONNXRUN_DTYPE_BOOL;
 }
 
-/* Creates the tensor for a checked decode: taking raw_data from `take` when given, mapping
+/* Creates the tensor for a checked decode: taking raw_data from `take` when given (moving
+ * its block, or with `borrow` leaving it where it is as pending: runtime.h), mapping
  * external data where mappable, else allocating (zeroed) for fill() to copy into. */
 static enum onnxrun_status make_tensor(const struct onnxrun_env *env, struct decode *d, Onnx__TensorProto *take,
-                                       struct onnxrun__err *err, struct onnxrun_tensor **out)
+                                       bool borrow, struct onnxrun__err *err, struct onnxrun_tensor **out)
 {
 	void *map = NULL, *data = NULL;
 	size_t map_len = 0;
 	enum onnxrun_status st;
-	if (take && d->src == SRC_RAW && d->nbytes > 0 && take->raw_data.len == d->nbytes)
+	/* pending bytes are never normalized, so only float32 is borrowed */
+	if (take && d->src == SRC_RAW && d->nbytes > 0 && take->raw_data.len == d->nbytes &&
+	    (!borrow || d->dtype == ONNXRUN_DTYPE_FLOAT))
 		data = take->raw_data.data;
 	else if (mappable(env, d))
 		data = onnxrun__map_range(fileno(d->ext), d->ext_offset, d->nbytes, &map, &map_len);
@@ -551,6 +554,10 @@ static enum onnxrun_status make_tensor(const struct onnxrun_env *env, struct dec
 		(*out)->map = map;
 		(*out)->map_len = map_len;
 		d->in_place = true;
+	} else if (data && borrow) {
+		(*out)->pending = data;
+		(*out)->data = NULL;
+		d->in_place = true;
 	} else if (data) {
 		(*out)->owns_data = true; /* the block is the message's, moved: an onnxrun__malloc block */
 		take->raw_data.data = NULL;
@@ -562,7 +569,7 @@ static enum onnxrun_status make_tensor(const struct onnxrun_env *env, struct dec
 }
 
 static enum onnxrun_status from_proto(const struct onnxrun_env *env, const Onnx__TensorProto *tp,
-                                      Onnx__TensorProto *take, const char *base_dir,
+                                      Onnx__TensorProto *take, bool borrow, const char *base_dir,
                                       struct onnxrun__mem_budget *budget, struct onnxrun__err *err,
                                       struct onnxrun_tensor **out)
 {
@@ -574,7 +581,7 @@ static enum onnxrun_status from_proto(const struct onnxrun_env *env, const Onnx_
 	d.name = tp->name ? tp->name : "";
 	if ((st = check_dtype(&d, err)) || (st = check_shape(&d, err)) ||
 	    (st = pick_source(&d, base_dir, err)) || (st = charge(&d, budget, err)) ||
-	    (st = make_tensor(env, &d, take, err, &t)))
+	    (st = make_tensor(env, &d, take, borrow, err, &t)))
 		goto fail;
 	if (tp->name && !(t->name = onnxrun__strdup(env, tp->name))) {
 		st = tensor_fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, &d, "out of memory");
@@ -598,14 +605,21 @@ enum onnxrun_status onnxrun__tensor_from_proto_budget(const struct onnxrun_env *
                                                       struct onnxrun__mem_budget *budget,
                                                       struct onnxrun__err *err, struct onnxrun_tensor **out)
 {
-	return from_proto(env, tp, NULL, base_dir, budget, err, out);
+	return from_proto(env, tp, NULL, false, base_dir, budget, err, out);
 }
 
 enum onnxrun_status onnxrun__tensor_from_proto_take(const struct onnxrun_env *env, Onnx__TensorProto *tp,
                                                     const char *base_dir, struct onnxrun__mem_budget *budget,
                                                     struct onnxrun__err *err, struct onnxrun_tensor **out)
 {
-	return from_proto(env, tp, tp, base_dir, budget, err, out);
+	return from_proto(env, tp, tp, false, base_dir, budget, err, out);
+}
+
+enum onnxrun_status onnxrun__tensor_from_proto_borrow(const struct onnxrun_env *env, const Onnx__TensorProto *tp,
+                                                      const char *base_dir, struct onnxrun__mem_budget *budget,
+                                                      struct onnxrun__err *err, struct onnxrun_tensor **out)
+{
+	return from_proto(env, tp, (Onnx__TensorProto *)tp, true, base_dir, budget, err, out);
 }
 
 /* ---- .pb tensor files ---- */

@@ -50,6 +50,43 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_from_proto_take(const struct
                                                                     struct onnxrun__err *err,
                                                                     struct onnxrun_tensor **out);
 
+/* onnxrun__tensor_from_proto_budget that leaves a float32 tensor's raw_data where it is,
+ * as the tensor's pending bytes (runtime.h); they must stay valid until the load ends.
+ * Other dtypes are copied. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_from_proto_borrow(const struct onnxrun_env *env,
+                                                                      const Onnx__TensorProto *tp,
+                                                                      const char *base_dir,
+                                                                      struct onnxrun__mem_budget *budget,
+                                                                      struct onnxrun__err *err,
+                                                                      struct onnxrun_tensor **out);
+
+/* The raw_data of initializer `initializer` (its index in GraphProto.initializer), left
+ * out of a model by onnxrun__strip_raw: bytes inside the original model buffer. */
+struct onnxrun__raw_slice {
+	size_t initializer;
+	const uint8_t *data;
+	size_t len;
+};
+
+/* A model rewritten without its large float32 raw_data (bytes NULL: nothing was left out,
+ * parse the original). Slices are in initializer order. */
+struct onnxrun__stripped {
+	uint8_t *bytes;
+	size_t size;
+	struct onnxrun__raw_slice *slices;
+	size_t n_slices;
+};
+
+/* Rewrites the serialized ModelProto data[0..size) so that the raw_data of every main-graph
+ * initializer with data_type FLOAT and at least min_len bytes is empty, recording where
+ * the bytes were. Fails only for lack of memory; input it does not fully understand is left
+ * alone (out->bytes NULL) for protobuf-c to parse or reject. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__strip_raw(const struct onnxrun_env *env, const void *data,
+                                                       size_t size, size_t min_len,
+                                                       struct onnxrun__stripped *out,
+                                                       struct onnxrun__err *err);
+ONNXRUN__HIDDEN void onnxrun__stripped_free(const struct onnxrun_env *env, struct onnxrun__stripped *s);
+
 /* A protobuf-c allocator over the env's (for onnx__*__unpack / __free_unpacked): pass
  * &a.base. `oom` becomes true when an allocation failed, which tells an unpack that failed
  * for lack of memory from one that failed on malformed bytes. */

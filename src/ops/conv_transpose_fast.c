@@ -105,13 +105,23 @@ static int64_t tap_info(const struct onnxrun__convt_taps *t, const int64_t *r, i
 /* Packs W into pk->a (layouts in conv_transpose_fast.h / gemm.h), or with `unpack` writes
  * W back from pk->a: the same walk, so one is exactly the other's inverse (every kernel
  * position is a tap of exactly one phase; padding rows are zeros and are not read back).
- * Packs from w_in when w_out is NULL, unpacks into w_out otherwise.
+ * Packs from w_in (float32 values at any alignment, so read through memcpy) when w_out is
+ * NULL, unpacks into w_out otherwise.
  * Inlined into both callers, so the direction is a constant there and the per-element
  * tests fold away. kfs: scratch for taps.tmax kernel offsets. Taps are the innermost loop so that W is
  * read in order (each (c, m) row of kprod taps once) and writes stay inside one (c, panel)
  * block. */
+/* Element i of float32 values at any alignment (one plain load once compiled). */
+static inline float load_f32(const unsigned char *p, int64_t i)
+{
+	float v;
+	memcpy(&v, p + i * (int64_t)sizeof v, sizeof v);
+	return v;
+}
+
 static inline __attribute__((always_inline)) void move_weights(const struct onnxrun__convt_packed *pk,
-                                                               const float *w_in, float *w_out, int64_t *kfs)
+                                                               const unsigned char *w_in, float *w_out,
+                                                               int64_t *kfs)
 {
 	const bool unpack = w_out != NULL;
 	const struct onnxrun__convt_taps *t = &pk->taps;
@@ -128,7 +138,7 @@ static inline __attribute__((always_inline)) void move_weights(const struct onnx
 				if (unpack && row < mg * t->kprod)
 					w_out[wi] = ag[i];
 				else if (!unpack)
-					ag[i] = row < mg * t->kprod ? w_in[wi] : 0.0f;
+					ag[i] = row < mg * t->kprod ? load_f32(w_in, wi) : 0.0f;
 			}
 			continue;
 		}
@@ -146,7 +156,7 @@ static inline __attribute__((always_inline)) void move_weights(const struct onnx
 						if (unpack && m < mg)
 							w_out[row + kfs[tap]] = dst[tap * mr];
 						else if (!unpack)
-							dst[tap * mr] = m < mg ? w_in[row + kfs[tap]] : 0.0f;
+							dst[tap * mr] = m < mg ? load_f32(w_in, row + kfs[tap]) : 0.0f;
 					}
 				}
 		}
@@ -204,7 +214,7 @@ enum onnxrun_status onnxrun__convt_w_values(struct onnxrun_op_context *ctx, cons
 }
 
 enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
-                                        const float *w, struct onnxrun__convt_packed **out)
+                                        const void *w, struct onnxrun__convt_packed **out)
 {
 	struct onnxrun__convt_packed *pk;
 	enum onnxrun_status st;
@@ -270,7 +280,8 @@ void *onnxrun__convt_scratch(struct onnxrun_op_context *ctx, int threads, size_t
 
 enum onnxrun_status onnxrun__convt_fast_init(struct onnxrun_op_context *ctx, void **state)
 {
-	const struct onnxrun_tensor *w = onnxrun_op_constant_input(ctx, 1);
+	const void *w_bytes;
+	const struct onnxrun_tensor *w = onnxrun__op_constant_bytes(ctx, 1, &w_bytes);
 	struct onnxrun_type types[3];
 	struct onnxrun__convt_geom g;
 	struct onnxrun__convt_packed *pk;
@@ -281,6 +292,10 @@ enum onnxrun_status onnxrun__convt_fast_init(struct onnxrun_op_context *ctx, voi
 
 	*state = NULL;
 	if (!w || w->rank < 3 || (w->dtype != ONNXRUN_DTYPE_FLOAT && !onnxrun__convt_is_half(w->dtype)))
+		return ONNXRUN_OK;
+	/* float32 is packed from its bytes where they are (a pending initializer stays in the
+	 * model buffer and is never copied when the panels replace it); widening reads data */
+	if (w->dtype != ONNXRUN_DTYPE_FLOAT && !(w = onnxrun_op_constant_input(ctx, 1)))
 		return ONNXRUN_OK;
 	/* geometry from W alone: X's spatial dims do not change the packing; use ones */
 	memset(types, 0, sizeof types);
@@ -304,7 +319,7 @@ enum onnxrun_status onnxrun__convt_fast_init(struct onnxrun_op_context *ctx, voi
 	if (w->dtype != ONNXRUN_DTYPE_FLOAT && !(wide = onnxrun__convt_widen_new(ctx->env, w)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node,
 		                          "out of memory widening weights to float32");
-	st = onnxrun__convt_pack(ctx->env, &g, wide ? wide : w->data, &pk);
+	st = onnxrun__convt_pack(ctx->env, &g, wide ? (const void *)wide : w_bytes, &pk);
 	onnxrun__free(ctx->env, wide);
 	if (st)
 		return onnxrun__node_fail(ctx->err, st, ctx->node, "out of memory packing weights");

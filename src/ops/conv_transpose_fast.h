@@ -48,11 +48,12 @@ struct onnxrun__convt_packed {
 	float *a; /* packed weights, group blocks of taps.a_group floats */
 };
 
-/* Builds the packed state for W (float32, shape (cin, mg, kernel...)) with the node's
- * strides, dilations and group; *out NULL (and OK) when no fast path applies. */
+/* Builds the packed state for W (float32, shape (cin, mg, kernel...), at any alignment: a
+ * pending initializer is read in the model buffer) with the node's strides, dilations and
+ * group; *out NULL (and OK) when no fast path applies. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env,
                                                         const struct onnxrun__convt_geom *g,
-                                                        const float *w, struct onnxrun__convt_packed **out);
+                                                        const void *w, struct onnxrun__convt_packed **out);
 ONNXRUN__HIDDEN void onnxrun__convt_packed_free(struct onnxrun__convt_packed *p);
 /* True when W can be rebuilt exactly from the packed state (phase and overlap-add paths). */
 ONNXRUN__HIDDEN bool onnxrun__convt_can_unpack(const struct onnxrun__convt_packed *pk);

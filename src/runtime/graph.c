@@ -372,11 +372,26 @@ static void release_rebuildable(struct onnxrun_model *m)
 			const int32_t v = m->nodes[k].inputs[i];
 			struct onnxrun__value *val = v >= 0 ? &m->values[v] : NULL;
 			if (!(m->nodes[k].rebuilds >> i & 1u) || !val || val->kind != ONNXRUN__VALUE_INITIALIZER ||
-			    val->is_output || !val->init || !val->init->data || val->init->numel == 0)
+			    val->is_output || !val->init || (!val->init->data && !val->init->pending) ||
+			    val->init->numel == 0)
 				continue;
 			if (all_uses_rebuildable(m, v))
 				onnxrun__tensor_release_data(val->init);
 		}
+}
+
+/* An init asked for a pending initializer (onnxrun_op_constant_input) and copying it ran
+ * out of memory: the op went on as if the input were not constant; fail the load. */
+static enum onnxrun_status copy_failed(const struct onnxrun_model *m, const struct onnxrun__node *node,
+                                       struct onnxrun__err *err)
+{
+	for (size_t i = 0; i < node->n_inputs; i++) {
+		const int32_t v = node->inputs[i];
+		if (v >= 0 && m->values[v].init && m->values[v].init->pending_failed)
+			return onnxrun__node_fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, node,
+			                          "out of memory copying initializer '%s'", m->values[v].name);
+	}
+	return ONNXRUN_OK;
 }
 
 enum onnxrun_status onnxrun__graph_init_ops(struct onnxrun_model *m, struct onnxrun__err *err)
@@ -394,7 +409,15 @@ enum onnxrun_status onnxrun__graph_init_ops(struct onnxrun_model *m, struct onnx
 				onnxrun__node_fail(err, st, node, "init failed: %s", onnxrun_status_str(st));
 			return st;
 		}
+		if ((st = copy_failed(m, node, err)))
+			return st;
 	}
 	release_rebuildable(m);
+	/* the model buffer is gone after loading: copy the initializers no op rebuilds */
+	for (size_t v = 0; v < m->n_values; v++) {
+		enum onnxrun_status st;
+		if (m->values[v].init && (st = onnxrun__tensor_materialize(m->values[v].init, err)))
+			return st;
+	}
 	return ONNXRUN_OK;
 }

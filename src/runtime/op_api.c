@@ -155,12 +155,31 @@ void onnxrun__op_rebuilds_input(struct onnxrun_op_context *ctx, size_t i)
 		*ctx->rebuilds |= UINT32_C(1) << i;
 }
 
-const struct onnxrun_tensor *onnxrun_op_constant_input(const struct onnxrun_op_context *ctx, size_t i)
+const struct onnxrun_tensor *onnxrun__op_constant_bytes(const struct onnxrun_op_context *ctx, size_t i,
+                                                        const void **bytes)
 {
+	const struct onnxrun_tensor *t;
 	int32_t v;
+	*bytes = NULL;
 	if (!ctx || !ctx->model || i >= ctx->node->n_inputs || (v = ctx->node->inputs[i]) < 0)
 		return NULL;
-	return ctx->model->values[v].kind == ONNXRUN__VALUE_INITIALIZER ? ctx->model->values[v].init : NULL;
+	if (ctx->model->values[v].kind != ONNXRUN__VALUE_INITIALIZER || !(t = ctx->model->values[v].init))
+		return NULL;
+	*bytes = t->data ? t->data : t->pending;
+	return t;
+}
+
+const struct onnxrun_tensor *onnxrun_op_constant_input(const struct onnxrun_op_context *ctx, size_t i)
+{
+	const void *bytes;
+	struct onnxrun__err scratch;
+	struct onnxrun_tensor *t = (struct onnxrun_tensor *)onnxrun__op_constant_bytes(ctx, i, &bytes);
+	/* A pending initializer (loading only) is copied now, for ops that read t->data. When
+	 * that copy fails the input reads as not constant, and onnxrun__graph_init_ops fails
+	 * the load after this init (the tensor's pending_failed). */
+	if (t && t->pending && onnxrun__tensor_materialize(t, &scratch))
+		return NULL;
+	return t;
 }
 
 enum onnxrun_status onnxrun_op_fail(struct onnxrun_op_context *ctx, enum onnxrun_status status, const char *fmt, ...)

@@ -43,6 +43,9 @@ struct onnxrun_env {
 	struct onnxrun_op *ops; /* registered custom ops (copies) */
 	uint64_t max_memory;    /* onnxrun_env_set_max_memory; 0: ONNXRUN_DEFAULT_MAX_MEMORY */
 	bool no_mmap;           /* onnxrun_env_set_mmap(env, false): read files instead */
+	size_t strip_min;       /* tests, fuzzing, A/B timing: float32 raw_data from this many
+	                         * bytes on is kept out of the parse (strip.c); 0: the default,
+	                         * SIZE_MAX: never */
 };
 
 /* All library memory goes through these. Blocks are 64-byte aligned; the size is kept in a
@@ -105,6 +108,13 @@ struct onnxrun_tensor {
 	char *name;     /* owned, may be NULL */
 	void *map;      /* external data mapped from a file (data points inside); munmap'd */
 	size_t map_len; /* by onnxrun_tensor_free */
+	/* Loading only: an initializer whose bytes are still in the model buffer (float32
+	 * raw_data the loader kept out of the protobuf parse; any alignment). data is NULL
+	 * until onnxrun__tensor_materialize copies them; an op that rebuilds the input (packed
+	 * weights) may read them in place instead, and then they are never copied. Nothing is
+	 * pending once a load returns. */
+	const void *pending;
+	bool pending_failed; /* a copy of the pending bytes failed: the load must fail */
 };
 
 /* Creates a tensor; data is zeroed and owned unless `borrowed` is given (then nbytes must
@@ -117,6 +127,9 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_new(const struct onnxrun_env
                                                         struct onnxrun_tensor **out);
 /* Frees (or unmaps) a tensor's data and leaves data NULL; dtype, dims and nbytes stay. */
 ONNXRUN__HIDDEN void onnxrun__tensor_release_data(struct onnxrun_tensor *t);
+/* Copies a pending initializer's bytes into owned, aligned data (no-op when not pending). */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_materialize(struct onnxrun_tensor *t,
+                                                                struct onnxrun__err *err);
 /* Byte size of numel elements of dtype; false on overflow. */
 ONNXRUN__HIDDEN bool onnxrun__tensor_bytes(enum onnxrun_dtype dtype, int64_t numel, size_t *out);
 /* Sets element i of a STRING tensor to a copy of (data, size); frees the old one. */
@@ -199,6 +212,11 @@ struct onnxrun__node {
  * rebuild the values when compute needs them, so the model may release the initializer's
  * data once every consumer says so (onnxrun__graph_init_ops). Inputs 0-31 only. */
 ONNXRUN__HIDDEN void onnxrun__op_rebuilds_input(struct onnxrun_op_context *ctx, size_t i);
+/* onnxrun_op_constant_input without copying a pending initializer: for an op whose init
+ * only reads the values once (to pack them) and then marks the input rebuildable. *bytes
+ * gets the values, data or pending, at any alignment (read them through memcpy). */
+ONNXRUN__HIDDEN const struct onnxrun_tensor *onnxrun__op_constant_bytes(const struct onnxrun_op_context *ctx,
+                                                                        size_t i, const void **bytes);
 
 /* Node helpers for ops (src/ops). Attribute getters fail with INVALID_MODEL naming the node
  * and attribute when the attribute exists with another type; absent -> *found = false. */

@@ -190,6 +190,26 @@ void onnxrun__tensor_release_data(struct onnxrun_tensor *t)
 	t->owns_data = false;
 	t->map = NULL;
 	t->map_len = 0;
+	t->pending = NULL;
+}
+
+enum onnxrun_status onnxrun__tensor_materialize(struct onnxrun_tensor *t, struct onnxrun__err *err)
+{
+	void *p;
+	if (!t->pending)
+		return ONNXRUN_OK;
+	/* only float32 is ever pending: its bytes need no normalizing (bool's would) */
+	if (!(p = onnxrun__malloc(t->env, t->nbytes))) {
+		t->pending_failed = true;
+		return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY,
+		                     "out of memory copying initializer '%s' (%zu bytes)", t->name ? t->name : "",
+		                     t->nbytes);
+	}
+	memcpy(p, t->pending, t->nbytes);
+	t->data = p;
+	t->owns_data = true;
+	t->pending = NULL;
+	return ONNXRUN_OK;
 }
 
 void onnxrun_tensor_free(struct onnxrun_tensor *t)
