@@ -91,8 +91,7 @@ bytes=$(stat -c %s "$out/inline.onnx")
 read -r r t < <(pair_ms "$out/readf" "$out/inline.onnx" -- "$out/readf" -t "$bytes")
 awk -v r="$r" -v t="$t" -v mb="$((bytes >> 20))" 'BEGIN {
 	printf "%-22s %10.1f %10.1f %7.2f\n", "fresh " mb " MB (write)", r / 1000, t / 1000, t / (r ? r : 1)
-	print "(the last row: the read vs writing as many bytes of fresh memory once; loading inline"
-	print " weights writes two such regions, the initializer decoded out of the protobuf and"
-	print " the packed panels, where the read writes one; mapped external data writes only the"
-	print " panels)"
+	print "(the last row: the read vs writing as many bytes of fresh memory once; loading writes"
+	print " one such region, the packed panels: inline weights are packed from the mapped file,"
+	print " mapped external data likewise; --no-mmap adds the read buffer)"
 }'
