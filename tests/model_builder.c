@@ -227,6 +227,24 @@ static inline void th_assert_close(const struct onnxrun_tensor *t, const float *
 	}
 }
 
+/* Runs the model with x (float, rank 4, dims xd) as input 0 and compares output `out` with
+ * want (n floats, th_assert_close). */
+static inline void th_run_check(struct onnxrun_env *env, const struct onnxrun_model *model, const float *x,
+                                const int64_t *xd, size_t out, const float *want, size_t n, uint64_t seed,
+                                const char *what)
+{
+	struct onnxrun_session *s = NULL;
+	struct onnxrun_tensor *tx = th_tensor_f32(env, 4, xd, x);
+	const struct onnxrun_tensor *y = NULL;
+	TH_ASSERT_STATUS(onnxrun_session_create(model, &s), ONNXRUN_OK, onnxrun_env_error(env));
+	TH_ASSERT_STATUS(onnxrun_session_set_input(s, 0, tx), ONNXRUN_OK, onnxrun_session_error(s));
+	TH_ASSERT_STATUS(onnxrun_session_run(s), ONNXRUN_OK, onnxrun_session_error(s));
+	TH_ASSERT_STATUS(onnxrun_session_output(s, out, &y), ONNXRUN_OK, onnxrun_session_error(s));
+	th_assert_close(y, want, n, seed, what);
+	onnxrun_session_free(s);
+	onnxrun_tensor_free(tx);
+}
+
 /* ---- reference ops, written from the ONNX operator spec ---- */
 
 /*

@@ -443,22 +443,6 @@ static void test_strip_differential(void **state)
 
 /* ---- through the runtime --------------------------------------------------------------- */
 
-/* Runs the model on x and compares output `out` (n floats) with want. */
-static void run_check(struct onnxrun_env *env, const struct onnxrun_model *model, const float *x,
-                      const int64_t *xd, size_t out, const float *want, size_t n, uint64_t seed, const char *what)
-{
-	struct onnxrun_session *s = NULL;
-	struct onnxrun_tensor *tx = th_tensor_f32(env, 4, xd, x);
-	const struct onnxrun_tensor *y = NULL;
-	TH_ASSERT_STATUS(onnxrun_session_create(model, &s), ONNXRUN_OK, onnxrun_env_error(env));
-	TH_ASSERT_STATUS(onnxrun_session_set_input(s, 0, tx), ONNXRUN_OK, onnxrun_session_error(s));
-	TH_ASSERT_STATUS(onnxrun_session_run(s), ONNXRUN_OK, onnxrun_session_error(s));
-	TH_ASSERT_STATUS(onnxrun_session_output(s, out, &y), ONNXRUN_OK, onnxrun_session_error(s));
-	th_assert_close(y, want, n, seed, what);
-	onnxrun_session_free(s);
-	onnxrun_tensor_free(tx);
-}
-
 /* x [1, 64, 5, 5] -> ConvTranspose(x, w [64, 32, 3, 3] = 73728 bytes, stride 2) -> y. */
 enum { C = 64, MG = 32, K = 3, H = 5, OH = (H - 1) * 2 + K };
 
@@ -505,7 +489,7 @@ static void test_conv_packs_from_buffer(void **state)
 			peak_on = a.peak_bytes - before;
 			assert_null(value_init(model, "w")->data); /* packed, released, never copied */
 			assert_null(value_init(model, "w")->pending);
-			run_check(env, model, x, (const int64_t[]){ 1, C, H, H }, 0, want, (size_t)(MG * OH * OH), seed,
+			th_run_check(env, model, x, (const int64_t[]){ 1, C, H, H }, 0, want, (size_t)(MG * OH * OH), seed,
 			          "packed from the model buffer");
 			onnxrun_model_free(model);
 			/* the same load parsing the weights: they are copied, then packed */
@@ -637,10 +621,10 @@ static void test_copied_when_not_rebuilt(void **state)
 		assert_memory_equal(value_init(model, "wd")->data, wd, nd * sizeof(float));
 		assert_memory_equal(value_init(model, "v")->data, v, nv * sizeof(float));
 		assert_int_equal((uintptr_t)value_init(model, "v")->data % 64, 0);
-		run_check(env, model, x, (const int64_t[]){ 1, 4096, 3, 3 }, 0, want, 4096 * 36, seed, "depthwise");
-		run_check(env, model, x, (const int64_t[]){ 1, 4096, 3, 3 }, 1, v, nv, seed, "graph output");
-		run_check(env, model, x, (const int64_t[]){ 1, 4096, 3, 3 }, 2, want_z, nv, seed, "DepthToSpace");
-		run_check(env, model, x, (const int64_t[]){ 1, 4096, 3, 3 }, 3, &sum, 1, seed, "custom op");
+		th_run_check(env, model, x, (const int64_t[]){ 1, 4096, 3, 3 }, 0, want, 4096 * 36, seed, "depthwise");
+		th_run_check(env, model, x, (const int64_t[]){ 1, 4096, 3, 3 }, 1, v, nv, seed, "graph output");
+		th_run_check(env, model, x, (const int64_t[]){ 1, 4096, 3, 3 }, 2, want_z, nv, seed, "DepthToSpace");
+		th_run_check(env, model, x, (const int64_t[]){ 1, 4096, 3, 3 }, 3, &sum, 1, seed, "custom op");
 		onnxrun_model_free(model);
 		onnxrun_env_free(env);
 		assert_int_equal(a.live, 0);
@@ -658,7 +642,8 @@ static void test_copied_when_not_rebuilt(void **state)
 static void test_oom_sweep(void **state)
 {
 	size_t size_c, size_k;
-	float *w = random_floats(71, C * MG * K * K), *wd = random_floats(72, 4096 * 4), *v = random_floats(73, 16 * 32 * 64);
+	float *w = random_floats(71, C * MG * K * K), *wd = random_floats(72, 4096 * 4);
+	float *v = random_floats(73, 16 * 32 * 64);
 	uint8_t *conv = conv_model(w, 1, &size_c), *copied = copied_model(wd, v, &size_k);
 	(void)state;
 	for (int which = 0; which < 2; which++) {

@@ -106,22 +106,6 @@ static const struct onnxrun_tensor *value_init(const struct onnxrun_model *m, co
 	return NULL;
 }
 
-/* Runs the model on x (input 0) and compares output `out` with want. */
-static void run_check(struct onnxrun_env *env, const struct onnxrun_model *model, const float *x,
-                      const int64_t *xd, size_t out, const float *want, size_t n, uint64_t seed, const char *what)
-{
-	struct onnxrun_session *s = NULL;
-	struct onnxrun_tensor *tx = th_tensor_f32(env, 4, xd, x);
-	const struct onnxrun_tensor *y = NULL;
-	TH_ASSERT_STATUS(onnxrun_session_create(model, &s), ONNXRUN_OK, onnxrun_env_error(env));
-	TH_ASSERT_STATUS(onnxrun_session_set_input(s, 0, tx), ONNXRUN_OK, onnxrun_session_error(s));
-	TH_ASSERT_STATUS(onnxrun_session_run(s), ONNXRUN_OK, onnxrun_session_error(s));
-	TH_ASSERT_STATUS(onnxrun_session_output(s, out, &y), ONNXRUN_OK, onnxrun_session_error(s));
-	th_assert_close(y, want, n, seed, what);
-	onnxrun_session_free(s);
-	onnxrun_tensor_free(tx);
-}
-
 /* x [1, 32, H, W] -> ConvTranspose(x, w, b), kernel 4, stride 1, no pads. */
 static void test_released_and_rebuilt(void **state)
 {
@@ -165,20 +149,20 @@ static void test_released_and_rebuilt(void **state)
 	assert_non_null(want);
 	/* the fast path (packed panels) */
 	th_ref_conv_transpose2d(&p, x, w, b, want);
-	run_check(env, model, x, (const int64_t[]){ 1, c, 6, 6 }, 0, want, (size_t)(mg * 81), seed, "fast path");
+	th_run_check(env, model, x, (const int64_t[]){ 1, c, 6, 6 }, 0, want, (size_t)(mg * 81), seed, "fast path");
 	/* a 1x1 input: the output-driven fast path would do (4 * 4)^2 products per channel pair
 	 * where the scatter does (1 * 4)^2, more than the 8x it accepts
 	 * (onnxrun__convt_out_driven_waste), so it declines; the scatter reads W rebuilt from
 	 * the panels */
 	th_ref_conv_transpose2d(&p1, x, w, b, want);
-	run_check(env, model, x, (const int64_t[]){ 1, c, 1, 1 }, 0, want, (size_t)(mg * 16), seed, "scatter");
+	th_run_check(env, model, x, (const int64_t[]){ 1, c, 1, 1 }, 0, want, (size_t)(mg * 16), seed, "scatter");
 	/* another ISA than the one packed at load: W rebuilt and packed per run */
 	for (int isa = ONNXRUN__ISA_SCALAR; isa <= ONNXRUN__ISA_AVX512; isa++) {
 		if (isa == (int)saved || !onnxrun__gemm_isa_supported((enum onnxrun__isa)isa))
 			continue;
 		onnxrun__gemm_set_isa((enum onnxrun__isa)isa);
 		th_ref_conv_transpose2d(&p, x, w, b, want);
-		run_check(env, model, x, (const int64_t[]){ 1, c, 6, 6 }, 0, want, (size_t)(mg * 81), seed,
+		th_run_check(env, model, x, (const int64_t[]){ 1, c, 6, 6 }, 0, want, (size_t)(mg * 81), seed,
 		          "other ISA");
 	}
 	onnxrun__gemm_set_isa(saved);
@@ -227,13 +211,13 @@ static void test_release_needs_every_use(void **state)
 			assert_null(value_init(model, "w")->data);
 		else
 			assert_non_null(value_init(model, "w")->data);
-		run_check(env, model, x, (const int64_t[]){ 1, 8, 3, 3 }, 0, want, sizeof want / sizeof want[0], seed,
+		th_run_check(env, model, x, (const int64_t[]){ 1, 8, 3, 3 }, 0, want, sizeof want / sizeof want[0], seed,
 		          "y");
 		if (variant == 1)
-			run_check(env, model, x, (const int64_t[]){ 1, 8, 3, 3 }, 1, want, sizeof want / sizeof want[0],
+			th_run_check(env, model, x, (const int64_t[]){ 1, 8, 3, 3 }, 1, want, sizeof want / sizeof want[0],
 			          seed, "z (shared W)");
 		else
-			run_check(env, model, x, (const int64_t[]){ 1, 8, 3, 3 }, 1, w, sizeof w / sizeof w[0], seed,
+			th_run_check(env, model, x, (const int64_t[]){ 1, 8, 3, 3 }, 1, w, sizeof w / sizeof w[0], seed,
 			          "W itself");
 		onnxrun_model_free(model);
 	}
