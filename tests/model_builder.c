@@ -245,6 +245,19 @@ static inline void th_run_check(struct onnxrun_env *env, const struct onnxrun_mo
 	onnxrun_tensor_free(tx);
 }
 
+#ifdef ONNXRUN_RUNTIME_H
+/* The initializer tensor of value `name` in a loaded model (tests that include
+ * runtime/runtime.h before this file). */
+static inline const struct onnxrun_tensor *th_value_init(const struct onnxrun_model *m, const char *name)
+{
+	for (size_t v = 0; v < m->n_values; v++)
+		if (!strcmp(m->values[v].name, name))
+			return m->values[v].init;
+	fail_msg("no value '%s'", name);
+	return NULL;
+}
+#endif
+
 /* ---- reference ops, written from the ONNX operator spec ---- */
 
 /*

@@ -29,8 +29,9 @@
 #include <string.h>
 
 #include "loader/tensor_proto.h"
-#include "model_builder.c"
 #include "runtime/runtime.h"
+/* after runtime.h: th_value_init */
+#include "model_builder.c"
 
 #define STRIP_MIN ((size_t)64 << 10) /* the loader's default (model.c) */
 #define D4(a, b, c, d) 4, (const int64_t[]){ a, b, c, d }
@@ -116,15 +117,6 @@ static float *random_floats(uint64_t seed, size_t n)
 	th_rng_seed(&r, seed);
 	th_fill(&r, p, n);
 	return p;
-}
-
-static const struct onnxrun_tensor *value_init(const struct onnxrun_model *m, const char *name)
-{
-	for (size_t v = 0; v < m->n_values; v++)
-		if (!strcmp(m->values[v].name, name))
-			return m->values[v].init;
-	fail_msg("no value '%s'", name);
-	return NULL;
 }
 
 /* Loads size bytes placed at offset `shift` of a 64-byte aligned copy (so the weights sit
@@ -295,9 +287,9 @@ static void check_hand_model(uint8_t *bytes, size_t size, bool expect_strip, con
 	assert_string_equal(msg, onnxrun_env_error(env));
 	if (want) {
 		TH_ASSERT_STATUS(st_on, ONNXRUN_OK, msg);
-		assert_int_equal(value_init(on, "w")->dtype, ONNXRUN_DTYPE_FLOAT);
-		assert_memory_equal(value_init(on, "w")->data, want, n * sizeof(float));
-		assert_memory_equal(value_init(off, "w")->data, want, n * sizeof(float));
+		assert_int_equal(th_value_init(on, "w")->dtype, ONNXRUN_DTYPE_FLOAT);
+		assert_memory_equal(th_value_init(on, "w")->data, want, n * sizeof(float));
+		assert_memory_equal(th_value_init(off, "w")->data, want, n * sizeof(float));
 	} else {
 		assert_int_not_equal(st_on, ONNXRUN_OK);
 	}
@@ -487,8 +479,8 @@ static void test_conv_packs_from_buffer(void **state)
 			a.peak_bytes = before;
 			TH_ASSERT_STATUS(load_at(env, bytes, size, shift, 0, &model), ONNXRUN_OK, onnxrun_env_error(env));
 			peak_on = a.peak_bytes - before;
-			assert_null(value_init(model, "w")->data); /* packed, released, never copied */
-			assert_null(value_init(model, "w")->pending);
+			assert_null(th_value_init(model, "w")->data); /* packed, released, never copied */
+			assert_null(th_value_init(model, "w")->pending);
 			th_run_check(env, model, x, (const int64_t[]){ 1, C, H, H }, 0, want, (size_t)(MG * OH * OH), seed,
 			          "packed from the model buffer");
 			onnxrun_model_free(model);
@@ -618,9 +610,9 @@ static void test_copied_when_not_rebuilt(void **state)
 		struct onnxrun_model *model = NULL;
 		register_peek(env);
 		TH_ASSERT_STATUS(load_at(env, bytes, size, shift, 0, &model), ONNXRUN_OK, onnxrun_env_error(env));
-		assert_memory_equal(value_init(model, "wd")->data, wd, nd * sizeof(float));
-		assert_memory_equal(value_init(model, "v")->data, v, nv * sizeof(float));
-		assert_int_equal((uintptr_t)value_init(model, "v")->data % 64, 0);
+		assert_memory_equal(th_value_init(model, "wd")->data, wd, nd * sizeof(float));
+		assert_memory_equal(th_value_init(model, "v")->data, v, nv * sizeof(float));
+		assert_int_equal((uintptr_t)th_value_init(model, "v")->data % 64, 0);
 		th_run_check(env, model, x, (const int64_t[]){ 1, 4096, 3, 3 }, 0, want, 4096 * 36, seed, "depthwise");
 		th_run_check(env, model, x, (const int64_t[]){ 1, 4096, 3, 3 }, 1, v, nv, seed, "graph output");
 		th_run_check(env, model, x, (const int64_t[]){ 1, 4096, 3, 3 }, 2, want_z, nv, seed, "DepthToSpace");
@@ -660,8 +652,8 @@ static void test_oom_sweep(void **state)
 			if (st == ONNXRUN_OK) {
 				assert_true(a.count <= a.fail_at); /* every allocation was tried: done */
 				if (which) {
-					assert_non_null(value_init(model, "v")->data);
-					assert_non_null(value_init(model, "wd")->data);
+					assert_non_null(th_value_init(model, "v")->data);
+					assert_non_null(th_value_init(model, "wd")->data);
 				}
 				onnxrun_model_free(model);
 				onnxrun_env_free(env);

@@ -22,9 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_builder.c"
 #include "ops/conv_transpose_fast.h"
 #include "runtime/runtime.h"
+/* after runtime.h: th_value_init */
+#include "model_builder.c"
 
 #define D4(a, b, c, d) 4, (const int64_t[]){ a, b, c, d }
 
@@ -97,15 +98,6 @@ static void test_unpack_round_trip(void **state)
 
 /* ---- through the runtime --------------------------------------------------------------- */
 
-static const struct onnxrun_tensor *value_init(const struct onnxrun_model *m, const char *name)
-{
-	for (size_t v = 0; v < m->n_values; v++)
-		if (!strcmp(m->values[v].name, name))
-			return m->values[v].init;
-	fail_msg("no value '%s'", name);
-	return NULL;
-}
-
 /* x [1, 32, H, W] -> ConvTranspose(x, w, b), kernel 4, stride 1, no pads. */
 static void test_released_and_rebuilt(void **state)
 {
@@ -137,7 +129,7 @@ static void test_released_and_rebuilt(void **state)
 	mb_node(m, "up", "ConvTranspose", "", "x,w,b", "y");
 	before = a.live_bytes;
 	model = th_load_ok(env, m);
-	wt = value_init(model, "w");
+	wt = th_value_init(model, "w");
 	assert_non_null(wt);
 	assert_null(wt->data);                   /* released */
 	assert_int_equal(wt->numel, (int64_t)wn); /* its type stays */
@@ -208,9 +200,9 @@ static void test_release_needs_every_use(void **state)
 		}
 		model = th_load_ok(env, m);
 		if (variant == 1)
-			assert_null(value_init(model, "w")->data);
+			assert_null(th_value_init(model, "w")->data);
 		else
-			assert_non_null(value_init(model, "w")->data);
+			assert_non_null(th_value_init(model, "w")->data);
 		th_run_check(env, model, x, (const int64_t[]){ 1, 8, 3, 3 }, 0, want, sizeof want / sizeof want[0], seed,
 		          "y");
 		if (variant == 1)
