@@ -3,6 +3,7 @@
  *
  *   onnxrun_bench MODEL [--case NAME] [--threads T] [--runs R] [--warmup W]
  *                       [--input X.bin] [--seed S] [--output Y.bin] [--budget-s SEC]
+ *   onnxrun_bench MODEL --scaling T2 [--threads T] [--runs R] [--warmup W] [--input X.bin] ...
  *   onnxrun_bench --baseline
  *
  * Loads MODEL, creates a session, sets T threads, binds input 0 (raw little-endian float32
@@ -22,6 +23,17 @@
  * than SEC seconds, fewer runs are done (at least 3) and "runs" says how many; "runs_requested"
  * keeps the asked-for count. --baseline prints the peak RSS of this process with the
  * library linked but no model loaded (the RSS floor of the tool itself).
+ *
+ * --scaling T2 measures how much T2 threads gain over T (default 1) on this model, in a way
+ * a shared host's slow spells hit both sides of equally: two sessions (T and T2 threads) of
+ * the same model, W warm-up runs each, then R pairs of runs, one run of each session per
+ * pair, the order alternating from pair to pair. It prints one JSON line:
+ *
+ *   {"scaling":true, "case":..., "threads":T, "threads2":T2, "median_ms":..., "median2_ms":...,
+ *    "min_ms":..., "min2_ms":..., "speedup_median":..., "speedup_pairs":..., "runs":R, ...}
+ *
+ * speedup_median is median_ms / median2_ms; speedup_pairs is the median over the pairs of
+ * (T run time / T2 run time), the two runs of a pair being at most two runs apart in time.
  *
  * Exit status: 0 on success, 2 on any error (message on stderr).
  */
@@ -110,11 +122,79 @@ static long parse_long(const char *opt, const char *v, long lo, long hi)
 	return x;
 }
 
+static double run_once(struct onnxrun_session *sess, const char *what)
+{
+	double a = now_ms();
+	if (onnxrun_session_run(sess) != ONNXRUN_OK)
+		die(what, onnxrun_session_error(sess));
+	return now_ms() - a;
+}
+
+static double median_of(double *v, long n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* --scaling: sess (T threads) and a second session of the same model with T2 threads, runs
+ * interleaved in pairs (see the header comment). Prints the JSON line. */
+static void run_scaling(struct onnxrun_model *model, struct onnxrun_session *sess, struct onnxrun_tensor *xt,
+                        const char *case_name, long threads, long threads2, long runs, long warmup,
+                        long budget_s, double load_ms)
+{
+	struct onnxrun_session *sess2 = NULL;
+	if (onnxrun_session_create(model, &sess2) != ONNXRUN_OK)
+		die("creating the second session", NULL);
+	if (onnxrun_session_set_threads(sess2, (int)threads2) != ONNXRUN_OK)
+		die("setting threads", onnxrun_session_error(sess2));
+	if (onnxrun_session_set_input(sess2, 0, xt) != ONNXRUN_OK)
+		die("binding input", onnxrun_session_error(sess2));
+	double pair_ms = 0;
+	for (long i = 0; i < (warmup > 0 ? warmup : 1); i++) {
+		double a = run_once(sess, "warm-up run"), b = run_once(sess2, "warm-up run");
+		if (i == 0)
+			pair_ms = a + b;
+	}
+	long runs_requested = runs;
+	if (budget_s > 0) {
+		long fit = (long)((double)budget_s * 1e3 / (pair_ms > 0 ? pair_ms : 1e-3));
+		if (fit < runs)
+			runs = fit < 3 ? 3 : fit;
+	}
+	double *t1 = malloc((size_t)runs * sizeof *t1), *t2 = malloc((size_t)runs * sizeof *t2);
+	double *r = malloc((size_t)runs * sizeof *r);
+	if (!t1 || !t2 || !r)
+		die("out of memory", NULL);
+	for (long i = 0; i < runs; i++) {
+		if (i % 2 == 0) {
+			t1[i] = run_once(sess, "timed run");
+			t2[i] = run_once(sess2, "timed run");
+		} else {
+			t2[i] = run_once(sess2, "timed run");
+			t1[i] = run_once(sess, "timed run");
+		}
+		r[i] = t1[i] / t2[i];
+	}
+	const double pairs = median_of(r, runs), m1 = median_of(t1, runs), m2 = median_of(t2, runs);
+	printf("{\"scaling\":true,\"case\":");
+	put_json_string(case_name);
+	printf(",\"threads\":%ld,\"threads2\":%ld,\"median_ms\":%.6f,\"median2_ms\":%.6f,\"min_ms\":%.6f,"
+	       "\"min2_ms\":%.6f,\"speedup_median\":%.4f,\"speedup_pairs\":%.4f,\"runs\":%ld,"
+	       "\"runs_requested\":%ld,\"warmup\":%ld,\"load_ms\":%.3f,\"peak_rss_kb\":%ld,\"cpu_s\":%.3f}\n",
+	       threads, threads2, m1, m2, t1[0], t2[0], m1 / m2, pairs, runs, runs_requested, warmup, load_ms,
+	       peak_rss_kb(), cpu_seconds());
+	free(t1);
+	free(t2);
+	free(r);
+	onnxrun_session_free(sess2);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 	        "usage: onnxrun_bench MODEL [--case NAME] [--threads T] [--runs R] [--warmup W]\n"
 	        "                     [--input X.bin] [--seed S] [--output Y.bin] [--budget-s SEC]\n"
+	        "       onnxrun_bench MODEL --scaling T2 [--threads T] [--runs R] [--warmup W] ...\n"
 	        "       onnxrun_bench --baseline\n");
 	exit(2);
 }
@@ -122,7 +202,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	const char *model_path = NULL, *case_name = NULL, *input_path = NULL, *output_path = NULL;
-	long threads = 1, runs = 20, warmup = 3, budget_s = 0;
+	long threads = 1, runs = 20, warmup = 3, budget_s = 0, threads2 = 0;
 	uint64_t seed = 0x0DDBA11CAFEULL;
 	int baseline = 0;
 
@@ -146,6 +226,8 @@ int main(int argc, char **argv)
 			case_name = v;
 		else if (!strcmp(a, "--threads"))
 			threads = parse_long(a, v, 1, 1024);
+		else if (!strcmp(a, "--scaling"))
+			threads2 = parse_long(a, v, 1, 1024);
 		else if (!strcmp(a, "--runs"))
 			runs = parse_long(a, v, 1, 1000000);
 		else if (!strcmp(a, "--warmup"))
@@ -222,6 +304,18 @@ int main(int argc, char **argv)
 		die("wrapping input", onnxrun_env_error(env));
 	if (onnxrun_session_set_input(sess, 0, xt) != ONNXRUN_OK)
 		die("binding input", onnxrun_session_error(sess));
+
+	if (threads2) {
+		if (output_path)
+			die("--output does not go with --scaling", NULL);
+		run_scaling(model, sess, xt, case_name, threads, threads2, runs, warmup, budget_s, load_ms);
+		onnxrun_tensor_free(xt);
+		free(x);
+		onnxrun_session_free(sess);
+		onnxrun_model_free(model);
+		onnxrun_env_free(env);
+		return 0;
+	}
 
 	double first_ms = 0;
 	for (long i = 0; i < warmup; i++) {

@@ -190,6 +190,18 @@ for c in "${CASES[@]}"; do
 		done
 		PROBE_T=
 	done
+	# thread scaling with both thread counts in one process, runs interleaved (see
+	# onnxrun_bench.c): the rounds above are minutes apart on a host whose speed drifts
+	last_t=${THREADS##* }
+	if [ "$last_t" != "$first_t" ]; then
+		log "$c scaling $first_t -> $last_t threads, interleaved"
+		if ! run_tool onnxrun_scaling "$B/onnxrun_bench" "$m/model.onnx" --case "$c" --threads "$first_t" \
+			--scaling "$last_t" --runs $((2 * RUNS)) --warmup "$WARMUP" --budget-s "$BUDGET" \
+			--input "$m/input.bin"; then
+			log "onnxrun scaling failed: $(cat "$OUT/err.txt")"
+			fail "$c" "$last_t" onnxrun_scaling "$(cat "$OUT/err.txt")"
+		fi
+	fi
 	if [ -s "$OUT/$c.ort.bin" ] && [ -s "$OUT/$c.onnxrun.t$first_t.bin" ]; then
 		"$PY" bench/report.py compare --case "$c" --ref "$OUT/$c.ort.bin" \
 			--got "$OUT/$c.onnxrun.t$first_t.bin" "${also[@]}" | tee -a "$RAW" >&2
