@@ -349,6 +349,36 @@ static void test_suite_like(void **state)
 	assert_int_equal(failures, 0);
 }
 
+/* 2-D, batch 1, rows of 32+ positions per phase and 32+ output channels per group: the
+ * per-tile staged copy of x (conv_transpose_phase.c, B rows at base + offset). Zero pads on
+ * both sides, rows above and below x, dilation, asymmetric pads, output padding, panel
+ * remainders at row ends, several tiles and groups. */
+static void test_staged_rows(void **state)
+{
+	static const struct cfg cases[] = {
+		/* grouped k4 s2 p1: two 32-wide panels per row, one zero column each side */
+		{ 2, 1, 4, 8, 32, { 20, 64 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
+		/* k3 s1 p1, a row end that is not a whole panel, 40 channels (an 8-row remainder) */
+		{ 2, 1, 1, 6, 40, { 9, 70 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
+		/* dilation 2, asymmetric pads, output padding, 33 channels */
+		{ 2, 1, 1, 5, 33, { 11, 67 }, { 3, 3 }, { 2, 2 }, { 2, 2 }, { 2, 0 }, { 1, 3 }, { 1, 1 }, false, false },
+		/* pads that crop most of the kernel on one side (wide zero pads in the copy) */
+		{ 2, 1, 2, 4, 32, { 7, 40 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 4, 0 }, { 0, 4 }, { 0, 0 }, true, false },
+		/* stride 3 with kernel 2: a phase with no taps */
+		{ 2, 1, 1, 4, 32, { 6, 40 }, { 2, 2 }, { 3, 3 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, { 0, 0 }, true, false },
+		/* W fed at run time */
+		{ 2, 1, 1, 7, 48, { 13, 35 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, true },
+	};
+	long compared = 0;
+	int failures = 0;
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		failures += check_config(&cases[i], 1900 + i, &compared);
+	print_message("%zu staged-row configs, %ld elements compared, %d failures\n", sizeof cases / sizeof cases[0],
+	              compared, failures);
+	assert_int_equal(failures, 0);
+}
+
 /* DepthToSpace, 4-byte elements: every ISA's interleave (b = 2, 4 with SIMD bodies and
  * tails, other b strided) and 1/2 threads against the spec's index formula, exactly. */
 static void test_depth_to_space(void **state)
@@ -445,6 +475,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_isa_selection),
 		cmocka_unit_test(test_suite_like),
+		cmocka_unit_test(test_staged_rows),
 		cmocka_unit_test(test_phase_random),
 		cmocka_unit_test(test_col2im_random),
 		cmocka_unit_test(test_depthwise_random),

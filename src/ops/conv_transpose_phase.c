@@ -55,6 +55,12 @@ struct phase_job {
 	bool rows;        /* B panels may be read in place as whole rows (PANEL_ROWS) */
 	char *scratch;
 	size_t scratch_stride;
+	/* staged x (rows mode, 2-D, batch 1): per item, the input rows it reads copied as
+	 * [row][channel][pad_l + width + pad_r] with zero pads */
+	bool staged;
+	int64_t st_padl, st_wp, st_rows, st_dymin, st_dymax;
+	size_t st_offset; /* byte offset of the staging area in a thread's scratch */
+	int64_t *rel;     /* per phase (cg * tmax apart): byte offset of B row k from the panel's base */
 };
 
 /* Splits positions [p0, p0 + cnt) of phase ph into runs along the last axis. */
@@ -470,13 +476,15 @@ __attribute__((target("avx512f"))) static void pack_halves(const struct phase_jo
 
 /* How a B panel is given to the micro-kernel: packed (fn), rows in place (ind), or masked
  * half-rows in place (ind2). */
-enum panel_mode { PANEL_PACKED, PANEL_ROWS, PANEL_HALVES };
+enum panel_mode { PANEL_PACKED, PANEL_ROWS, PANEL_HALVES, PANEL_REL };
 
 /* One B panel of an item, prepared once and run against every weight panel of the item. */
 struct panel {
 	struct seg *segs;
 	const float **brows; /* PANEL_ROWS: one per row; PANEL_HALVES: two per row */
 	uint16_t *bmask;     /* PANEL_HALVES: two per row */
+	const char *base;    /* PANEL_REL: row k at base + rel[k] bytes */
+	const int64_t *rel;
 	float *bp;
 	int64_t nseg;
 	int v;
@@ -516,11 +524,30 @@ static bool halves_plan(const float *xg, int64_t nt, const struct seg *segs, int
 	return true;
 }
 
+/* Copies input rows [i0, i1] of the group (xg) into the staging area; rows outside x are
+ * zeros. */
+static void stage_rows(const struct phase_job *j, const float *xg, int64_t i0, int64_t i1, float *stg)
+{
+	const int64_t h = j->g->in[0], w = j->g->in[1], wp = j->st_wp, pl = j->st_padl;
+	for (int64_t i = i0; i <= i1; i++) {
+		float *d = stg + (i - i0) * j->cg * wp;
+		if (i < 0 || i >= h) {
+			memset(d, 0, (size_t)(j->cg * wp) * sizeof *d);
+			continue;
+		}
+		for (int64_t c = 0; c < j->cg; c++, d += wp) {
+			memset(d, 0, (size_t)pl * sizeof *d);
+			memcpy(d + pl, xg + c * j->in_sp + i * w, (size_t)w * sizeof *d);
+			memset(d + pl + w, 0, (size_t)(wp - pl - w) * sizeof *d);
+		}
+	}
+}
+
 /* Prepares the B panel of positions [p0, p0 + cnt) of phase ph (residues r): its segments,
  * then row pointers into x (one run filling the panel, pack_rows), masked half-rows in x
  * (halves_plan, when few calls share the panel) or a packed copy. */
 static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *r, int64_t p0, int64_t cnt,
-                          const float *xg, struct cpy *cp, struct panel *pn)
+                          const float *xg, struct cpy *cp, struct panel *pn, const float *stg, int64_t i0)
 {
 	const struct onnxrun__convt_taps *tp = &j->pk->taps;
 	const struct onnxrun__gemm_kernels *kn = j->pk->kern;
@@ -529,6 +556,13 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 	pn->v = cnt <= kn->nr[2] ? 2 : cnt <= kn->nr[1] ? 1 : 0;
 	const int64_t nr = kn->nr[pn->v];
 	pn->nseg = make_segs(j, ph, p0, cnt, r, pn->segs);
+	if (stg && pn->v == 0 && pn->nseg == 1 && cnt == nr) {
+		pn->mode = PANEL_REL;
+		pn->base = (const char *)(stg + (pn->segs[0].q[0] - i0) * j->cg * j->st_wp + j->st_padl +
+		                          pn->segs[0].q[1]);
+		pn->rel = j->rel + ph * j->cg * tp->tmax;
+		return;
+	}
 	for (int64_t t = 0; t < nt; t++) {
 		tap_deltas(tp, r, t, delta);
 		plan_copies(j, delta, pn->segs, pn->nseg, cp + t * pn->nseg);
@@ -567,7 +601,9 @@ static inline void panel_gemm(const struct onnxrun__gemm_kernels *kn, int64_t mr
                               const struct panel *pn, float *tile)
 {
 	const int64_t nr = kn->nr[pn->v];
-	if (pn->mode == PANEL_ROWS)
+	if (pn->mode == PANEL_REL)
+		kn->rel[mr - 1](kk, a, pn->base, pn->rel, tile, nr);
+	else if (pn->mode == PANEL_ROWS)
 		kn->ind[mr - 1](kk, a, pn->brows, tile, nr);
 	else if (pn->mode == PANEL_HALVES)
 		kn->ind2[mr - 1](kk, a, pn->brows, pn->bmask, tile, nr);
@@ -618,14 +654,32 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 		pa = rows_before(j, ph, r, R0);
 		pb = R1 == j->nrows ? j->npos[ph] : rows_before(j, ph, r, R1);
 		const int64_t ph2 = j->partner[cl];
+		const float *stg = NULL;
+		int64_t i0 = 0;
+		if (j->staged && pb > pa) {
+			const int64_t s0 = g->strides[0], p0_ = g->pad_begin[0];
+			const int64_t qlo_ = convt_floor_div(R0 + p0_ - (s0 - 1), s0), qhi_ = convt_floor_div(R1 - 1 + p0_, s0);
+			const int64_t i1 = qhi_ - j->st_dymin;
+			i0 = qlo_ - j->st_dymax;
+			if (i1 >= i0 && i1 - i0 < j->st_rows) {
+				/* the thread's last staged tile: the classes and channel chunks of one
+				 * tile are consecutive items, usually run by the same thread */
+				int64_t *key = (int64_t *)(sc + j->st_offset);
+				if (*key != grp * j->ntiles + tl) {
+					stage_rows(j, xg, i0, i1, (float *)(sc + j->st_offset + 64));
+					*key = grp * j->ntiles + tl;
+				}
+				stg = (const float *)(sc + j->st_offset + 64);
+			}
+		}
 		for (int64_t c0 = pa; c0 < pb; c0 += j->nb * nr0) {
 			int64_t np = 0;
 			for (int64_t p0 = c0; p0 < pb && np < j->nb; p0 += nr0, np++) {
 				const int64_t cnt = pb - p0 < nr0 ? pb - p0 : nr0;
-				panel_prepare(j, ph, r, p0, cnt, xg, cp, &pn[np]);
+				panel_prepare(j, ph, r, p0, cnt, xg, cp, &pn[np], stg, i0);
 				if (ph2 >= 0) {
 					phase_residues(tp, ph2, rq);
-					panel_prepare(j, ph2, rq, p0, cnt, xg, cp, &pn2[np]);
+					panel_prepare(j, ph2, rq, p0, cnt, xg, cp, &pn2[np], stg, i0);
 				}
 			}
 			for (int64_t m0 = mlo; m0 < mhi; m0 += mr_max) {
@@ -887,7 +941,9 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 		j.pack = pack_b_avx2;
 	}
 #endif
-	j.stream = (uint64_t)g->batch * (uint64_t)g->out_channels * (uint64_t)j.out_sp * sizeof(float) > (8u << 20);
+	/* from 4 MiB (twice this L2): 1-3% faster than plain stores for grouped_g8 (4 MiB),
+	 * k3s2p1op1 (4 MiB) and hifigan_128 (6.5 MiB) in in-process A/B runs */
+	j.stream = (uint64_t)g->batch * (uint64_t)g->out_channels * (uint64_t)j.out_sp * sizeof(float) >= (4u << 20);
 	plan_split(&j, threads);
 	/* In place, B rows come from many x lines (unaligned, often sharing L1 sets) instead of
 	 * one packed block: the more micro-kernel calls share a panel, the more a packed copy
@@ -899,8 +955,9 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 	 * calls rows stay ahead (grouped_g8 by 25%, dcgan_128 by 6%). The earlier limit, 64, came
 	 * from an AMD EPYC (32 KiB L1), where unet_512 and hifigan_512 (128, 256 calls) were
 	 * 8-9% faster packed. */
+	int64_t uses;
 	{
-		int64_t most = 1, uses;
+		int64_t most = 1;
 		for (int64_t cl = 0; cl < j.nclass; cl++) {
 			int64_t cnt = 0;
 			for (int64_t q = 0; q < np; q++)
@@ -915,12 +972,68 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 	bytes = (size_t)(2 * j.nb * j.cg * tp->tmax * nr0 + 2 * pk->kern->mr_max * nr0) * sizeof(float) +
 	        (size_t)(2 * j.nb * nr0) * sizeof(struct seg) + (size_t)(tp->tmax * nr0) * sizeof(struct cpy) +
 	        (size_t)(2 * j.nb * 2 * j.cg * tp->tmax) * (sizeof(float *) + sizeof(uint16_t));
+	/* 2-D rows mode with B panels shared by several calls: per tile, the x rows it reads are
+	 * copied once into a staging area, [row][channel][zero pad, columns, zero pad], with
+	 * channel rows not a multiple of 1 KiB apart. A panel's B rows are then one table of
+	 * offsets from one base (kernel rel[]): no per-panel pointers, no masked copies at the
+	 * left and right edges, and a panel's rows sit in a few KiB instead of one line per
+	 * channel plane (planes of 4 KiB multiples share L1 sets). Measured (in-process A/B,
+	 * 60-80 alternating runs): grouped_g8 14-16% faster at 1 and 2 threads; k3s1p1,
+	 * dcgan_128, k3s2p1op1 within +-3%. Not with 1-call panels (dcgan_64_3, fsrcnn:
+	 * nothing to gain from the copy). */
+	if (j.rows && pk->kern->rel[0] && g->n == 2 && g->batch == 1 && uses >= 4) {
+		/* x columns read: q - dx over every phase's q range and tap */
+		int64_t cmin = INT64_MAX, cmax = INT64_MIN, dymin = INT64_MAX, dymax = INT64_MIN, d[S];
+		for (int64_t ph = 0; ph < np; ph++) {
+			if (!j.npos[ph])
+				continue;
+			phase_residues(tp, ph, r);
+			for (int64_t t = 0; t < tp->ntaps[ph]; t++) {
+				tap_deltas(tp, r, t, d);
+				const int64_t lo = j.qlo[ph * S + 1] - d[1], hi = j.qlo[ph * S + 1] + j.qn[ph * S + 1] - 1 - d[1];
+				cmin = lo < cmin ? lo : cmin;
+				cmax = hi > cmax ? hi : cmax;
+				dymin = d[0] < dymin ? d[0] : dymin;
+				dymax = d[0] > dymax ? d[0] : dymax;
+			}
+		}
+		j.st_padl = cmin < 0 ? -cmin : 0;
+		j.st_wp = j.st_padl + g->in[1] + (cmax >= g->in[1] ? cmax - g->in[1] + 1 : 0);
+		if ((j.st_wp * 4) % 1024 == 0)
+			j.st_wp++; /* rows of channels 1 KiB apart or more would share L1 sets */
+		j.st_dymin = dymin;
+		j.st_dymax = dymax;
+		j.st_rows = j.trows / g->strides[0] + 3 + (dymax - dymin); /* an item's rows fit (checked) */
+		/* at most 1 MiB per thread (about half this L2): a larger copy would not stay close */
+		if (j.st_padl <= 64 && j.st_wp - g->in[1] <= 128 && j.st_rows * j.cg * j.st_wp <= (1 << 18)) {
+			if (!(j.rel = onnxrun__calloc(ctx->env, (size_t)(np * j.cg * tp->tmax), sizeof *j.rel))) {
+				onnxrun__free(ctx->env, buf);
+				return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
+			}
+			for (int64_t ph = 0; ph < np; ph++) {
+				phase_residues(tp, ph, r);
+				for (int64_t t = 0; t < tp->ntaps[ph]; t++) {
+					tap_deltas(tp, r, t, d);
+					for (int64_t c = 0; c < j.cg; c++)
+						j.rel[ph * j.cg * tp->tmax + c * tp->ntaps[ph] + t] =
+							(c * j.st_wp - d[0] * j.cg * j.st_wp - d[1]) * (int64_t)sizeof(float);
+				}
+			}
+			j.staged = true;
+			j.st_offset = (bytes + 63) / 64 * 64;
+			bytes = j.st_offset + 64 + (size_t)(j.st_rows * j.cg * j.st_wp) * sizeof(float);
+		}
+	}
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride))) {
+		onnxrun__free(ctx->env, j.rel);
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
+	for (int t = 0; j.staged && t < threads; t++)
+		*(int64_t *)(j.scratch + (size_t)t * j.scratch_stride + j.st_offset) = -1;
 	onnxrun__pool_run(onnxrun__pool_current(), threads, items, phase_items, &j);
 	onnxrun__free(ctx->env, j.scratch);
+	onnxrun__free(ctx->env, j.rel);
 	onnxrun__free(ctx->env, buf);
 	return ONNXRUN_OK;
 }

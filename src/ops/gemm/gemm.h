@@ -39,11 +39,16 @@ typedef void (*onnxrun__gemm_ind_fn)(int64_t k, const float *a, const float *con
 typedef void (*onnxrun__gemm_ind2_fn)(int64_t k, const float *a, const float *const *bptr,
                                       const uint16_t *bmask, float *c, int64_t ldc);
 
+/* The same with B row p at base + rel[p] bytes: one table of offsets serves every panel
+ * whose rows keep the same layout relative to each other (a staged copy of x). */
+typedef void (*onnxrun__gemm_rel_fn)(int64_t k, const float *a, const char *base, const int64_t *rel, float *c,
+                                     int64_t ldc);
+
 /* One ISA's kernels: fn[v][mr - 1] computes mr rows of an nr[v]-wide tile (v = 0 wide,
  * v = 1 narrow, for a remainder of at most nr[1] columns, v = 2 narrowest, for at most
  * nr[2]; nr[2] == nr[1] when the ISA has no third width); ind[mr - 1] and ind2[mr - 1] are
- * the wide tile with B as row pointers or masked half-row pointers (NULL when the ISA has
- * none). */
+ * the wide tile with B as row pointers or masked half-row pointers, rel[mr - 1] with B rows
+ * at base + offset (NULL when the ISA has none). */
 struct onnxrun__gemm_kernels {
 	enum onnxrun__isa isa;
 	int mr_max;
@@ -51,6 +56,7 @@ struct onnxrun__gemm_kernels {
 	onnxrun__gemm_fn fn[3][ONNXRUN__GEMM_MR_MAX];
 	onnxrun__gemm_ind_fn ind[ONNXRUN__GEMM_MR_MAX];
 	onnxrun__gemm_ind2_fn ind2[ONNXRUN__GEMM_MR_MAX];
+	onnxrun__gemm_rel_fn rel[ONNXRUN__GEMM_MR_MAX];
 };
 
 /* The ISA in use: ONNXRUN_KERNEL if set and supported by this CPU, else the best the CPU

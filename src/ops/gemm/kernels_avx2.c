@@ -55,7 +55,8 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_avx2 = {
 	  { k_1_1, k_2_1, k_3_1, k_4_1, k_5_1, k_6_1 } },
 	{ NULL },
 	{ NULL },
+	{ NULL },
 };
 #else
-const struct onnxrun__gemm_kernels onnxrun__gemm_avx2 = { ONNXRUN__ISA_SCALAR, 0, { 0, 0, 0 }, { { 0 } }, { 0 }, { 0 } };
+const struct onnxrun__gemm_kernels onnxrun__gemm_avx2 = { ONNXRUN__ISA_SCALAR, 0, { 0, 0, 0 }, { { 0 } }, { 0 }, { 0 }, { 0 } };
 #endif

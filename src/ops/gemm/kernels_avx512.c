@@ -115,6 +115,29 @@ K512M(1) K512M(2) K512M(3) K512M(4) K512M(5) K512M(6) K512M(7) K512M(8)
 	}
 K512I(1) K512I(2) K512I(3) K512I(4) K512I(5) K512I(6) K512I(7) K512I(8)
 
+/* The wide tile with B row p at base + rel[p] bytes. */
+static inline __attribute__((always_inline)) T512 void tile_rel(int64_t k, const float *a, const char *base,
+                                                                const int64_t *rel, float *c, int64_t ldc,
+                                                                const int mr)
+{
+	const int nv = 2;
+	ACC_ALL(ACC_DECL)
+	for (int64_t p = 0; p < k; p++, a += 8) {
+		const float *b = (const float *)(base + rel[p]);
+		const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+		ACC_ALL(ACC_STEP)
+	}
+	ACC_ALL(ACC_STORE)
+}
+
+#define K512R(MR)                                                                             \
+	static T512 void kr_##MR(int64_t k, const float *a, const char *base, const int64_t *rel, \
+	                         float *c, int64_t ldc)                                           \
+	{                                                                                         \
+		tile_rel(k, a, base, rel, c, ldc, MR);                                            \
+	}
+K512R(1) K512R(2) K512R(3) K512R(4) K512R(5) K512R(6) K512R(7) K512R(8)
+
 #define K512(MR, NV)                                                                          \
 	static T512 void k_##MR##_##NV(int64_t k, const float *a, const float *b, float *c,       \
 	                                int64_t ldc)                                              \
@@ -133,7 +156,8 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = {
 	  { k8_1, k8_2, k8_3, k8_4, k8_5, k8_6, k8_7, k8_8 } },
 	{ ki_1, ki_2, ki_3, ki_4, ki_5, ki_6, ki_7, ki_8 },
 	{ km_1, km_2, km_3, km_4, km_5, km_6, km_7, km_8 },
+	{ kr_1, kr_2, kr_3, kr_4, kr_5, kr_6, kr_7, kr_8 },
 };
 #else
-const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = { ONNXRUN__ISA_SCALAR, 0, { 0, 0, 0 }, { { 0 } }, { 0 }, { 0 } };
+const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = { ONNXRUN__ISA_SCALAR, 0, { 0, 0, 0 }, { { 0 } }, { 0 }, { 0 }, { 0 } };
 #endif
