@@ -33,7 +33,18 @@ static inline __attribute__((always_inline)) T512 void tile(int64_t k, const flo
                                                             const int nv)
 {
 	ACC_ALL(ACC_DECL)
-	for (int64_t p = 0; p < k; p++, a += 8, b += 16 * nv) {
+	int64_t p = 0;
+	/* weights larger than L2 stream from L3 once per B panel: fetch A 64 steps (2 KiB)
+	 * ahead. In-process A/B on an Intel Xeon: dcgan_b8 1-6%, dcgan_512 2%, hifigan_512
+	 * 0-4% faster, L2-resident weights (dcgan_256, unet_512) unchanged. */
+	if (mr >= 4 && nv > 1) {
+		for (; p + 64 < k; p++, a += 8, b += 16 * nv) {
+			_mm_prefetch((const char *)(a + 8 * 64), _MM_HINT_T0);
+			const __m512 b0 = _mm512_loadu_ps(b), b1 = nv > 1 ? _mm512_loadu_ps(b + 16) : b0;
+			ACC_ALL(ACC_STEP)
+		}
+	}
+	for (; p < k; p++, a += 8, b += 16 * nv) {
 		const __m512 b0 = _mm512_loadu_ps(b), b1 = nv > 1 ? _mm512_loadu_ps(b + 16) : b0;
 		ACC_ALL(ACC_STEP)
 	}
