@@ -26,14 +26,16 @@
  *
  * --scaling T2 measures how much T2 threads gain over T (default 1) on this model, in a way
  * a shared host's slow spells hit both sides of equally: two sessions (T and T2 threads) of
- * the same model, W warm-up runs each, then R pairs of runs, one run of each session per
- * pair, the order alternating from pair to pair. It prints one JSON line:
+ * the same model, W warm-up runs each, then pairs of blocks: a block is SCALING_BLOCK
+ * back-to-back runs of one session, the first untimed (it wakes that session's pool workers,
+ * asleep while the other session ran), and the session going first alternates from pair to
+ * pair. R timed runs per session in all. It prints one JSON line:
  *
  *   {"scaling":true, "case":..., "threads":T, "threads2":T2, "median_ms":..., "median2_ms":...,
  *    "min_ms":..., "min2_ms":..., "speedup_median":..., "speedup_pairs":..., "runs":R, ...}
  *
- * speedup_median is median_ms / median2_ms; speedup_pairs is the median over the pairs of
- * (T run time / T2 run time), the two runs of a pair being at most two runs apart in time.
+ * speedup_median is median_ms / median2_ms; speedup_pairs is the median over the block pairs
+ * of (T block's median / T2 block's median), the two blocks of a pair adjacent in time.
  *
  * Exit status: 0 on success, 2 on any error (message on stderr).
  */
@@ -136,6 +138,8 @@ static double median_of(double *v, long n)
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+#define SCALING_BLOCK 5 /* runs per block of --scaling, the first untimed */
+
 /* --scaling: sess (T threads) and a second session of the same model with T2 threads, runs
  * interleaved in pairs (see the header comment). Prints the JSON line. */
 static void run_scaling(struct onnxrun_model *model, struct onnxrun_session *sess, struct onnxrun_tensor *xt,
@@ -157,7 +161,8 @@ static void run_scaling(struct onnxrun_model *model, struct onnxrun_session *ses
 	}
 	long runs_requested = runs;
 	if (budget_s > 0) {
-		long fit = (long)((double)budget_s * 1e3 / (pair_ms > 0 ? pair_ms : 1e-3));
+		const double per = (pair_ms > 0 ? pair_ms : 1e-3) * SCALING_BLOCK / (SCALING_BLOCK - 1);
+		long fit = (long)((double)budget_s * 1e3 / per);
 		if (fit < runs)
 			runs = fit < 3 ? 3 : fit;
 	}
@@ -165,17 +170,23 @@ static void run_scaling(struct onnxrun_model *model, struct onnxrun_session *ses
 	double *r = malloc((size_t)runs * sizeof *r);
 	if (!t1 || !t2 || !r)
 		die("out of memory", NULL);
-	for (long i = 0; i < runs; i++) {
-		if (i % 2 == 0) {
-			t1[i] = run_once(sess, "timed run");
-			t2[i] = run_once(sess2, "timed run");
-		} else {
-			t2[i] = run_once(sess2, "timed run");
-			t1[i] = run_once(sess, "timed run");
+	long nblocks = 0;
+	for (long i = 0; i < runs; i += SCALING_BLOCK - 1, nblocks++) {
+		const long n = runs - i < SCALING_BLOCK - 1 ? runs - i : SCALING_BLOCK - 1;
+		double b1[SCALING_BLOCK], b2[SCALING_BLOCK];
+		for (int side = 0; side < 2; side++) {
+			const int two = (side + (int)nblocks) % 2; /* which session runs this block */
+			struct onnxrun_session *s = two ? sess2 : sess;
+			(void)run_once(s, "timed run"); /* wakes the pool */
+			for (long e = 0; e < n; e++) {
+				const double t = run_once(s, "timed run");
+				(two ? t2 : t1)[i + e] = t;
+				(two ? b2 : b1)[e] = t;
+			}
 		}
-		r[i] = t1[i] / t2[i];
+		r[nblocks] = median_of(b1, n) / median_of(b2, n);
 	}
-	const double pairs = median_of(r, runs), m1 = median_of(t1, runs), m2 = median_of(t2, runs);
+	const double pairs = median_of(r, nblocks), m1 = median_of(t1, runs), m2 = median_of(t2, runs);
 	printf("{\"scaling\":true,\"case\":");
 	put_json_string(case_name);
 	printf(",\"threads\":%ld,\"threads2\":%ld,\"median_ms\":%.6f,\"median2_ms\":%.6f,\"min_ms\":%.6f,"
