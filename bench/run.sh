@@ -8,7 +8,7 @@
 #   BENCH_RUNS=20        timed runs per case, tool and thread count (median reported)
 #   BENCH_WARMUP=3       warm-up runs before timing
 #   BENCH_THREADS="1 2"  thread counts
-#   BENCH_ROUNDS=3       rounds per case and thread count: onnxrun, ORT, onnxrun, ORT, ...
+#   BENCH_ROUNDS=5       rounds per case and thread count: onnxrun, ORT, onnxrun, ORT, ...
 #                        each a fresh process; the report takes the median round of each tool
 #   BENCH_BUDGET_S=60    cap on one timed phase: fewer runs (>= 3) if R runs would exceed it
 #   BENCH_SUITE=PATH     suite file (default ../shared/bench/suite.json from the repo root)
@@ -33,7 +33,7 @@ FILTER="${1:-}"
 RUNS="${BENCH_RUNS:-20}"
 WARMUP="${BENCH_WARMUP:-3}"
 THREADS="${BENCH_THREADS:-1 2}"
-ROUNDS="${BENCH_ROUNDS:-3}"
+ROUNDS="${BENCH_ROUNDS:-5}"
 BUDGET="${BENCH_BUDGET_S:-60}"
 SUITE="${BENCH_SUITE:-$ROOT/../shared/bench/suite.json}"
 B="$ROOT/bench/build"
@@ -196,7 +196,7 @@ for c in "${CASES[@]}"; do
 	if [ "$last_t" != "$first_t" ]; then
 		log "$c scaling $first_t -> $last_t threads, interleaved"
 		if ! run_tool onnxrun_scaling "$B/onnxrun_bench" "$m/model.onnx" --case "$c" --threads "$first_t" \
-			--scaling "$last_t" --runs $((2 * RUNS)) --warmup "$WARMUP" --budget-s "$BUDGET" \
+			--scaling "$last_t" --runs $((4 * RUNS)) --warmup "$WARMUP" --budget-s "$BUDGET" \
 			--input "$m/input.bin"; then
 			log "onnxrun scaling failed: $(cat "$OUT/err.txt")"
 			fail "$c" "$last_t" onnxrun_scaling "$(cat "$OUT/err.txt")"
