@@ -200,6 +200,65 @@ static void run_scaling(struct onnxrun_model *model, struct onnxrun_session *ses
 	onnxrun_session_free(sess2);
 }
 
+/* The default mode: W warm-up runs, then R timed runs of sess (fewer under the budget);
+ * writes output 0 if asked; prints the JSON line. */
+static void run_timed(struct onnxrun_session *sess, const char *case_name, long threads, long runs, long warmup,
+                      long budget_s, double load_ms, const char *output_path)
+{
+	double first_ms = 0;
+	for (long i = 0; i < warmup; i++) {
+		const double t = run_once(sess, "warm-up run");
+		if (i == 0)
+			first_ms = t;
+	}
+	long runs_requested = runs;
+	if (budget_s > 0) {
+		if (warmup == 0) /* need one run's time to apply the budget */
+			first_ms = run_once(sess, "probe run");
+		double est = first_ms > 0 ? first_ms : 1e-3;
+		long fit = (long)((double)budget_s * 1e3 / est);
+		if (fit < runs)
+			runs = fit < 3 ? 3 : fit;
+	}
+
+	double *t = malloc((size_t)runs * sizeof *t);
+	if (!t)
+		die("out of memory", NULL);
+	for (long i = 0; i < runs; i++)
+		t[i] = run_once(sess, "timed run");
+	double sum = 0;
+	for (long i = 0; i < runs; i++)
+		sum += t[i];
+	const double median = median_of(t, runs);
+
+	if (output_path) {
+		const struct onnxrun_tensor *y = NULL;
+		if (onnxrun_session_output(sess, 0, &y) != ONNXRUN_OK)
+			die("reading output", onnxrun_session_error(sess));
+		if (onnxrun_tensor_dtype(y) != ONNXRUN_DTYPE_FLOAT)
+			die("output 0 is not float32", output_path);
+		FILE *f = fopen(output_path, "wb");
+		if (!f)
+			die("opening output file", output_path);
+		size_t yb = onnxrun_tensor_nbytes(y);
+		if (yb && fwrite(onnxrun_tensor_data(y), 1, yb, f) != yb)
+			die("writing output file", output_path);
+		if (fclose(f) != 0)
+			die("writing output file", output_path);
+	}
+
+	long rss = peak_rss_kb();
+	printf("{\"case\":");
+	put_json_string(case_name);
+	printf(",\"threads\":%ld,\"median_ms\":%.6f,\"min_ms\":%.6f,\"runs\":%ld,\"peak_rss_kb\":%ld,"
+	       "\"warmup\":%ld,\"mean_ms\":%.6f,\"max_ms\":%.6f,\"load_ms\":%.3f,\"runs_requested\":%ld,"
+	       "\"cpu_s\":%.3f}\n",
+	       threads, median, t[0], runs, rss, warmup, sum / (double)runs, t[runs - 1], load_ms,
+	       runs_requested, cpu_seconds());
+
+	free(t);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -320,78 +379,9 @@ int main(int argc, char **argv)
 		if (output_path)
 			die("--output does not go with --scaling", NULL);
 		run_scaling(model, sess, xt, case_name, threads, threads2, runs, warmup, budget_s, load_ms);
-		onnxrun_tensor_free(xt);
-		free(x);
-		onnxrun_session_free(sess);
-		onnxrun_model_free(model);
-		onnxrun_env_free(env);
-		return 0;
+	} else {
+		run_timed(sess, case_name, threads, runs, warmup, budget_s, load_ms, output_path);
 	}
-
-	double first_ms = 0;
-	for (long i = 0; i < warmup; i++) {
-		double a = now_ms();
-		if (onnxrun_session_run(sess) != ONNXRUN_OK)
-			die("warm-up run", onnxrun_session_error(sess));
-		if (i == 0)
-			first_ms = now_ms() - a;
-	}
-	long runs_requested = runs;
-	if (budget_s > 0) {
-		if (warmup == 0) { /* need one run's time to apply the budget */
-			double a = now_ms();
-			if (onnxrun_session_run(sess) != ONNXRUN_OK)
-				die("probe run", onnxrun_session_error(sess));
-			first_ms = now_ms() - a;
-		}
-		double est = first_ms > 0 ? first_ms : 1e-3;
-		long fit = (long)((double)budget_s * 1e3 / est);
-		if (fit < runs)
-			runs = fit < 3 ? 3 : fit;
-	}
-
-	double *t = malloc((size_t)runs * sizeof *t);
-	if (!t)
-		die("out of memory", NULL);
-	for (long i = 0; i < runs; i++) {
-		double a = now_ms();
-		enum onnxrun_status st = onnxrun_session_run(sess);
-		t[i] = now_ms() - a;
-		if (st != ONNXRUN_OK)
-			die("timed run", onnxrun_session_error(sess));
-	}
-	double sum = 0;
-	for (long i = 0; i < runs; i++)
-		sum += t[i];
-	qsort(t, (size_t)runs, sizeof *t, cmp_double);
-	double median = runs % 2 ? t[runs / 2] : 0.5 * (t[runs / 2 - 1] + t[runs / 2]);
-
-	if (output_path) {
-		const struct onnxrun_tensor *y = NULL;
-		if (onnxrun_session_output(sess, 0, &y) != ONNXRUN_OK)
-			die("reading output", onnxrun_session_error(sess));
-		if (onnxrun_tensor_dtype(y) != ONNXRUN_DTYPE_FLOAT)
-			die("output 0 is not float32", output_path);
-		FILE *f = fopen(output_path, "wb");
-		if (!f)
-			die("opening output file", output_path);
-		size_t yb = onnxrun_tensor_nbytes(y);
-		if (yb && fwrite(onnxrun_tensor_data(y), 1, yb, f) != yb)
-			die("writing output file", output_path);
-		if (fclose(f) != 0)
-			die("writing output file", output_path);
-	}
-
-	long rss = peak_rss_kb();
-	printf("{\"case\":");
-	put_json_string(case_name);
-	printf(",\"threads\":%ld,\"median_ms\":%.6f,\"min_ms\":%.6f,\"runs\":%ld,\"peak_rss_kb\":%ld,"
-	       "\"warmup\":%ld,\"mean_ms\":%.6f,\"max_ms\":%.6f,\"load_ms\":%.3f,\"runs_requested\":%ld,"
-	       "\"cpu_s\":%.3f}\n",
-	       threads, median, t[0], runs, rss, warmup, sum / (double)runs, t[runs - 1], load_ms,
-	       runs_requested, cpu_seconds());
-
-	free(t);
 	onnxrun_tensor_free(xt);
 	free(x);
 	onnxrun_session_free(sess);

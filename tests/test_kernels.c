@@ -305,6 +305,17 @@ static void test_depthwise_random(void **state)
 	run_family(FAM_DW, 150, 3);
 }
 
+/* check_config over a list (seeds seed0 + index); fails the test on any mismatch. */
+static void check_configs(const struct cfg *cases, size_t n, uint64_t seed0, const char *what)
+{
+	long compared = 0;
+	int failures = 0;
+	for (size_t i = 0; i < n; i++)
+		failures += check_config(&cases[i], seed0 + i, &compared);
+	print_message("%zu %s configs, %ld elements compared, %d failures\n", n, what, compared, failures);
+	assert_int_equal(failures, 0);
+}
+
 /* Scaled-down suite shapes: each fast path's typical use, plus panel/tile remainders. */
 static void test_suite_like(void **state)
 {
@@ -339,14 +350,8 @@ static void test_suite_like(void **state)
 		/* the same class sizes under 1 MiB (one B panel at a time) */
 		{ 1, 1, 1, 128, 72, { 90 }, { 16 }, { 8 }, { 1 }, { 4 }, { 4 }, { 0 }, true, false },
 	};
-	long compared = 0;
-	int failures = 0;
 	(void)state;
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-		failures += check_config(&cases[i], 900 + i, &compared);
-	print_message("%zu suite-like configs, %ld elements compared, %d failures\n", sizeof cases / sizeof cases[0],
-	              compared, failures);
-	assert_int_equal(failures, 0);
+	check_configs(cases, sizeof cases / sizeof cases[0], 900, "suite-like");
 }
 
 /* 2-D, batch 1, rows of 32+ positions per phase and 32+ output channels per group: the
@@ -369,14 +374,8 @@ static void test_staged_rows(void **state)
 		/* W fed at run time */
 		{ 2, 1, 1, 7, 48, { 13, 35 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, true },
 	};
-	long compared = 0;
-	int failures = 0;
 	(void)state;
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-		failures += check_config(&cases[i], 1900 + i, &compared);
-	print_message("%zu staged-row configs, %ld elements compared, %d failures\n", sizeof cases / sizeof cases[0],
-	              compared, failures);
-	assert_int_equal(failures, 0);
+	check_configs(cases, sizeof cases / sizeof cases[0], 1900, "staged-row");
 }
 
 /* DepthToSpace, 4-byte elements: every ISA's interleave (b = 2, 4 with SIMD bodies and

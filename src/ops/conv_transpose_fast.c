@@ -102,6 +102,14 @@ static int64_t tap_info(const struct onnxrun__convt_taps *t, const int64_t *r, i
 	return kf;
 }
 
+/* Element i of float32 values at any alignment (one plain load once compiled). */
+static inline float load_f32(const unsigned char *p, int64_t i)
+{
+	float v;
+	memcpy(&v, p + i * (int64_t)sizeof v, sizeof v);
+	return v;
+}
+
 /* Packs W into pk->a (layouts in conv_transpose_fast.h / gemm.h), or with `unpack` writes
  * W back from pk->a: the same walk, so one is exactly the other's inverse (every kernel
  * position is a tap of exactly one phase; padding rows are zeros and are not read back).
@@ -111,14 +119,6 @@ static int64_t tap_info(const struct onnxrun__convt_taps *t, const int64_t *r, i
  * tests fold away. kfs: scratch for taps.tmax kernel offsets. Taps are the innermost loop so that W is
  * read in order (each (c, m) row of kprod taps once) and writes stay inside one (c, panel)
  * block. */
-/* Element i of float32 values at any alignment (one plain load once compiled). */
-static inline float load_f32(const unsigned char *p, int64_t i)
-{
-	float v;
-	memcpy(&v, p + i * (int64_t)sizeof v, sizeof v);
-	return v;
-}
-
 static inline __attribute__((always_inline)) void move_weights(const struct onnxrun__convt_packed *pk,
                                                                const unsigned char *w_in, float *w_out,
                                                                int64_t *kfs)

@@ -474,8 +474,8 @@ __attribute__((target("avx512f"))) static void pack_halves(const struct phase_jo
 }
 #endif
 
-/* How a B panel is given to the micro-kernel: packed (fn), rows in place (ind), or masked
- * half-rows in place (ind2). */
+/* How a B panel is given to the micro-kernel: packed (fn), rows in place (ind), masked
+ * half-rows in place (ind2), or rows in the staged copy of x at base + offset (rel). */
 enum panel_mode { PANEL_PACKED, PANEL_ROWS, PANEL_HALVES, PANEL_REL };
 
 /* One B panel of an item, prepared once and run against every weight panel of the item. */
@@ -544,8 +544,9 @@ static void stage_rows(const struct phase_job *j, const float *xg, int64_t i0, i
 }
 
 /* Prepares the B panel of positions [p0, p0 + cnt) of phase ph (residues r): its segments,
- * then row pointers into x (one run filling the panel, pack_rows), masked half-rows in x
- * (halves_plan, when few calls share the panel) or a packed copy. */
+ * then, for one run filling the panel, its base in the staged copy of x (stg: input rows from
+ * i0) or row pointers into x (pack_rows); else masked half-rows in x (halves_plan, when few
+ * calls share the panel) or a packed copy. */
 static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *r, int64_t p0, int64_t cnt,
                           const float *xg, struct cpy *cp, struct panel *pn, const float *stg, int64_t i0)
 {
