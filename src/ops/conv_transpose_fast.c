@@ -41,6 +41,7 @@ static enum onnxrun_status taps_make(const struct onnxrun_env *env, const struct
 	memset(t, 0, sizeof *t);
 	t->n = g->n;
 	t->kprod = t->nphase = 1;
+	t->mpanels = (pk->mg + mr - 1) / mr;
 	for (int32_t a = 0; a < g->n; a++) {
 		t->kernel[a] = g->kernel[a];
 		t->s[a] = g->strides[a];
@@ -78,7 +79,7 @@ static enum onnxrun_status taps_make(const struct onnxrun_env *env, const struct
 		t->ntaps[ph] = nt;
 		t->tmax = nt > t->tmax ? nt : t->tmax;
 		t->a_off[ph] = off;
-		off += (pk->mg + mr - 1) / mr * mr * cg * nt;
+		off += t->mpanels * mr * cg * nt;
 		t->a_group = off;
 	}
 	if (pk->path == CONVT_PATH_COL2IM)
@@ -149,14 +150,17 @@ static inline __attribute__((always_inline)) void move_weights(const struct onnx
 			for (int64_t tap = 0; tap < nt; tap++)
 				kfs[tap] = tap_info(t, r, tap, NULL);
 			for (int64_t c = 0; c < cg; c++)
-				for (int64_t m = 0; m < (mg + mr - 1) / mr * mr; m++) {
-					float *dst = a + (m / mr) * kk * mr + c * nt * mr + m % mr;
+				for (int64_t i = 0; i < t->mpanels * mr; i++) {
+					/* row i % mr of panel i / mr: channel m, or a zero row past the panel */
+					const int64_t pl = i / mr, m = convt_panel_lo(mg, t->mpanels, pl) + i % mr;
+					const bool in = m < convt_panel_lo(mg, t->mpanels, pl + 1);
+					float *dst = a + pl * kk * mr + c * nt * mr + i % mr;
 					const int64_t row = wg + (c * mg + m) * t->kprod;
 					for (int64_t tap = 0; tap < nt; tap++) {
-						if (unpack && m < mg)
+						if (unpack && in)
 							w_out[row + kfs[tap]] = dst[tap * mr];
 						else if (!unpack)
-							dst[tap * mr] = m < mg ? load_f32(w_in, row + kfs[tap]) : 0.0f;
+							dst[tap * mr] = in ? load_f32(w_in, row + kfs[tap]) : 0.0f;
 					}
 				}
 		}

@@ -36,7 +36,17 @@ struct onnxrun__convt_taps {
 	int64_t *ntaps;  /* per phase: taps (product over axes) */
 	int64_t *a_off;  /* per phase: float offset of its packed weights within a group's block */
 	int64_t a_group; /* floats of packed weights per group */
+	int64_t mpanels; /* phase path: weight panels per phase, ceil(mg / mr_max) */
 };
+
+/* First output channel of weight panel i of the phase path's n over mg channels: panels
+ * split mg evenly (sizes differ by at most one), so 64 channels with 12-row kernels are
+ * 11+11+11+11+10+10 rather than five 12s and a 4-row tile that reads B for few rows. Each
+ * panel is packed mr_max rows wide (zero rows at its end), panel i at i * mr_max * K. */
+static inline int64_t convt_panel_lo(int64_t mg, int64_t n, int64_t i)
+{
+	return i * mg / n;
+}
 
 /* What init prepares (or compute, per run, when W is fed at run time). */
 struct onnxrun__convt_packed {

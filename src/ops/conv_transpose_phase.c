@@ -46,7 +46,7 @@ struct phase_job {
 	pack_fn pack;
 	store_fn store;
 	bool stream; /* output larger than the caches: non-temporal stores where they fit */
-	int64_t nrows, trows, ntiles, mchunks, mchunk;
+	int64_t nrows, trows, ntiles, mchunks, mchunk; /* mchunk: weight panels per item */
 	int64_t nb; /* B panels prepared at a time */
 	int64_t nclass, *classes; /* representatives of the phase classes with positions */
 	int64_t *partner; /* per class: the phase run with it and stored interleaved, or -1 */
@@ -612,7 +612,7 @@ static inline void panel_gemm(const struct onnxrun__gemm_kernels *kn, int64_t mr
 		kn->fn[pn->v][mr - 1](kk, a, pn->bp, tile, nr);
 }
 
-/* One item: output rows [R0, R1) of one group, output channels [mlo, mhi), every phase of
+/* One item: output rows [R0, R1) of one group, weight panels [plo, phi), every phase of
  * one class (phases that read the same B panels, j->rep). Up to j->nb B panels are prepared
  * at a time; then each weight panel (mr output channels of one phase) runs over all of
  * them, so large weights are read once per j->nb panels. */
@@ -645,7 +645,7 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 		const int64_t mc = it % j->mchunks, cl = it / j->mchunks % j->nclass;
 		const int64_t tl = it / j->mchunks / j->nclass % j->ntiles, grp = it / j->mchunks / j->nclass / j->ntiles;
 		const int64_t R0 = tl * j->trows, R1 = R0 + j->trows < j->nrows ? R0 + j->trows : j->nrows;
-		const int64_t mlo = mc * j->mchunk, mhi = mlo + j->mchunk < mg ? mlo + j->mchunk : mg;
+		const int64_t plo = mc * j->mchunk, phi = plo + j->mchunk < tp->mpanels ? plo + j->mchunk : tp->mpanels;
 		const float *xg = j->x + grp * j->cg * j->in_sp;
 		float *yg = j->y + grp * mg * j->out_sp;
 		const float *bg = j->bias ? j->bias + grp * mg : NULL;
@@ -683,15 +683,16 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 					panel_prepare(j, ph2, rq, p0, cnt, xg, cp, &pn2[np], stg, i0);
 				}
 			}
-			for (int64_t m0 = mlo; m0 < mhi; m0 += mr_max) {
-				const int64_t mr = mhi - m0 < mr_max ? mhi - m0 : mr_max;
+			for (int64_t pl = plo; pl < phi; pl++) {
+				const int64_t m0 = convt_panel_lo(mg, tp->mpanels, pl);
+				const int64_t mr = convt_panel_lo(mg, tp->mpanels, pl + 1) - m0, aoff = pl * mr_max;
 				float *ym = yg + m0 * j->out_sp;
 				const float *bm = bg ? bg + m0 : NULL;
 #if defined(__x86_64__)
 				if (ph2 >= 0) { /* ph2's outputs follow ph's along the last axis */
-					const float *a1 = pk->a + grp * tp->a_group + tp->a_off[ph] + m0 * kk;
+					const float *a1 = pk->a + grp * tp->a_group + tp->a_off[ph] + aoff * kk;
 					const int64_t kk2 = j->cg * tp->ntaps[ph2];
-					const float *a2 = pk->a + grp * tp->a_group + tp->a_off[ph2] + m0 * kk2;
+					const float *a2 = pk->a + grp * tp->a_group + tp->a_off[ph2] + aoff * kk2;
 					for (int64_t i = 0; i < np; i++) {
 						panel_gemm(kn, mr, kk, a1, &pn[i], tile);
 						panel_gemm(kn, mr, kk2, a2, &pn2[i], tile2);
@@ -702,7 +703,7 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 				}
 #endif
 				for (int64_t q = ph; q < tp->nphase; q++) {
-					const float *aq = pk->a + grp * tp->a_group + tp->a_off[q] + m0 * kk;
+					const float *aq = pk->a + grp * tp->a_group + tp->a_off[q] + aoff * kk;
 					int64_t ydelta = 0;
 					if (j->rep[q] != ph)
 						continue;
@@ -713,7 +714,7 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 					/* last-axis residues 0 and 1 of stride 2 sharing B: store interleaved */
 					if (j->store == store_tile_avx512 && tp->s[g->n - 1] == 2 && rq[g->n - 1] == 0 &&
 					    q + 1 < tp->nphase && j->rep[q + 1] == ph) {
-						const float *aq1 = pk->a + grp * tp->a_group + tp->a_off[q + 1] + m0 * kk;
+						const float *aq1 = pk->a + grp * tp->a_group + tp->a_off[q + 1] + aoff * kk;
 						for (int64_t i = 0; i < np; i++) {
 							panel_gemm(kn, mr, kk, aq, &pn[i], tile);
 							panel_gemm(kn, mr, kk, aq1, &pn[i], tile2);
@@ -836,7 +837,7 @@ static int64_t gcd64(int64_t a, int64_t b)
 static void plan_split(struct phase_job *j, int threads)
 {
 	const struct onnxrun__convt_geom *g = j->g;
-	const int64_t nr0 = j->pk->kern->nr[0], mr = j->pk->kern->mr_max, mg = j->pk->mg;
+	const int64_t nr0 = j->pk->kern->nr[0], mg = j->pk->mg;
 	const int64_t per_row = j->out_sp / g->out[0], nphase = j->pk->taps.nphase;
 	int64_t inner_q = 1, align, budget, items;
 	for (int32_t a = 1; a < g->n; a++)
@@ -864,7 +865,7 @@ static void plan_split(struct phase_job *j, int threads)
 	j->trows = j->trows > j->nrows ? j->nrows : j->trows;
 	j->ntiles = (j->nrows + j->trows - 1) / j->trows;
 	j->mchunks = 1;
-	j->mchunk = mg;
+	j->mchunk = j->pk->taps.mpanels;
 	items = g->group * j->ntiles * j->nclass;
 	/* too few items for the threads: smaller tiles first (with one B panel at a time; tiles
 	 * sized for nb panels keep theirs), then channel chunks, each of which packs its own
@@ -881,10 +882,10 @@ static void plan_split(struct phase_job *j, int threads)
 		}
 	}
 	if (items < 4 * threads && threads > 1) {
-		int64_t want = (4 * threads + items - 1) / items, panels = (mg + mr - 1) / mr;
+		int64_t want = (4 * threads + items - 1) / items, panels = j->pk->taps.mpanels;
 		want = want > panels ? panels : want;
-		j->mchunk = (panels + want - 1) / want * mr;
-		j->mchunks = (mg + j->mchunk - 1) / j->mchunk;
+		j->mchunk = (panels + want - 1) / want;
+		j->mchunks = (panels + j->mchunk - 1) / j->mchunk;
 	}
 }
 
@@ -979,7 +980,11 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 				cnt += j.rep[q] == j.classes[cl];
 			most = cnt > most ? cnt : most;
 		}
-		uses = (j.mchunk + pk->kern->mr_max - 1) / pk->kern->mr_max * most;
+		/* in calls of at most 8 rows: the limits here were measured with 8-row AVX-512
+		 * tiles, and what they weigh is how many output channels read each panel */
+		const int64_t mrc = pk->kern->mr_max < 8 ? pk->kern->mr_max : 8;
+		const int64_t rows = convt_panel_lo(pk->mg, tp->mpanels, j.mchunk);
+		uses = (rows + mrc - 1) / mrc * most;
 		j.halves = pk->kern->ind2[0] && uses <= 4;
 		j.rows = pk->kern->ind[0] && uses <= 16;
 	}

@@ -23,7 +23,7 @@ enum onnxrun__isa {
 };
 
 /* Largest mr_max and nr of any kernel (for scratch sizing). */
-#define ONNXRUN__GEMM_MR_MAX 8
+#define ONNXRUN__GEMM_MR_MAX 12
 #define ONNXRUN__GEMM_NR_MAX 32
 
 typedef void (*onnxrun__gemm_fn)(int64_t k, const float *a, const float *b, float *c, int64_t ldc);
