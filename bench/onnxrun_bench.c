@@ -3,6 +3,7 @@
  *
  *   onnxrun_bench MODEL [--case NAME] [--threads T] [--runs R] [--warmup W]
  *                       [--input X.bin] [--seed S] [--output Y.bin] [--budget-s SEC]
+ *                       [--min-time-ms MS]
  *   onnxrun_bench MODEL --scaling T2 [--threads T] [--runs R] [--warmup W] [--input X.bin] ...
  *   onnxrun_bench --baseline
  *
@@ -21,7 +22,10 @@
  * (bench/run.sh does). --output writes output 0 as raw float32 after the last timed run.
  * --budget-s caps the timed phase: when one warm-up run shows that R runs would take longer
  * than SEC seconds, fewer runs are done (at least 3) and "runs" says how many; "runs_requested"
- * keeps the asked-for count. --baseline prints the peak RSS of this process with the
+ * keeps the asked-for count. --min-time-ms MS raises the count instead, so the timed runs
+ * span at least MS milliseconds by the last warm-up run's time (at most 100000 runs; the
+ * budget still caps it): a median over a longer window is not decided by one sub-second slow
+ * spell of a shared host. --baseline prints the peak RSS of this process with the
  * library linked but no model loaded (the RSS floor of the tool itself).
  *
  * --scaling T2 measures how much T2 threads gain over T (default 1) on this model, in a way
@@ -41,6 +45,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,12 +144,30 @@ static double median_of(double *v, long n)
 }
 
 #define SCALING_BLOCK 5 /* runs per block of --scaling, the first untimed */
+#define MAX_RUNS 100000
+
+/* The timed run count: raised so the runs span min_ms (one run taking est_ms), then capped
+ * so they fit budget_s (at least 3). */
+static long fit_runs(long runs, double est_ms, long min_ms, long budget_s)
+{
+	est_ms = est_ms > 0 ? est_ms : 1e-3;
+	if (min_ms > 0 && (double)min_ms / est_ms > (double)runs) {
+		const double want = ceil((double)min_ms / est_ms);
+		runs = want > MAX_RUNS ? MAX_RUNS : (long)want;
+	}
+	if (budget_s > 0) {
+		const long fit = (long)((double)budget_s * 1e3 / est_ms);
+		if (fit < runs)
+			runs = fit < 3 ? 3 : fit;
+	}
+	return runs;
+}
 
 /* --scaling: sess (T threads) and a second session of the same model with T2 threads, runs
  * interleaved in pairs (see the header comment). Prints the JSON line. */
 static void run_scaling(struct onnxrun_model *model, struct onnxrun_session *sess, struct onnxrun_tensor *xt,
                         const char *case_name, long threads, long threads2, long runs, long warmup,
-                        long budget_s, double load_ms)
+                        long budget_s, long min_ms, double load_ms)
 {
 	struct onnxrun_session *sess2 = NULL;
 	if (onnxrun_session_create(model, &sess2) != ONNXRUN_OK)
@@ -154,18 +177,10 @@ static void run_scaling(struct onnxrun_model *model, struct onnxrun_session *ses
 	if (onnxrun_session_set_input(sess2, 0, xt) != ONNXRUN_OK)
 		die("binding input", onnxrun_session_error(sess2));
 	double pair_ms = 0;
-	for (long i = 0; i < (warmup > 0 ? warmup : 1); i++) {
-		double a = run_once(sess, "warm-up run"), b = run_once(sess2, "warm-up run");
-		if (i == 0)
-			pair_ms = a + b;
-	}
-	long runs_requested = runs;
-	if (budget_s > 0) {
-		const double per = (pair_ms > 0 ? pair_ms : 1e-3) * SCALING_BLOCK / (SCALING_BLOCK - 1);
-		long fit = (long)((double)budget_s * 1e3 / per);
-		if (fit < runs)
-			runs = fit < 3 ? 3 : fit;
-	}
+	for (long i = 0; i < (warmup > 0 ? warmup : 1); i++)
+		pair_ms = run_once(sess, "warm-up run") + run_once(sess2, "warm-up run");
+	const long runs_requested = runs;
+	runs = fit_runs(runs, pair_ms * SCALING_BLOCK / (SCALING_BLOCK - 1), min_ms, budget_s);
 	double *t1 = malloc((size_t)runs * sizeof *t1), *t2 = malloc((size_t)runs * sizeof *t2);
 	double *r = malloc((size_t)runs * sizeof *r);
 	if (!t1 || !t2 || !r)
@@ -203,22 +218,16 @@ static void run_scaling(struct onnxrun_model *model, struct onnxrun_session *ses
 /* The default mode: W warm-up runs, then R timed runs of sess (fewer under the budget);
  * writes output 0 if asked; prints the JSON line. */
 static void run_timed(struct onnxrun_session *sess, const char *case_name, long threads, long runs, long warmup,
-                      long budget_s, double load_ms, const char *output_path)
+                      long budget_s, long min_ms, double load_ms, const char *output_path)
 {
-	double first_ms = 0;
-	for (long i = 0; i < warmup; i++) {
-		const double t = run_once(sess, "warm-up run");
-		if (i == 0)
-			first_ms = t;
-	}
-	long runs_requested = runs;
-	if (budget_s > 0) {
-		if (warmup == 0) /* need one run's time to apply the budget */
-			first_ms = run_once(sess, "probe run");
-		double est = first_ms > 0 ? first_ms : 1e-3;
-		long fit = (long)((double)budget_s * 1e3 / est);
-		if (fit < runs)
-			runs = fit < 3 ? 3 : fit;
+	double last_ms = 0;
+	for (long i = 0; i < warmup; i++)
+		last_ms = run_once(sess, "warm-up run");
+	const long runs_requested = runs;
+	if (budget_s > 0 || min_ms > 0) {
+		if (warmup == 0) /* need one run's time to apply the budget or the minimum time */
+			last_ms = run_once(sess, "probe run");
+		runs = fit_runs(runs, last_ms, min_ms, budget_s);
 	}
 
 	double *t = malloc((size_t)runs * sizeof *t);
@@ -264,6 +273,7 @@ static void usage(void)
 	fprintf(stderr,
 	        "usage: onnxrun_bench MODEL [--case NAME] [--threads T] [--runs R] [--warmup W]\n"
 	        "                     [--input X.bin] [--seed S] [--output Y.bin] [--budget-s SEC]\n"
+        "                     [--min-time-ms MS]\n"
 	        "       onnxrun_bench MODEL --scaling T2 [--threads T] [--runs R] [--warmup W] ...\n"
 	        "       onnxrun_bench --baseline\n");
 	exit(2);
@@ -272,7 +282,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	const char *model_path = NULL, *case_name = NULL, *input_path = NULL, *output_path = NULL;
-	long threads = 1, runs = 20, warmup = 3, budget_s = 0, threads2 = 0;
+	long threads = 1, runs = 20, warmup = 3, budget_s = 0, threads2 = 0, min_ms = 0;
 	uint64_t seed = 0x0DDBA11CAFEULL;
 	int baseline = 0;
 
@@ -304,6 +314,8 @@ int main(int argc, char **argv)
 			warmup = parse_long(a, v, 0, 1000000);
 		else if (!strcmp(a, "--budget-s"))
 			budget_s = parse_long(a, v, 0, 1000000);
+		else if (!strcmp(a, "--min-time-ms"))
+			min_ms = parse_long(a, v, 0, 3600000);
 		else if (!strcmp(a, "--input"))
 			input_path = v;
 		else if (!strcmp(a, "--output"))
@@ -378,9 +390,9 @@ int main(int argc, char **argv)
 	if (threads2) {
 		if (output_path)
 			die("--output does not go with --scaling", NULL);
-		run_scaling(model, sess, xt, case_name, threads, threads2, runs, warmup, budget_s, load_ms);
+		run_scaling(model, sess, xt, case_name, threads, threads2, runs, warmup, budget_s, min_ms, load_ms);
 	} else {
-		run_timed(sess, case_name, threads, runs, warmup, budget_s, load_ms, output_path);
+		run_timed(sess, case_name, threads, runs, warmup, budget_s, min_ms, load_ms, output_path);
 	}
 	onnxrun_tensor_free(xt);
 	free(x);

@@ -2,7 +2,7 @@
 // ort_bench.js - the ONNX Runtime (CPU provider) peer timer, same protocol as onnxrun_bench.
 //
 //   node bench/ort_bench.js MODEL [--case NAME] [--threads T] [--runs R] [--warmup W]
-//                           [--input X.bin] [--output Y.bin] [--budget-s SEC]
+//                           [--input X.bin] [--output Y.bin] [--budget-s SEC] [--min-time-ms MS]
 //   node bench/ort_bench.js --baseline
 //
 // Session options: intraOpNumThreads = T, interOpNumThreads = 1, graphOptimizationLevel
@@ -14,6 +14,8 @@
 // process.resourceUsage().maxRSS (kilobytes) at the end, so run one process per case.
 // --output writes output 0 of the last timed run as raw float32 (the oracle for onnxrun).
 // --budget-s: as in onnxrun_bench (fewer runs, at least 3, when R runs would exceed SEC).
+// --min-time-ms: as in onnxrun_bench (more runs, at most 100000, so they span MS by the last
+// warm-up run's time; the budget still caps them).
 // --baseline: peak RSS of node with onnxruntime-node loaded and no session (the floor).
 'use strict';
 
@@ -26,7 +28,7 @@ function die(msg) {
 }
 
 function parseArgs(argv) {
-  const o = { threads: 1, runs: 20, warmup: 3, budgetS: 0, baseline: false };
+  const o = { threads: 1, runs: 20, warmup: 3, budgetS: 0, minMs: 0, baseline: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--baseline') { o.baseline = true; continue; }
@@ -48,6 +50,7 @@ function parseArgs(argv) {
       case '--runs': o.runs = int(1); break;
       case '--warmup': o.warmup = int(0); break;
       case '--budget-s': o.budgetS = int(0); break;
+      case '--min-time-ms': o.minMs = int(0); break;
       case '--input': o.input = v; break;
       case '--output': o.output = v; break;
       default: die(`unknown option ${a}`);
@@ -115,22 +118,26 @@ async function main() {
   const feeds = { [inName]: new ort.Tensor('float32', x, dims) };
   const outName = session.outputNames[0];
 
-  let firstMs = 0;
+  let lastMs = 0;
   for (let i = 0; i < o.warmup; i++) {
     const a = nowMs();
     await session.run(feeds);
-    if (i === 0) firstMs = nowMs() - a;
+    lastMs = nowMs() - a;
   }
   const runsRequested = o.runs;
   let runs = o.runs;
-  if (o.budgetS > 0) {
+  if (o.budgetS > 0 || o.minMs > 0) {
     if (o.warmup === 0) {
       const a = nowMs();
       await session.run(feeds);
-      firstMs = nowMs() - a;
+      lastMs = nowMs() - a;
     }
-    const fit = Math.floor((o.budgetS * 1e3) / Math.max(firstMs, 1e-3));
-    if (fit < runs) runs = Math.max(3, fit);
+    const est = Math.max(lastMs, 1e-3);
+    if (o.minMs > 0 && o.minMs / est > runs) runs = Math.min(100000, Math.ceil(o.minMs / est));
+    if (o.budgetS > 0) {
+      const fit = Math.floor((o.budgetS * 1e3) / est);
+      if (fit < runs) runs = Math.max(3, fit);
+    }
   }
   const t = [];
   let last = null;

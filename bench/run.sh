@@ -10,6 +10,10 @@
 #   BENCH_THREADS="1 2"  thread counts
 #   BENCH_ROUNDS=5       rounds per case and thread count: onnxrun, ORT, onnxrun, ORT, ...
 #                        each a fresh process; the report takes the median round of each tool
+#   BENCH_MIN_TIME_MS=1000  more timed runs than BENCH_RUNS where needed so they span at least
+#                        this long (twice this for the scaling measurement): the host's slow
+#                        spells last a fraction of a second, so a median over a second or more
+#                        is not decided by one of them; 0 turns it off
 #   BENCH_BUDGET_S=60    cap on one timed phase: fewer runs (>= 3) if R runs would exceed it
 #   BENCH_SUITE=PATH     suite file (default ../shared/bench/suite.json from the repo root)
 #   BENCH_KEEP_OUTPUTS=1 keep the raw output tensors under bench/build/out
@@ -35,6 +39,7 @@ WARMUP="${BENCH_WARMUP:-3}"
 THREADS="${BENCH_THREADS:-1 2}"
 ROUNDS="${BENCH_ROUNDS:-5}"
 BUDGET="${BENCH_BUDGET_S:-60}"
+MIN_MS="${BENCH_MIN_TIME_MS:-1000}"
 SUITE="${BENCH_SUITE:-$ROOT/../shared/bench/suite.json}"
 B="$ROOT/bench/build"
 MODELS="$B/models"
@@ -174,7 +179,7 @@ for c in "${CASES[@]}"; do
 			outarg=()
 			[ "$round" != 1 ] || outarg=(--output "$OUT/$c.onnxrun.t$t.bin")
 			if run_tool onnxrun "$B/onnxrun_bench" "$m/model.onnx" --case "$c" --threads "$t" \
-				--runs "$RUNS" --warmup "$WARMUP" --budget-s "$BUDGET" --input "$m/input.bin" "${outarg[@]}"; then
+				--runs "$RUNS" --warmup "$WARMUP" --budget-s "$BUDGET" --min-time-ms "$MIN_MS" --input "$m/input.bin" "${outarg[@]}"; then
 				[ "$round" != 1 ] || [ "$t" = "$first_t" ] || also+=(--also "$OUT/$c.onnxrun.t$t.bin")
 			else
 				log "onnxrun failed: $(cat "$OUT/err.txt")"
@@ -183,7 +188,7 @@ for c in "${CASES[@]}"; do
 			ortout=()
 			[ "$t" != "$first_t" ] || [ "$round" != 1 ] || ortout=(--output "$OUT/$c.ort.bin")
 			if ! run_tool ort node bench/ort_bench.js "$m/model.onnx" --case "$c" --threads "$t" \
-				--runs "$RUNS" --warmup "$WARMUP" --budget-s "$BUDGET" --input "$m/input.bin" "${ortout[@]}"; then
+				--runs "$RUNS" --warmup "$WARMUP" --budget-s "$BUDGET" --min-time-ms "$MIN_MS" --input "$m/input.bin" "${ortout[@]}"; then
 				log "ORT failed: $(cat "$OUT/err.txt")"
 				fail "$c" "$t" ort "$(cat "$OUT/err.txt")"
 			fi
@@ -197,6 +202,7 @@ for c in "${CASES[@]}"; do
 		log "$c scaling $first_t -> $last_t threads, interleaved"
 		if ! run_tool onnxrun_scaling "$B/onnxrun_bench" "$m/model.onnx" --case "$c" --threads "$first_t" \
 			--scaling "$last_t" --runs $((4 * RUNS)) --warmup "$WARMUP" --budget-s "$BUDGET" \
+			--min-time-ms $((2 * MIN_MS)) \
 			--input "$m/input.bin"; then
 			log "onnxrun scaling failed: $(cat "$OUT/err.txt")"
 			fail "$c" "$last_t" onnxrun_scaling "$(cat "$OUT/err.txt")"
@@ -217,7 +223,7 @@ MODEL_NAME="$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
 GIT_COMMIT="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if git diff --quiet HEAD -- src include CMakeLists.txt proto 2>/dev/null; then GIT_DIRTY=false; else GIT_DIRTY=true; fi
 ORT_VER="$(node -p "require('./bench/node_modules/onnxruntime-node/package.json').version")"
-export MODEL_NAME GIT_COMMIT GIT_DIRTY ORT_VER LOAD_START LOAD_END RUNS WARMUP THREADS BUDGET FILTER ELAPSED ROUNDS
+export MODEL_NAME GIT_COMMIT GIT_DIRTY ORT_VER LOAD_START LOAD_END RUNS WARMUP THREADS BUDGET FILTER ELAPSED ROUNDS MIN_MS
 export NODE_VER="$(node --version)" CC_VER="$(cc --version | head -1)" NPROC="$(nproc)" KERNEL="$(uname -sr)"
 "$PY" - "$RES/run_meta.json" <<'EOF'
 import json, os, sys, datetime
@@ -228,7 +234,7 @@ json.dump({
     "machine": {"model_name": e["MODEL_NAME"], "cores": int(e["NPROC"]), "kernel": e["KERNEL"]},
     "git_commit": e["GIT_COMMIT"], "git_dirty": e["GIT_DIRTY"] == "true",
     "config": {"runs": int(e["RUNS"]), "warmup": int(e["WARMUP"]), "rounds": int(e["ROUNDS"]), "threads": [int(t) for t in e["THREADS"].split()],
-               "budget_s": int(e["BUDGET"]), "filter": e["FILTER"], "elapsed_s": int(e["ELAPSED"]),
+               "budget_s": int(e["BUDGET"]), "min_time_ms": int(e["MIN_MS"]), "filter": e["FILTER"], "elapsed_s": int(e["ELAPSED"]),
                "wait_idle_s": int(e.get("BENCH_WAIT_IDLE_S") or 0), "idle_cpus": float(e.get("BENCH_IDLE_CPUS") or 0.3)},
     "load": {"start": float(e["LOAD_START"]), "end": float(e["LOAD_END"])},
     "versions": {"onnxruntime_node": e["ORT_VER"], "node": e["NODE_VER"], "cc": e["CC_VER"]},
