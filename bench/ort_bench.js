@@ -3,6 +3,7 @@
 //
 //   node bench/ort_bench.js MODEL [--case NAME] [--threads T] [--runs R] [--warmup W]
 //                           [--input X.bin] [--output Y.bin] [--budget-s SEC] [--min-time-ms MS]
+//                           [--warmup-ms WMS]
 //   node bench/ort_bench.js --baseline
 //
 // Session options: intraOpNumThreads = T, interOpNumThreads = 1, graphOptimizationLevel
@@ -15,7 +16,8 @@
 // --output writes output 0 of the last timed run as raw float32 (the oracle for onnxrun).
 // --budget-s: as in onnxrun_bench (fewer runs, at least 3, when R runs would exceed SEC).
 // --min-time-ms: as in onnxrun_bench (more runs, at most 100000, so they span MS by the last
-// warm-up run's time; the budget still caps them).
+// warm-up run's time; the budget still caps them). --warmup-ms: as in onnxrun_bench (warm-up
+// goes on past W runs until it has taken WMS; "warmup" says how many runs it took).
 // --baseline: peak RSS of node with onnxruntime-node loaded and no session (the floor).
 'use strict';
 
@@ -28,7 +30,7 @@ function die(msg) {
 }
 
 function parseArgs(argv) {
-  const o = { threads: 1, runs: 20, warmup: 3, budgetS: 0, minMs: 0, baseline: false };
+  const o = { threads: 1, runs: 20, warmup: 3, warmupMs: 0, budgetS: 0, minMs: 0, baseline: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--baseline') { o.baseline = true; continue; }
@@ -51,6 +53,7 @@ function parseArgs(argv) {
       case '--warmup': o.warmup = int(0); break;
       case '--budget-s': o.budgetS = int(0); break;
       case '--min-time-ms': o.minMs = int(0); break;
+      case '--warmup-ms': o.warmupMs = int(0); break;
       case '--input': o.input = v; break;
       case '--output': o.output = v; break;
       default: die(`unknown option ${a}`);
@@ -119,15 +122,18 @@ async function main() {
   const outName = session.outputNames[0];
 
   let lastMs = 0;
-  for (let i = 0; i < o.warmup; i++) {
+  let warmupDone = 0;
+  const w0 = nowMs();
+  while (warmupDone < 100000 && (warmupDone < o.warmup || nowMs() - w0 < o.warmupMs)) {
     const a = nowMs();
     await session.run(feeds);
     lastMs = nowMs() - a;
+    warmupDone++;
   }
   const runsRequested = o.runs;
   let runs = o.runs;
   if (o.budgetS > 0 || o.minMs > 0) {
-    if (o.warmup === 0) {
+    if (warmupDone === 0) {
       const a = nowMs();
       await session.run(feeds);
       lastMs = nowMs() - a;
@@ -165,7 +171,7 @@ async function main() {
     min_ms: r4(t[0]),
     runs,
     peak_rss_kb: process.resourceUsage().maxRSS,
-    warmup: o.warmup,
+    warmup: warmupDone,
     mean_ms: r4(sum / runs),
     max_ms: r4(t[runs - 1]),
     load_ms: Math.round(loadMs * 1e3) / 1e3,

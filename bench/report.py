@@ -320,7 +320,9 @@ def cmd_table(a):
         f"- machine: {m.get('model_name')}, {m.get('cores')} cores ({m.get('kernel', '')})",
         f"- onnxrun commit: {run_meta.get('git_commit')}" + (" (work tree had other changes)" if run_meta.get("git_dirty") else ""),
         f"- ONNX Runtime: onnxruntime-node {ver.get('onnxruntime_node')} (CPU provider), node {ver.get('node')}; compiler: {ver.get('cc')}",
-        f"- protocol: {cfg.get('warmup')} warm-up runs, {cfg.get('runs')} timed runs (median) per process"
+        f"- protocol: {cfg.get('warmup')} warm-up runs"
+        + (f" or more, for at least {cfg['warmup_ms']} ms" if cfg.get("warmup_ms") else "")
+        + f", {cfg.get('runs')} timed runs (median) per process"
         + (f", more where needed to span {cfg['min_time_ms']} ms" if cfg.get("min_time_ms") else "") + "; "
         f"{cfg.get('rounds', 1)} round(s) per case and thread count, alternating onnxrun and ORT, each a fresh process; "
         "the table gives each tool's median round and the range of its round medians; "

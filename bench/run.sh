@@ -6,7 +6,9 @@
 # FILTER: only cases whose name contains this substring (default: the whole suite).
 # Environment:
 #   BENCH_RUNS=20        timed runs per case, tool and thread count (median reported)
-#   BENCH_WARMUP=3       warm-up runs before timing
+#   BENCH_WARMUP=3       warm-up runs before timing, at least
+#   BENCH_WARMUP_MS=500  warm-up goes on until it has taken this long (ONNX Runtime ran some
+#                        cases 20-40% faster after a few hundred runs than in its first 20)
 #   BENCH_THREADS="1 2"  thread counts
 #   BENCH_ROUNDS=5       rounds per case and thread count: onnxrun, ORT, onnxrun, ORT, ...
 #                        each a fresh process; the report takes the median round of each tool
@@ -36,6 +38,7 @@ PY=/usr/bin/python3
 FILTER="${1:-}"
 RUNS="${BENCH_RUNS:-20}"
 WARMUP="${BENCH_WARMUP:-3}"
+WARMUP_MS="${BENCH_WARMUP_MS:-500}"
 THREADS="${BENCH_THREADS:-1 2}"
 ROUNDS="${BENCH_ROUNDS:-5}"
 BUDGET="${BENCH_BUDGET_S:-60}"
@@ -179,7 +182,7 @@ for c in "${CASES[@]}"; do
 			outarg=()
 			[ "$round" != 1 ] || outarg=(--output "$OUT/$c.onnxrun.t$t.bin")
 			if run_tool onnxrun "$B/onnxrun_bench" "$m/model.onnx" --case "$c" --threads "$t" \
-				--runs "$RUNS" --warmup "$WARMUP" --budget-s "$BUDGET" --min-time-ms "$MIN_MS" --input "$m/input.bin" "${outarg[@]}"; then
+				--runs "$RUNS" --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" --budget-s "$BUDGET" --min-time-ms "$MIN_MS" --input "$m/input.bin" "${outarg[@]}"; then
 				[ "$round" != 1 ] || [ "$t" = "$first_t" ] || also+=(--also "$OUT/$c.onnxrun.t$t.bin")
 			else
 				log "onnxrun failed: $(cat "$OUT/err.txt")"
@@ -188,7 +191,7 @@ for c in "${CASES[@]}"; do
 			ortout=()
 			[ "$t" != "$first_t" ] || [ "$round" != 1 ] || ortout=(--output "$OUT/$c.ort.bin")
 			if ! run_tool ort node bench/ort_bench.js "$m/model.onnx" --case "$c" --threads "$t" \
-				--runs "$RUNS" --warmup "$WARMUP" --budget-s "$BUDGET" --min-time-ms "$MIN_MS" --input "$m/input.bin" "${ortout[@]}"; then
+				--runs "$RUNS" --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" --budget-s "$BUDGET" --min-time-ms "$MIN_MS" --input "$m/input.bin" "${ortout[@]}"; then
 				log "ORT failed: $(cat "$OUT/err.txt")"
 				fail "$c" "$t" ort "$(cat "$OUT/err.txt")"
 			fi
@@ -201,7 +204,7 @@ for c in "${CASES[@]}"; do
 	if [ "$last_t" != "$first_t" ]; then
 		log "$c scaling $first_t -> $last_t threads, interleaved"
 		if ! run_tool onnxrun_scaling "$B/onnxrun_bench" "$m/model.onnx" --case "$c" --threads "$first_t" \
-			--scaling "$last_t" --runs $((4 * RUNS)) --warmup "$WARMUP" --budget-s "$BUDGET" \
+			--scaling "$last_t" --runs $((4 * RUNS)) --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" --budget-s "$BUDGET" \
 			--min-time-ms $((2 * MIN_MS)) \
 			--input "$m/input.bin"; then
 			log "onnxrun scaling failed: $(cat "$OUT/err.txt")"
@@ -223,7 +226,7 @@ MODEL_NAME="$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
 GIT_COMMIT="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if git diff --quiet HEAD -- src include CMakeLists.txt proto 2>/dev/null; then GIT_DIRTY=false; else GIT_DIRTY=true; fi
 ORT_VER="$(node -p "require('./bench/node_modules/onnxruntime-node/package.json').version")"
-export MODEL_NAME GIT_COMMIT GIT_DIRTY ORT_VER LOAD_START LOAD_END RUNS WARMUP THREADS BUDGET FILTER ELAPSED ROUNDS MIN_MS
+export MODEL_NAME GIT_COMMIT GIT_DIRTY ORT_VER LOAD_START LOAD_END RUNS WARMUP THREADS BUDGET FILTER ELAPSED ROUNDS MIN_MS WARMUP_MS
 export NODE_VER="$(node --version)" CC_VER="$(cc --version | head -1)" NPROC="$(nproc)" KERNEL="$(uname -sr)"
 "$PY" - "$RES/run_meta.json" <<'EOF'
 import json, os, sys, datetime
@@ -233,7 +236,7 @@ json.dump({
     "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     "machine": {"model_name": e["MODEL_NAME"], "cores": int(e["NPROC"]), "kernel": e["KERNEL"]},
     "git_commit": e["GIT_COMMIT"], "git_dirty": e["GIT_DIRTY"] == "true",
-    "config": {"runs": int(e["RUNS"]), "warmup": int(e["WARMUP"]), "rounds": int(e["ROUNDS"]), "threads": [int(t) for t in e["THREADS"].split()],
+    "config": {"runs": int(e["RUNS"]), "warmup": int(e["WARMUP"]), "warmup_ms": int(e["WARMUP_MS"]), "rounds": int(e["ROUNDS"]), "threads": [int(t) for t in e["THREADS"].split()],
                "budget_s": int(e["BUDGET"]), "min_time_ms": int(e["MIN_MS"]), "filter": e["FILTER"], "elapsed_s": int(e["ELAPSED"]),
                "wait_idle_s": int(e.get("BENCH_WAIT_IDLE_S") or 0), "idle_cpus": float(e.get("BENCH_IDLE_CPUS") or 0.3)},
     "load": {"start": float(e["LOAD_START"]), "end": float(e["LOAD_END"])},
