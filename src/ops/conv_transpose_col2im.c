@@ -47,7 +47,14 @@ static void col_gemm(const struct col_job *j, int64_t b, int64_t grp, int64_t po
 			const float *src = xg + c * plane + p0;
 			float *d = panel + c * nr;
 			__builtin_prefetch(src + nr0 + 16);
-			memcpy(d, src, (size_t)cnt * sizeof *d);
+			/* a whole panel row is a constant-size copy the compiler inlines: a call to
+			 * memcpy per 128 bytes was 12-14% of fsrcnn and dcgan_64_3 */
+			if (cnt == 32)
+				memcpy(d, src, 32 * sizeof *d);
+			else if (cnt == 16)
+				memcpy(d, src, 16 * sizeof *d);
+			else
+				memcpy(d, src, (size_t)cnt * sizeof *d);
 			for (int64_t e = cnt; e < nr; e++)
 				d[e] = 0.0f;
 		}
