@@ -378,6 +378,29 @@ static void test_staged_rows(void **state)
 	check_configs(cases, sizeof cases / sizeof cases[0], 1900, "staged-row");
 }
 
+/* Depthwise rows wide enough for whole 16-position blocks next to the masked and scalar
+ * ends: even and odd begin pads, output padding, dilation, rank 1, W fed at run time, and
+ * the suite's case (64 channels, 4 MiB output). The random configs are mostly narrower. */
+static void test_depthwise_wide(void **state)
+{
+	static const struct cfg cases[] = {
+		/* the suite's dw case, smaller: k4 s2 p1 (odd pad), 64 wide */
+		{ 2, 1, 5, 1, 1, { 6, 64 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
+		/* even pad, output padding, 49 wide (3 blocks + ends) */
+		{ 2, 2, 3, 1, 1, { 5, 49 }, { 4, 3 }, { 2, 2 }, { 1, 1 }, { 2, 2 }, { 0, 1 }, { 1, 1 }, true, false },
+		/* dilation 3, no pad, 80 wide */
+		{ 2, 1, 2, 1, 1, { 4, 80 }, { 3, 3 }, { 2, 2 }, { 3, 3 }, { 0, 0 }, { 0, 0 }, { 0, 0 }, false, false },
+		/* rank 1, k2 s2 (one tap per phase), 130 wide */
+		{ 1, 2, 4, 1, 1, { 130 }, { 2 }, { 2 }, { 1 }, { 0 }, { 0 }, { 0 }, true, false },
+		/* the suite's dw case itself (64 channels, 4 MiB output) */
+		{ 2, 1, 64, 1, 1, { 64, 64 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
+		/* rank 1, wide crop on the left, W fed at run time */
+		{ 1, 1, 3, 1, 1, { 97 }, { 5 }, { 2 }, { 1 }, { 4 }, { 1 }, { 1 }, true, true },
+	};
+	(void)state;
+	check_configs(cases, sizeof cases / sizeof cases[0], 2900, "wide depthwise");
+}
+
 /* DepthToSpace, 4-byte elements: every ISA's interleave (b = 2, 4 with SIMD bodies and
  * tails, other b strided) and 1/2 threads against the spec's index formula, exactly. */
 static void test_depth_to_space(void **state)
@@ -478,6 +501,7 @@ int main(void)
 		cmocka_unit_test(test_phase_random),
 		cmocka_unit_test(test_col2im_random),
 		cmocka_unit_test(test_depthwise_random),
+		cmocka_unit_test(test_depthwise_wide),
 		cmocka_unit_test(test_depth_to_space),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
