@@ -363,7 +363,7 @@ static void test_staged_rows(void **state)
 	static const struct cfg cases[] = {
 		/* grouped k4 s2 p1: two 32-wide panels per row, one zero column each side */
 		{ 2, 1, 4, 8, 32, { 20, 64 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
-		/* k3 s1 p1, a row end that is not a whole panel, 40 channels (an 8-row remainder) */
+		/* k3 s1 p1, a row end that is not a whole panel, 40 channels (four 10-row weight panels) */
 		{ 2, 1, 1, 6, 40, { 9, 70 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
 		/* dilation 2, asymmetric pads, output padding, 33 channels */
 		{ 2, 1, 1, 5, 33, { 11, 67 }, { 3, 3 }, { 2, 2 }, { 2, 2 }, { 2, 0 }, { 1, 3 }, { 1, 1 }, false, false },
