@@ -292,7 +292,7 @@ static void usage(void)
 	fprintf(stderr,
 	        "usage: onnxrun_bench MODEL [--case NAME] [--threads T] [--runs R] [--warmup W]\n"
 	        "                     [--input X.bin] [--seed S] [--output Y.bin] [--budget-s SEC]\n"
-        "                     [--min-time-ms MS] [--warmup-ms WMS]\n"
+	        "                     [--min-time-ms MS] [--warmup-ms WMS]\n"
 	        "       onnxrun_bench MODEL --scaling T2 [--threads T] [--runs R] [--warmup W] ...\n"
 	        "       onnxrun_bench --baseline\n");
 	exit(2);
