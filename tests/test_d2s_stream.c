@@ -7,8 +7,8 @@
  */
 #include "model_builder.c"
 
-#include "ops/depth_to_space_fast.h"
-#include "ops/gemm/gemm.h"
+#include "ops/depth_to_space/fast.h"
+#include "kernels/kernels.h"
 
 static int64_t rnd(struct th_rng *r, int64_t lo, int64_t hi)
 {

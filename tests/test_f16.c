@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/conv_transpose_fast.h"
+#include "ops/conv_transpose/impl.h"
 #include "runtime/runtime.h"
 
 static float from_bits(uint32_t u)

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "model_builder.c"
-#include "ops/gemm/gemm.h"
+#include "kernels/kernels.h"
 
 #define MAXS 3
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/conv_transpose_fast.h"
+#include "ops/conv_transpose/impl.h"
 #include "ops/ops.h"
 #include "runtime/pool.h"
 

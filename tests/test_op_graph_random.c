@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "model_builder.c"
-#include "ops/gemm/gemm.h"
+#include "kernels/kernels.h"
 #include "runtime/runtime.h"
 
 #define CT_CONFIGS 5000

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/conv_transpose_fast.h"
+#include "ops/conv_transpose/impl.h"
 #include "runtime/runtime.h"
 /* after runtime.h: th_value_init */
 #include "model_builder.c"

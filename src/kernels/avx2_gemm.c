@@ -2,7 +2,7 @@
  * kernels_avx2.c - AVX2+FMA float32 micro-kernels: up to 6 rows x 16 (or 8) columns,
  * 12 ymm accumulators.
  */
-#include "gemm.h"
+#include "kernels.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "conv_transpose.h"
+#include "geometry.h"
 
 #define S ONNXRUN__CONVT_MAX_SPATIAL
 

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../runtime/runtime.h"
+#include "../runtime/runtime.h"
 
 enum onnxrun__isa {
 	ONNXRUN__ISA_SCALAR = 0,

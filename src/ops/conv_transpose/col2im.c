@@ -10,8 +10,8 @@
  */
 #include <string.h>
 
-#include "conv_transpose_fast.h"
-#include "../runtime/pool.h"
+#include "impl.h"
+#include "../../runtime/pool.h"
 
 /* The problem seen as 2-D: axis 0 is chunked, axis 1 is whole (size 1 for rank 1). */
 struct col_job {

@@ -16,8 +16,8 @@
  */
 #include <string.h>
 
-#include "conv_transpose_fast.h"
-#include "../runtime/pool.h"
+#include "impl.h"
+#include "../../runtime/pool.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -8,9 +8,9 @@
  */
 #include <string.h>
 
-#include "conv_transpose.h"
-#include "conv_transpose_fast.h"
-#include "../runtime/pool.h"
+#include "geometry.h"
+#include "impl.h"
+#include "../../runtime/pool.h"
 
 /* Output type: dtype of X, shape (N, M, out_1..out_n) with whatever is known; the batch
  * dim's name passes through, and so does W's output-channel name when group == 1. */

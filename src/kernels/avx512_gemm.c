@@ -2,7 +2,7 @@
  * kernels_avx512.c - AVX-512 float32 micro-kernels: up to 12 rows x 32 (or 16) columns,
  * 24 zmm accumulators, A broadcast from the packed panel, B loaded as 1-2 vectors per step.
  */
-#include "gemm.h"
+#include "kernels.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -4,7 +4,7 @@
 #ifndef ONNXRUN_OPS_DEPTH_TO_SPACE_FAST_H
 #define ONNXRUN_OPS_DEPTH_TO_SPACE_FAST_H
 
-#include "ops.h"
+#include "../ops.h"
 
 /* Copies x (N, C, H, W) into y (N, C/b^2, H*b, W*b) in DCR or CRD order when the element
  * size is 4 bytes and b <= 64 (returns true); else does nothing and returns false. Shapes

@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "depth_to_space_fast.h"
-#include "gemm/gemm.h"
-#include "../runtime/pool.h"
+#include "fast.h"
+#include "../../kernels/kernels.h"
+#include "../../runtime/pool.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -2,7 +2,7 @@
  * kernels_scalar.c - plain C float32 micro-kernels: up to 4 rows x 16 (or 8) columns.
  * Portable; the compiler may vectorize them with the baseline ISA.
  */
-#include "gemm.h"
+#include "kernels.h"
 
 /* Tile of MR rows x NR columns over k steps (A panel rows padded to 4). */
 static inline __attribute__((always_inline)) void tile(int64_t k, const float *a, const float *b,

@@ -5,7 +5,7 @@
 #ifndef ONNXRUN_OPS_CONV_TRANSPOSE_H
 #define ONNXRUN_OPS_CONV_TRANSPOSE_H
 
-#include "ops.h"
+#include "../ops.h"
 
 /* Spatial rank limit: X is (N, C, D1..Dn) and must fit ONNXRUN_MAX_RANK. */
 #define ONNXRUN__CONVT_MAX_SPATIAL (ONNXRUN_MAX_RANK - 2)

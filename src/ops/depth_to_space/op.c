@@ -4,8 +4,8 @@
  */
 #include <string.h>
 
-#include "depth_to_space_fast.h"
-#include "ops.h"
+#include "fast.h"
+#include "../ops.h"
 
 /* Attributes of one node: blocksize b and whether the order is CRD (else DCR). */
 struct d2s_attrs {

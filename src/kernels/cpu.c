@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gemm.h"
+#include "kernels.h"
 
 static atomic_int chosen = -1;
 

@@ -13,8 +13,8 @@
 #ifndef ONNXRUN_OPS_CONV_TRANSPOSE_FAST_H
 #define ONNXRUN_OPS_CONV_TRANSPOSE_FAST_H
 
-#include "conv_transpose.h"
-#include "gemm/gemm.h"
+#include "geometry.h"
+#include "../../kernels/kernels.h"
 
 enum convt_path {
 	CONVT_PATH_NONE = 0,   /* not handled: use the scatter */

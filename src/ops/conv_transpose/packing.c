@@ -5,8 +5,8 @@
  */
 #include <string.h>
 
-#include "conv_transpose_fast.h"
-#include "../runtime/pool.h"
+#include "impl.h"
+#include "../../runtime/pool.h"
 
 #define S ONNXRUN__CONVT_MAX_SPATIAL
 #define MAX_PHASES 4096
