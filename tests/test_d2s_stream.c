@@ -69,9 +69,9 @@ static void test_streaming_random(void **state)
 	const size_t saved = onnxrun__d2s_stream_min();
 	struct th_rng r;
 	(void)state;
-	if (!onnxrun__gemm_isa_supported(ONNXRUN__ISA_AVX512))
+	if (!onnxrun__isa_supported(ONNXRUN__ISA_AVX512))
 		skip();
-	onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX512);
+	onnxrun__isa_set(ONNXRUN__ISA_AVX512);
 	onnxrun__d2s_set_stream_min(0);
 	th_rng_seed(&r, 2026);
 	for (uint64_t it = 0; it < 60; it++) {
@@ -88,9 +88,9 @@ static void test_streaming_random(void **state)
 static void test_streaming_default_threshold(void **state)
 {
 	(void)state;
-	if (!onnxrun__gemm_isa_supported(ONNXRUN__ISA_AVX512))
+	if (!onnxrun__isa_supported(ONNXRUN__ISA_AVX512))
 		skip();
-	onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX512);
+	onnxrun__isa_set(ONNXRUN__ISA_AVX512);
 	assert_true(onnxrun__d2s_stream_min() == (size_t)8 << 20);
 	check_case((const int64_t[]){ 1, 4, 1025, 512 }, 2, false, 7); /* y: 1 x 2050 x 1024 floats */
 	check_case((const int64_t[]){ 1, 16, 513, 256 }, 4, true, 8);  /* y: 1 x 2052 x 1024 floats */

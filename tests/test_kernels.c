@@ -194,9 +194,9 @@ static int check_config(const struct cfg *c, uint64_t seed, long *compared)
 	struct onnxrun_tensor *xt = th_tensor_f32(env, c->n + 2, xd, x), *wt = th_tensor_f32(env, c->n + 2, wd, w);
 	const double terms = (double)(c->cg * ksp + 1);
 	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
-		if (!onnxrun__gemm_isa_supported(isas[ii]))
+		if (!onnxrun__isa_supported(isas[ii]))
 			continue;
-		onnxrun__gemm_set_isa(isas[ii]);
+		onnxrun__isa_set(isas[ii]);
 		struct onnxrun_model *model = build(env, c, w, b);
 		float *first = NULL;
 		for (int threads = 1; threads <= 4; threads *= 2) {
@@ -227,7 +227,7 @@ static int check_config(const struct cfg *c, uint64_t seed, long *compared)
 		free(first);
 		onnxrun_model_free(model);
 	}
-	onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX512);
+	onnxrun__isa_set(ONNXRUN__ISA_AVX512);
 	onnxrun_tensor_free(xt);
 	onnxrun_tensor_free(wt);
 	onnxrun_env_free(env);
@@ -437,12 +437,12 @@ static void test_depth_to_space(void **state)
 			Onnx__ModelProto *m = mb_model(8);
 			Onnx__NodeProto *node;
 			char shape[96];
-			if (!onnxrun__gemm_isa_supported(isas[ii])) {
+			if (!onnxrun__isa_supported(isas[ii])) {
 				onnxrun_env_free(env);
 				mb_free(m);
 				continue;
 			}
-			onnxrun__gemm_set_isa(isas[ii]);
+			onnxrun__isa_set(isas[ii]);
 			mb_opset(m, "", 13);
 			snprintf(shape, sizeof shape, "%lld,%lld,%lld,%lld", (long long)n, (long long)c, (long long)(h * big),
 			         (long long)w);
@@ -475,21 +475,21 @@ static void test_depth_to_space(void **state)
 		free(x);
 		free(want);
 	}
-	onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX512);
+	onnxrun__isa_set(ONNXRUN__ISA_AVX512);
 }
 
 /* ONNXRUN_KERNEL picks the ISA when nothing forced one; unsupported ISAs fall back. */
 static void test_isa_selection(void **state)
 {
 	(void)state;
-	assert_int_equal(onnxrun__gemm_set_isa(ONNXRUN__ISA_SCALAR), ONNXRUN__ISA_SCALAR);
-	assert_int_equal(onnxrun__gemm_isa(), ONNXRUN__ISA_SCALAR);
-	assert_int_equal(onnxrun__gemm_kernels_for(ONNXRUN__ISA_SCALAR)->isa, ONNXRUN__ISA_SCALAR);
-	if (onnxrun__gemm_isa_supported(ONNXRUN__ISA_AVX2))
-		assert_int_equal(onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX2), ONNXRUN__ISA_AVX2);
-	if (!onnxrun__gemm_isa_supported(ONNXRUN__ISA_AVX512))
-		assert_int_not_equal(onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX512), ONNXRUN__ISA_AVX512);
-	onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX512);
+	assert_int_equal(onnxrun__isa_set(ONNXRUN__ISA_SCALAR), ONNXRUN__ISA_SCALAR);
+	assert_int_equal(onnxrun__isa_current(), ONNXRUN__ISA_SCALAR);
+	assert_int_equal(onnxrun__kernels_for(ONNXRUN__ISA_SCALAR)->isa, ONNXRUN__ISA_SCALAR);
+	if (onnxrun__isa_supported(ONNXRUN__ISA_AVX2))
+		assert_int_equal(onnxrun__isa_set(ONNXRUN__ISA_AVX2), ONNXRUN__ISA_AVX2);
+	if (!onnxrun__isa_supported(ONNXRUN__ISA_AVX512))
+		assert_int_not_equal(onnxrun__isa_set(ONNXRUN__ISA_AVX512), ONNXRUN__ISA_AVX512);
+	onnxrun__isa_set(ONNXRUN__ISA_AVX512);
 }
 
 int main(void)

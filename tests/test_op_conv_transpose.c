@@ -1054,7 +1054,7 @@ static void test_degenerate_first_axis(void **state)
 {
 	static const enum onnxrun_dtype dts[] = { ONNXRUN_DTYPE_FLOAT, ONNXRUN_DTYPE_FLOAT16, ONNXRUN_DTYPE_BFLOAT16 };
 	struct fixture *f = *state;
-	const enum onnxrun__isa saved = onnxrun__gemm_isa();
+	const enum onnxrun__isa saved = onnxrun__isa_current();
 	int64_t compared = 0, fast = 0;
 	for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
 		struct cfg c;
@@ -1079,13 +1079,13 @@ static void test_degenerate_first_axis(void **state)
 			continue;
 		/* the half path runs the float32 one: it must take the shape, under every ISA */
 		for (int isa = ONNXRUN__ISA_SCALAR; isa <= ONNXRUN__ISA_AVX512; isa++) {
-			if (!onnxrun__gemm_isa_supported((enum onnxrun__isa)isa))
+			if (!onnxrun__isa_supported((enum onnxrun__isa)isa))
 				continue;
-			onnxrun__gemm_set_isa((enum onnxrun__isa)isa);
+			onnxrun__isa_set((enum onnxrun__isa)isa);
 			assert_true(check_fast_half(f->env, &c, (enum onnxrun__isa)isa, &compared));
 			fast++;
 		}
-		onnxrun__gemm_set_isa(saved);
+		onnxrun__isa_set(saved);
 	}
 	assert_int_equal(compared, (3 + fast) * 8 * 7);
 }
@@ -1104,13 +1104,13 @@ static void test_fast_half_vs_reference(void **state)
 		per_rank[c.n]++;
 		per_dt[c.dt]++;
 		for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
-			if (!onnxrun__gemm_isa_supported(isas[ii]))
+			if (!onnxrun__isa_supported(isas[ii]))
 				continue;
-			onnxrun__gemm_set_isa(isas[ii]);
+			onnxrun__isa_set(isas[ii]);
 			failures += !check_fast_half(f->env, &c, isas[ii], &compared);
 		}
 	}
-	onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX512);
+	onnxrun__isa_set(ONNXRUN__ISA_AVX512);
 	print_message("%d float16 (%d) / bfloat16 (%d) configs on the fast path (1-D %d, 2-D %d, 3-D %d), %lld "
 	              "elements compared over the ISAs, %d failures\n", runs, per_dt[ONNXRUN_DTYPE_FLOAT16],
 	              per_dt[ONNXRUN_DTYPE_BFLOAT16], per_rank[1], per_rank[2], per_rank[3], (long long)compared,
@@ -1317,14 +1317,14 @@ static void test_fast_f64_vs_reference(void **state)
 		grouped += c.group > 1;
 		bias += c.bias;
 		for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
-			if (!onnxrun__gemm_isa_supported(isas[ii]))
+			if (!onnxrun__isa_supported(isas[ii]))
 				continue;
-			onnxrun__gemm_set_isa(isas[ii]);
+			onnxrun__isa_set(isas[ii]);
 			isas_run += seed == 1;
 			failures += !check_fast_f64(f->env, &c, isas[ii], &compared);
 		}
 	}
-	onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX512);
+	onnxrun__isa_set(ONNXRUN__ISA_AVX512);
 	print_message("%d float64 configs on the float64 path (1-D %d, 2-D %d, 3-D %d; grouped %d, depthwise %d, "
 	              "bias %d) x %d ISAs x threads 1/2/4, %lld elements compared, %d failures\n", runs, per_rank[1],
 	              per_rank[2], per_rank[3], grouped, depthwise, bias, isas_run, (long long)compared, failures);

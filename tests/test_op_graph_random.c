@@ -827,9 +827,9 @@ static void ct_half_fast_check(struct onnxrun_env *env, uint64_t seed, struct st
 	st->bias += c.bias != 0;
 	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
 		uint16_t *first = NULL;
-		if (!onnxrun__gemm_isa_supported(isas[ii]))
+		if (!onnxrun__isa_supported(isas[ii]))
 			continue;
-		onnxrun__gemm_set_isa(isas[ii]);
+		onnxrun__isa_set(isas[ii]);
 		for (int threads = 1; threads <= 2; threads++) {
 			bool packed = false, packed32 = false;
 			uint16_t *y = half_run(env, bytes, size, in, threads, &packed, st, cfg);
@@ -872,7 +872,7 @@ static void ct_half_fast_check(struct onnxrun_env *env, uint64_t seed, struct st
 		}
 		free(first);
 	}
-	onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX512);
+	onnxrun__isa_set(ONNXRUN__ISA_AVX512);
 	for (int i = 0; i < 3; i++) {
 		onnxrun_tensor_free(in[i]);
 		onnxrun_tensor_free(in32[i]);
@@ -964,9 +964,9 @@ static void ct_f64_fast_check(struct onnxrun_env *env, uint64_t seed, struct sta
 	st->bias += c.bias != 0;
 	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
 		double *first = NULL;
-		if (!onnxrun__gemm_isa_supported(isas[ii]))
+		if (!onnxrun__isa_supported(isas[ii]))
 			continue;
-		onnxrun__gemm_set_isa(isas[ii]);
+		onnxrun__isa_set(isas[ii]);
 		for (int threads = 1; threads <= 4; threads *= 2) {
 			bool packed = false;
 			double *y = half_run(env, bytes, size, in, threads, &packed, st, cfg);
@@ -993,7 +993,7 @@ static void ct_f64_fast_check(struct onnxrun_env *env, uint64_t seed, struct sta
 		}
 		free(first);
 	}
-	onnxrun__gemm_set_isa(ONNXRUN__ISA_AVX512);
+	onnxrun__isa_set(ONNXRUN__ISA_AVX512);
 	for (int i = 0; i < 3; i++)
 		onnxrun_tensor_free(in[i]);
 	free(sum);

@@ -34,7 +34,7 @@
 static void test_unpack_round_trip(void **state)
 {
 	static const enum onnxrun__isa isas[] = { ONNXRUN__ISA_SCALAR, ONNXRUN__ISA_AVX2, ONNXRUN__ISA_AVX512 };
-	const enum onnxrun__isa saved = onnxrun__gemm_isa();
+	const enum onnxrun__isa saved = onnxrun__isa_current();
 	struct onnxrun_env *env = th_env();
 	int paths[3] = { 0 }, checked = 0;
 	(void)state;
@@ -64,9 +64,9 @@ static void test_unpack_round_trip(void **state)
 			w[i] = (float)((double)(th_rng_next(&rng) >> 11) / 9007199254740992.0 - 0.5);
 		for (size_t k = 0; k < sizeof isas / sizeof isas[0]; k++) {
 			struct onnxrun__convt_packed *pk = NULL;
-			if (!onnxrun__gemm_isa_supported(isas[k]))
+			if (!onnxrun__isa_supported(isas[k]))
 				continue;
-			onnxrun__gemm_set_isa(isas[k]);
+			onnxrun__isa_set(isas[k]);
 			assert_int_equal(onnxrun__convt_pack(env, &g, w, &pk), ONNXRUN_OK);
 			if (!onnxrun__convt_can_unpack(pk)) { /* depthwise keeps W itself */
 				onnxrun__convt_packed_free(pk);
@@ -88,7 +88,7 @@ static void test_unpack_round_trip(void **state)
 		free(w);
 		free(back);
 	}
-	onnxrun__gemm_set_isa(saved);
+	onnxrun__isa_set(saved);
 	print_message("%d round trips (phase %d, overlap-add %d)\n", checked, paths[CONVT_PATH_PHASE],
 	              paths[CONVT_PATH_COL2IM]);
 	assert_true(paths[CONVT_PATH_PHASE] > 100);
@@ -113,7 +113,7 @@ static void test_released_and_rebuilt(void **state)
 	struct th_ct2d p1 = { 1, c, 1, 1, mg, k, k, 1, 1, 1, 1, 1, 0, 0, 4, 4 };
 	Onnx__ModelProto *m = mb_model(8);
 	const struct onnxrun_tensor *wt;
-	const enum onnxrun__isa saved = onnxrun__gemm_isa();
+	const enum onnxrun__isa saved = onnxrun__isa_current();
 	size_t before;
 	(void)state;
 	assert_non_null(w);
@@ -150,14 +150,14 @@ static void test_released_and_rebuilt(void **state)
 	th_run_check(env, model, x, (const int64_t[]){ 1, c, 1, 1 }, 0, want, (size_t)(mg * 16), seed, "scatter");
 	/* another ISA than the one packed at load: W rebuilt and packed per run */
 	for (int isa = ONNXRUN__ISA_SCALAR; isa <= ONNXRUN__ISA_AVX512; isa++) {
-		if (isa == (int)saved || !onnxrun__gemm_isa_supported((enum onnxrun__isa)isa))
+		if (isa == (int)saved || !onnxrun__isa_supported((enum onnxrun__isa)isa))
 			continue;
-		onnxrun__gemm_set_isa((enum onnxrun__isa)isa);
+		onnxrun__isa_set((enum onnxrun__isa)isa);
 		th_ref_conv_transpose2d(&p, x, w, b, want);
 		th_run_check(env, model, x, (const int64_t[]){ 1, c, 6, 6 }, 0, want, (size_t)(mg * 81), seed,
 		          "other ISA");
 	}
-	onnxrun__gemm_set_isa(saved);
+	onnxrun__isa_set(saved);
 	free(want);
 	free(w);
 	onnxrun_model_free(model);

@@ -1,5 +1,5 @@
 /*
- * kernels_avx2.c - AVX2+FMA float32 micro-kernels: up to 6 rows x 16 (or 8) columns,
+ * avx2_gemm.c - AVX2+FMA float32 micro-kernels: up to 6 rows x 16 (or 8) columns,
  * 12 ymm accumulators.
  */
 #include "kernels.h"
@@ -50,13 +50,11 @@ K256_ROWS(1)
 K256_ROWS(2)
 
 const struct onnxrun__gemm_kernels onnxrun__gemm_avx2 = {
-	ONNXRUN__ISA_AVX2, 6, { 16, 8, 8 },
+	6, { 16, 8, 8 },
 	{ { k_1_2, k_2_2, k_3_2, k_4_2, k_5_2, k_6_2 }, { k_1_1, k_2_1, k_3_1, k_4_1, k_5_1, k_6_1 },
 	  { k_1_1, k_2_1, k_3_1, k_4_1, k_5_1, k_6_1 } },
 	{ NULL },
 	{ NULL },
 	{ NULL },
 };
-#else
-const struct onnxrun__gemm_kernels onnxrun__gemm_avx2 = { ONNXRUN__ISA_SCALAR, 0, { 0, 0, 0 }, { { 0 } }, { 0 }, { 0 }, { 0 } };
 #endif

@@ -1,5 +1,5 @@
 /*
- * kernels_avx512.c - AVX-512 float32 micro-kernels: up to 12 rows x 32 (or 16) columns,
+ * avx512_gemm.c - AVX-512 float32 micro-kernels: up to 12 rows x 32 (or 16) columns,
  * 24 zmm accumulators, A broadcast from the packed panel, B loaded as 1-2 vectors per step.
  */
 #include "kernels.h"
@@ -205,7 +205,7 @@ K512_ROWS(1)
 K512_ROWS(2)
 
 const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = {
-	ONNXRUN__ISA_AVX512, MRX, { 32, 16, 8 },
+	MRX, { 32, 16, 8 },
 	{ { k_1_2, k_2_2, k_3_2, k_4_2, k_5_2, k_6_2, k_7_2, k_8_2, k_9_2, k_10_2, k_11_2, k_12_2 },
 	  { k_1_1, k_2_1, k_3_1, k_4_1, k_5_1, k_6_1, k_7_1, k_8_1, k_9_1, k_10_1, k_11_1, k_12_1 },
 	  { k8_1, k8_2, k8_3, k8_4, k8_5, k8_6, k8_7, k8_8, k8_9, k8_10, k8_11, k8_12 } },
@@ -213,6 +213,4 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = {
 	{ km_1, km_2, km_3, km_4, km_5, km_6, km_7, km_8, km_9, km_10, km_11, km_12 },
 	{ kr_1, kr_2, kr_3, kr_4, kr_5, kr_6, kr_7, kr_8, kr_9, kr_10, kr_11, kr_12 },
 };
-#else
-const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = { ONNXRUN__ISA_SCALAR, 0, { 0, 0, 0 }, { { 0 } }, { 0 }, { 0 }, { 0 } };
 #endif

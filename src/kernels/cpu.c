@@ -1,67 +1,135 @@
 /*
- * gemm.c - picks the micro-kernel ISA: CPUID, or ONNXRUN_KERNEL=avx512|avx2|scalar.
+ * cpu.c - what this CPU can run and how large its caches are, read once; the ISA in use
+ * (ONNXRUN_KERNEL=scalar|avx2|avx512 forces one); the tuning derived from the caches.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kernels.h"
 
-static atomic_int chosen = -1;
+/* The tables this build has (NULL where the ISA's files were compiled for another CPU
+ * family): each ISA's file set defines its table only where its instructions exist. */
+ONNXRUN__HIDDEN extern const struct onnxrun__kernels onnxrun__kernels_scalar;
+#if defined(__x86_64__)
+ONNXRUN__HIDDEN extern const struct onnxrun__kernels onnxrun__kernels_avx2;
+ONNXRUN__HIDDEN extern const struct onnxrun__kernels onnxrun__kernels_avx512;
+#endif
 
-int onnxrun__gemm_isa_supported(enum onnxrun__isa isa)
+static const struct onnxrun__kernels *table(enum onnxrun__isa isa)
 {
-#if defined(__x86_64__) || defined(__i386__)
+	switch (isa) {
+	case ONNXRUN__ISA_SCALAR: return &onnxrun__kernels_scalar;
+#if defined(__x86_64__)
+	case ONNXRUN__ISA_AVX2: return &onnxrun__kernels_avx2;
+	case ONNXRUN__ISA_AVX512: return &onnxrun__kernels_avx512;
+#endif
+	default: return NULL;
+	}
+}
+
+bool onnxrun__isa_supported(enum onnxrun__isa isa)
+{
+	if (!table(isa))
+		return false;
+#if defined(__x86_64__)
 	__builtin_cpu_init();
 	if (isa == ONNXRUN__ISA_AVX512)
 		return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
 	if (isa == ONNXRUN__ISA_AVX2)
 		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-	if (isa != ONNXRUN__ISA_SCALAR)
-		return 0;
 #endif
-	return 1;
+	return isa == ONNXRUN__ISA_SCALAR;
 }
 
 /* The best supported ISA not above `want`. */
 static enum onnxrun__isa clamp(enum onnxrun__isa want)
 {
-	while (want > ONNXRUN__ISA_SCALAR && !onnxrun__gemm_isa_supported(want))
+	if (want >= ONNXRUN__ISA_COUNT)
+		want = (enum onnxrun__isa)(ONNXRUN__ISA_COUNT - 1);
+	while (want > ONNXRUN__ISA_SCALAR && !onnxrun__isa_supported(want))
 		want = (enum onnxrun__isa)(want - 1);
 	return want;
 }
 
-enum onnxrun__isa onnxrun__gemm_isa(void)
+static atomic_int chosen = -1;
+
+enum onnxrun__isa onnxrun__isa_current(void)
 {
 	int isa = atomic_load_explicit(&chosen, memory_order_relaxed);
 	const char *e;
 	if (isa >= 0)
 		return (enum onnxrun__isa)isa;
-	isa = ONNXRUN__ISA_AVX512;
-	if ((e = getenv("ONNXRUN_KERNEL")) != NULL) {
-		if (!strcmp(e, "scalar"))
-			isa = ONNXRUN__ISA_SCALAR;
-		else if (!strcmp(e, "avx2"))
-			isa = ONNXRUN__ISA_AVX2;
-	}
+	isa = ONNXRUN__ISA_COUNT - 1;
+	if ((e = getenv("ONNXRUN_KERNEL")) != NULL)
+		for (int i = 0; i < ONNXRUN__ISA_COUNT; i++)
+			if (table((enum onnxrun__isa)i) && !strcmp(e, table((enum onnxrun__isa)i)->name))
+				isa = i;
 	isa = (int)clamp((enum onnxrun__isa)isa);
 	atomic_store_explicit(&chosen, isa, memory_order_relaxed);
 	return (enum onnxrun__isa)isa;
 }
 
-enum onnxrun__isa onnxrun__gemm_set_isa(enum onnxrun__isa isa)
+enum onnxrun__isa onnxrun__isa_set(enum onnxrun__isa isa)
 {
 	isa = clamp(isa);
 	atomic_store_explicit(&chosen, (int)isa, memory_order_relaxed);
 	return isa;
 }
 
-const struct onnxrun__gemm_kernels *onnxrun__gemm_kernels_for(enum onnxrun__isa isa)
+const struct onnxrun__kernels *onnxrun__kernels_for(enum onnxrun__isa isa)
 {
-	switch (clamp(isa)) {
-	case ONNXRUN__ISA_AVX512: return &onnxrun__gemm_avx512;
-	case ONNXRUN__ISA_AVX2: return &onnxrun__gemm_avx2;
-	default: return &onnxrun__gemm_scalar;
+	return table(clamp(isa));
+}
+
+const struct onnxrun__kernels *onnxrun__kernels_current(void)
+{
+	return table(onnxrun__isa_current());
+}
+
+/* ---- caches and tuning ------------------------------------------------------------------------ */
+
+/* A cache size from sysconf where the C library reports one (glibc reads CPUID), else def;
+ * values outside [16 KiB, 64 MiB] are taken as wrong. */
+static size_t cache_size(int name, size_t def)
+{
+	long v = name >= 0 ? sysconf(name) : -1;
+	return v >= (16 << 10) && v <= (64L << 20) ? (size_t)v : def;
+}
+
+static struct onnxrun__tuning tuning;
+static atomic_int tuning_ready;
+
+const struct onnxrun__tuning *onnxrun__tuning(void)
+{
+	if (atomic_load_explicit(&tuning_ready, memory_order_acquire))
+		return &tuning;
+	/* Racing first calls compute the same values; each writes the whole struct before
+	 * publishing, and readers only read after the flag. */
+	struct onnxrun__tuning t;
+#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
+	t.l1d = cache_size(_SC_LEVEL1_DCACHE_SIZE, 48 << 10);
+	t.l2 = cache_size(_SC_LEVEL2_CACHE_SIZE, 2 << 20);
+#else
+	t.l1d = cache_size(-1, 48 << 10);
+	t.l2 = cache_size(-1, 2 << 20);
+#endif
+	t.phase_tile_bytes = t.l2 * 3 / 16;
+	t.phase_weights_l2 = t.l2 / 2;
+	t.phase_bpanels_bytes = t.l2 / 8;
+	t.stream_output_bytes = t.l2 * 2;
+	t.stage_bytes = t.l2 / 2;
+	t.half_rows_calls = 4;
+	t.in_place_calls = 16;
+	t.stage_calls = 4;
+	static atomic_flag writing = ATOMIC_FLAG_INIT;
+	if (!atomic_flag_test_and_set_explicit(&writing, memory_order_acquire)) {
+		tuning = t;
+		atomic_store_explicit(&tuning_ready, 1, memory_order_release);
+	} else {
+		while (!atomic_load_explicit(&tuning_ready, memory_order_acquire))
+			;
 	}
+	return &tuning;
 }

@@ -1,16 +1,21 @@
 /*
- * gemm.h - float32 GEMM micro-kernels (AVX-512, AVX2+FMA, plain C), picked at run time by
- * CPUID or forced with the environment variable ONNXRUN_KERNEL=avx512|avx2|scalar.
+ * kernels.h - the kernel layer: every instruction-set-specific routine of onnxrun, behind one
+ * table per instruction set (ISA), plus CPU detection and the tuning derived from it.
  *
- * A micro-kernel computes one tile C[mr x nr] = A_panel * B_panel over k steps, where
- *   A_panel: k groups of `mr_max` floats (row i of step p at a[p*mr_max + i]), i.e. packed
- *            weights padded to the kernel's full row count;
- *   B_panel: k rows of `nr` contiguous floats (b[p*nr + j]).
- * C is written (not accumulated) at c[i*ldc + j] for i < mr, j < nr.
+ * Ops include this header and nothing ISA-specific: they ask for the table of the ISA in use
+ * (onnxrun__kernels_current()) and call its entries. Each ISA is a set of files in this folder
+ * (scalar_*.c, avx2_*.c, avx512_*.c) that fills one `struct onnxrun__kernels`; the scalar set
+ * is plain C, runs everywhere, and is the template for a new ISA (docs/kernels.md).
+ *
+ * Every entry of every table computes bit-for-bit what the scalar entry computes where the
+ * entry's comment says so (layouts, stores, conversions); the GEMM and convolution entries
+ * may round differently (FMA, summation order inside a vector) but each output is always one
+ * fixed sequence of operations, so results never depend on the thread count.
  */
-#ifndef ONNXRUN_OPS_GEMM_H
-#define ONNXRUN_OPS_GEMM_H
+#ifndef ONNXRUN_KERNELS_H
+#define ONNXRUN_KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,9 +25,17 @@ enum onnxrun__isa {
 	ONNXRUN__ISA_SCALAR = 0,
 	ONNXRUN__ISA_AVX2 = 1,
 	ONNXRUN__ISA_AVX512 = 2,
+	ONNXRUN__ISA_COUNT = 3,
 };
 
-/* Largest mr_max and nr of any kernel (for scratch sizing). */
+/* ---- float32 GEMM micro-kernels --------------------------------------------------------------
+ * A micro-kernel computes one tile C[mr x nr] = A_panel * B_panel over k steps, where
+ *   A_panel: k groups of `mr_max` floats (row i of step p at a[p*mr_max + i]), i.e. packed
+ *            weights padded to the kernel's full row count;
+ *   B_panel: k rows of `nr` contiguous floats (b[p*nr + j]).
+ * C is written (not accumulated) at c[i*ldc + j] for i < mr, j < nr. */
+
+/* Largest mr_max and nr of any ISA (for scratch sizing). */
 #define ONNXRUN__GEMM_MR_MAX 12
 #define ONNXRUN__GEMM_NR_MAX 32
 
@@ -31,26 +44,23 @@ typedef void (*onnxrun__gemm_fn)(int64_t k, const float *a, const float *b, floa
  * be read in place. */
 typedef void (*onnxrun__gemm_ind_fn)(int64_t k, const float *a, const float *const *brows, float *c,
                                      int64_t ldc);
-
 /* The same with each B row given as two half-rows of nr/2 floats, each a pointer and a lane
  * mask (lanes off read as zero and never touch memory): row p's half h is at
  * bptr[2p + h] under bmask[2p + h]. So runs of x that fill a half-row with some lanes
  * outside x are read in place too. */
 typedef void (*onnxrun__gemm_ind2_fn)(int64_t k, const float *a, const float *const *bptr,
                                       const uint16_t *bmask, float *c, int64_t ldc);
-
 /* The same with B row p at base + rel[p] bytes: one table of offsets serves every panel
  * whose rows keep the same layout relative to each other (a staged copy of x). */
 typedef void (*onnxrun__gemm_rel_fn)(int64_t k, const float *a, const char *base, const int64_t *rel, float *c,
                                      int64_t ldc);
 
-/* One ISA's kernels: fn[v][mr - 1] computes mr rows of an nr[v]-wide tile (v = 0 wide,
+/* One ISA's micro-kernels: fn[v][mr - 1] computes mr rows of an nr[v]-wide tile (v = 0 wide,
  * v = 1 narrow, for a remainder of at most nr[1] columns, v = 2 narrowest, for at most
  * nr[2]; nr[2] == nr[1] when the ISA has no third width); ind[mr - 1] and ind2[mr - 1] are
  * the wide tile with B as row pointers or masked half-row pointers, rel[mr - 1] with B rows
  * at base + offset (NULL when the ISA has none). */
 struct onnxrun__gemm_kernels {
-	enum onnxrun__isa isa;
 	int mr_max;
 	int nr[3];
 	onnxrun__gemm_fn fn[3][ONNXRUN__GEMM_MR_MAX];
@@ -59,18 +69,127 @@ struct onnxrun__gemm_kernels {
 	onnxrun__gemm_rel_fn rel[ONNXRUN__GEMM_MR_MAX];
 };
 
-/* The ISA in use: ONNXRUN_KERNEL if set and supported by this CPU, else the best the CPU
- * has. Read once; onnxrun__gemm_set_isa overrides it (tests). */
-ONNXRUN__HIDDEN enum onnxrun__isa onnxrun__gemm_isa(void);
-/* Forces an ISA (clamped to what the CPU supports); returns the ISA now in use. */
-ONNXRUN__HIDDEN enum onnxrun__isa onnxrun__gemm_set_isa(enum onnxrun__isa isa);
-/* True when this CPU can run the ISA's kernels. */
-ONNXRUN__HIDDEN int onnxrun__gemm_isa_supported(enum onnxrun__isa isa);
-/* The kernels of an ISA (which must be supported). */
-ONNXRUN__HIDDEN const struct onnxrun__gemm_kernels *onnxrun__gemm_kernels_for(enum onnxrun__isa isa);
+/* ---- B panels and tile stores of a strided-output GEMM -----------------------------------------
+ * The float32 phase path (ops/conv_transpose/phase.c) feeds the micro-kernels panels of nr
+ * output positions. The positions of a panel are runs of consecutive grid positions along
+ * the last axis; for one tap, a run reads x at one offset (struct onnxrun__kcopy). Outputs of
+ * a run are `sl` floats apart (the last axis's stride). */
 
-ONNXRUN__HIDDEN extern const struct onnxrun__gemm_kernels onnxrun__gemm_scalar;
-ONNXRUN__HIDDEN extern const struct onnxrun__gemm_kernels onnxrun__gemm_avx2;
-ONNXRUN__HIDDEN extern const struct onnxrun__gemm_kernels onnxrun__gemm_avx512;
+/* A run of panel columns [col, col + len) whose outputs start at element yoff. */
+struct onnxrun__krun {
+	int64_t col, len, yoff;
+};
+
+/* Where one tap's run reads x: element src (for channel 0; -1 when the run lies wholly
+ * outside x), after zlo zeros, n floats copied, then zhi zeros. */
+struct onnxrun__kcopy {
+	int64_t src;
+	int32_t zlo, n, zhi;
+};
+
+/* The sizes the panel and store routines need: cg input channels in_sp floats apart, output
+ * channel planes out_sp floats apart, output stride sl along the last axis; stream: the
+ * output is larger than the caches (non-temporal stores where whole lines are written). */
+struct onnxrun__kpanel {
+	int64_t cg, in_sp, out_sp, sl;
+	bool stream;
+};
+
+struct onnxrun__phase_kernels {
+	/* Packs B: row c*nt + t (c < cg, t < nt) holds, for each run, cp[t*nrun + run]'s floats
+	 * of channel c (xg + c*in_sp) with its zeros, at the run's columns. */
+	void (*pack)(const struct onnxrun__kpanel *kp, const float *xg, int64_t nt, int64_t nr,
+	             const struct onnxrun__krun *runs, int64_t nrun, const struct onnxrun__kcopy *cp, float *bp);
+	/* For one run filling the panel: brows[c*nt + t] points into x when tap t's run is all
+	 * inside x, at the shared zero row when it is all outside, else at row c*nt + t of bp,
+	 * packed with its zeros. */
+	void (*pack_rows)(const struct onnxrun__kpanel *kp, const float *xg, int64_t nt, int64_t nr,
+	                  const struct onnxrun__kcopy *cp, float *bp, const float **brows);
+	/* Optional (NULL: not used). Packs a 32-wide panel from half-row pointers and lane masks
+	 * of channel 0 (two per tap: p0[2t + h], m0[2t + h]); channel c reads p0 + c*in_sp. */
+	void (*pack_halves)(const struct onnxrun__kpanel *kp, int64_t nt, const float *const *p0, const uint16_t *m0,
+	                    float *bp);
+	/* y[i*out_sp + ydelta + run.yoff + e*sl] = tile[i*nr + run.col + e] + bias[i] (0 when bias
+	 * is NULL) for i < mr and every run. */
+	void (*store)(const struct onnxrun__kpanel *kp, const float *tile, int64_t nr, int64_t mr,
+	              const struct onnxrun__krun *runs, int64_t nrun, float *y, int64_t ydelta, const float *bias);
+	/* Optional. Two tiles whose outputs alternate (stride 2, residues 0 and 1, t1's element e
+	 * right after t0's): the same values as two store calls, written as whole vectors. */
+	void (*store_pair)(const struct onnxrun__kpanel *kp, const float *t0, const float *t1, int64_t nr, int64_t mr,
+	                   const struct onnxrun__krun *runs, int64_t nrun, float *y, int64_t ydelta, const float *bias);
+	/* Orders the non-temporal stores of store/store_pair before the work item ends. */
+	void (*store_fence)(void);
+};
+
+/* A float row of zeros at least ONNXRUN__GEMM_NR_MAX long, 64-byte aligned: the B row of a
+ * tap that lies outside x. */
+ONNXRUN__HIDDEN extern const float onnxrun__kzero_row[ONNXRUN__GEMM_NR_MAX];
+
+/* ---- overlap-add of the GEMM + col2im path ----------------------------------------------------
+ * One output row of axis 1 from Z (rows per tap): for each residue r of the axis's stride s
+ * and grid position q whose output o = q*s + r - pb lies in [o_lo, o_hi):
+ * y[o] = bias + sum over the rows zrows[0..nrows) and the residue's taps k (t_k[t_start[r]
+ * .. t_start[r + 1]), ascending) of zrow[k*ldz + q - delta - zoff], delta = (k*d - r)/s,
+ * for inputs q - delta in [zoff, zend). tmp: scratch of out/s + 2 floats. */
+struct onnxrun__kgather {
+	int64_t s, d, pb, ldz;
+	const int64_t *t_start, *t_k;
+};
+typedef void (*onnxrun__col2im_gather_fn)(const struct onnxrun__kgather *kg, const float *const *zrows,
+                                          int64_t nrows, float *yrow, int64_t o_lo, int64_t o_hi, float bias,
+                                          float *tmp, int64_t zoff, int64_t zend);
+
+/* ---- one table per ISA -------------------------------------------------------------------------- */
+
+struct onnxrun__kernels {
+	enum onnxrun__isa isa;
+	const char *name; /* as in ONNXRUN_KERNEL */
+	const struct onnxrun__gemm_kernels *gemm;
+	struct onnxrun__phase_kernels phase;
+	onnxrun__col2im_gather_fn col2im_gather;
+};
+
+/* ---- tuning ------------------------------------------------------------------------------------
+ * Sizes the ops plan their work with. Those that depend on the caches are derived from the
+ * sizes detected at start-up (each field says how); the defaults are a 48 KiB L1D and a
+ * 2 MiB L2, the machine the ratios were measured on. */
+struct onnxrun__tuning {
+	size_t l1d, l2; /* detected data cache sizes (bytes) */
+	/* phase path: a tile of output rows holds its outputs and inputs in this many bytes
+	 * (3/16 of L2: leaves room for the weights and the B panels of a work item) */
+	size_t phase_tile_bytes;
+	/* phase path: weights of one phase class above this (1/2 of L2) would stream from L3
+	 * for every B panel, so each weight panel runs over several B panels at a time ... */
+	size_t phase_weights_l2;
+	/* ... that together take at most this (1/8 of L2) */
+	size_t phase_bpanels_bytes;
+	/* outputs from this size (2x L2) are written with non-temporal stores where possible */
+	size_t stream_output_bytes;
+	/* phase path: the staged copy of x a thread makes for one tile stays below this (1/2 of
+	 * L2), so it is still close when the tile's panels read it */
+	size_t stage_bytes;
+	/* phase path: how B panels are given to the micro-kernels, by how many 8-row kernel
+	 * calls read each panel: read in place as masked half-rows up to half_rows_calls, as row
+	 * pointers up to in_place_calls, packed above; the staged copy of x pays off from
+	 * stage_calls. (Reading in place saves the copy but reads rows that may share L1 sets;
+	 * a packed panel is one contiguous block that many calls reuse.) */
+	int64_t half_rows_calls, in_place_calls, stage_calls;
+};
+
+/* The tuning for this machine (detected once). */
+ONNXRUN__HIDDEN const struct onnxrun__tuning *onnxrun__tuning(void);
+
+/* ---- choosing the ISA --------------------------------------------------------------------------- */
+
+/* The ISA in use: ONNXRUN_KERNEL (scalar, avx2, avx512) if set and supported by this CPU,
+ * else the best the CPU has. Read once; onnxrun__isa_set overrides it (tests). */
+ONNXRUN__HIDDEN enum onnxrun__isa onnxrun__isa_current(void);
+/* Forces an ISA (clamped to the best supported one not above it); returns the ISA now in use. */
+ONNXRUN__HIDDEN enum onnxrun__isa onnxrun__isa_set(enum onnxrun__isa isa);
+/* True when this build has the ISA's kernels and this CPU can run them. */
+ONNXRUN__HIDDEN bool onnxrun__isa_supported(enum onnxrun__isa isa);
+/* The table of an ISA (clamped like onnxrun__isa_set), and of the ISA in use. */
+ONNXRUN__HIDDEN const struct onnxrun__kernels *onnxrun__kernels_for(enum onnxrun__isa isa);
+ONNXRUN__HIDDEN const struct onnxrun__kernels *onnxrun__kernels_current(void);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * kernels_scalar.c - plain C float32 micro-kernels: up to 4 rows x 16 (or 8) columns.
+ * scalar_gemm.c - plain C float32 micro-kernels: up to 4 rows x 16 (or 8) columns.
  * Portable; the compiler may vectorize them with the baseline ISA.
  */
 #include "kernels.h"
@@ -31,7 +31,7 @@ KS(1, 16) KS(2, 16) KS(3, 16) KS(4, 16)
 KS(1, 8) KS(2, 8) KS(3, 8) KS(4, 8)
 
 const struct onnxrun__gemm_kernels onnxrun__gemm_scalar = {
-	ONNXRUN__ISA_SCALAR, 4, { 16, 8, 8 },
+	4, { 16, 8, 8 },
 	{ { k_1_16, k_2_16, k_3_16, k_4_16 }, { k_1_8, k_2_8, k_3_8, k_4_8 }, { k_1_8, k_2_8, k_3_8, k_4_8 } },
 	{ NULL },
 	{ NULL },

@@ -22,8 +22,8 @@ struct col_job {
 	int64_t in[2], out[2], k[2], s[2], d[2], pb[2];
 	const int64_t *t1_start, *t1_k; /* axis-1 taps by residue (see onnxrun__convt_taps) */
 	int64_t chunk, nchunk, ldz_max, ca; /* ca: the chunked axis (0 for rank 2, 1 for rank 1) */
-	void (*gather)(const struct col_job *, const float *const *, int64_t, float *, int64_t, int64_t, float, float *,
-	               int64_t, int64_t);
+	onnxrun__col2im_gather_fn gather; /* the ISA's last-axis overlap-add of Z rows into y */
+	struct onnxrun__kgather kg;       /* axis 1 as the gather sees it */
 	char *scratch;
 	size_t scratch_stride;
 };
@@ -68,66 +68,6 @@ static void col_gemm(const struct col_job *j, int64_t b, int64_t grp, int64_t po
 	}
 }
 
-/* Last-axis gather for one output row segment: for each phase r1 of axis 1 and positions q
- * whose output o1 = q*s1 + r1 - pb1 lies in [o1a, o1b): tmp[q] = sum over the phase's taps
- * k1 (ascending) of zrow_k1[q - delta], then y[o1] = bias + tmp. zrow(k1) is Z's row for tap
- * (k0, k1) at the input row of this output row; k0 taps are summed first (caller order). */
-static inline __attribute__((always_inline)) void gather_body(const struct col_job *j, const float *const *zrows,
-                                                             int64_t nk0, float *yrow, int64_t o1a, int64_t o1b,
-                                                             float bv, float *tmp, int64_t zoff, int64_t zend)
-{
-	const int64_t s1 = j->s[1];
-	for (int64_t r1 = 0; r1 < s1; r1++) {
-		const int64_t qlo = convt_ceil_div(o1a + j->pb[1] - r1, s1);
-		const int64_t qhi = convt_floor_div(o1b - 1 + j->pb[1] - r1, s1);
-		const int64_t nq = qhi - qlo + 1;
-		if (nq <= 0)
-			continue;
-		for (int64_t q = 0; q < nq; q++)
-			tmp[q] = 0.0f;
-		for (int64_t t0 = 0; t0 < nk0; t0++)
-			for (int64_t ti = j->t1_start[r1]; ti < j->t1_start[r1 + 1]; ti++) {
-				const int64_t k1 = j->t1_k[ti];
-				int64_t dl, lo, hi;
-				dl = (k1 * j->d[1] - r1) / s1;
-				/* input i1 = q - dl must lie in [zoff, zend) (held by this Z row) */
-				lo = qlo > dl + zoff ? qlo : dl + zoff;
-				hi = qhi < zend - 1 + dl ? qhi : zend - 1 + dl;
-				const float *z = zrows[t0] + k1 * j->ldz_max - zoff;
-				for (int64_t q = lo; q <= hi; q++)
-					tmp[q - qlo] += z[q - dl];
-			}
-		float *yo = yrow + qlo * s1 + r1 - j->pb[1];
-		for (int64_t q = 0; q < nq; q++)
-			yo[q * s1] = bv + tmp[q];
-	}
-}
-
-typedef void (*gather_fn)(const struct col_job *, const float *const *, int64_t, float *, int64_t, int64_t, float,
-                          float *, int64_t, int64_t);
-
-static void gather_scalar(const struct col_job *j, const float *const *zrows, int64_t nk0, float *yrow, int64_t o1a,
-                          int64_t o1b, float bv, float *tmp, int64_t zoff, int64_t zend)
-{
-	gather_body(j, zrows, nk0, yrow, o1a, o1b, bv, tmp, zoff, zend);
-}
-
-#if defined(__x86_64__)
-__attribute__((target("avx512f"))) static void gather_avx512(const struct col_job *j, const float *const *zrows,
-                                                            int64_t nk0, float *yrow, int64_t o1a, int64_t o1b,
-                                                            float bv, float *tmp, int64_t zoff, int64_t zend)
-{
-	gather_body(j, zrows, nk0, yrow, o1a, o1b, bv, tmp, zoff, zend);
-}
-
-__attribute__((target("avx2"))) static void gather_avx2(const struct col_job *j, const float *const *zrows,
-                                                       int64_t nk0, float *yrow, int64_t o1a, int64_t o1b, float bv,
-                                                       float *tmp, int64_t zoff, int64_t zend)
-{
-	gather_body(j, zrows, nk0, yrow, o1a, o1b, bv, tmp, zoff, zend);
-}
-#endif
-
 /* Output rows [oa, ob) of (b, grp) from Z (input rows [ia, ib)). Rank 2: each output row o0
  * gathers its axis-0 taps' Z rows; rank 1 (axis 0 of size 1): one row, outputs [o1a, o1b). */
 static void col_add(const struct col_job *j, int64_t b, int64_t grp, int64_t oa, int64_t ob, int64_t ia,
@@ -144,7 +84,7 @@ static void col_add(const struct col_job *j, int64_t b, int64_t grp, int64_t oa,
 		if (one_d) {
 			/* Z columns are input positions [ia, ib) of the only row */
 			zrows[0] = z + m * kprod * ldz;
-			j->gather(j, zrows, 1, ym, oa, ob, bv, tmp, ia, ib);
+			j->gather(&j->kg, zrows, 1, ym, oa, ob, bv, tmp, ia, ib);
 			continue;
 		}
 		for (int64_t o0 = oa; o0 < ob; o0++) {
@@ -156,7 +96,7 @@ static void col_add(const struct col_job *j, int64_t b, int64_t grp, int64_t oa,
 				/* f0 / s0 lies in [ia, ib) by the chunk's construction */
 				zrows[nk0++] = z + (m * kprod + k0 * j->k[1]) * ldz + (f0 / j->s[0] - ia) * j->in[1];
 			}
-			j->gather(j, zrows, nk0, ym + o0 * out1, 0, out1, bv, tmp, 0, j->in[1]);
+			j->gather(&j->kg, zrows, nk0, ym + o0 * out1, 0, out1, bv, tmp, 0, j->in[1]);
 		}
 	}
 }
@@ -252,13 +192,8 @@ enum onnxrun_status onnxrun__convt_run_col2im(struct onnxrun_op_context *ctx, co
 	span = span > j.in[ca] ? j.in[ca] : span;
 	/* + nr0: a chunk's GEMM may start mid-row (after the kept columns) and write whole tiles */
 	j.ldz_max = ((ca == 0 ? span * j.in[1] : span) + nr0 - 1) / nr0 * nr0 + nr0;
-	j.gather = gather_scalar;
-#if defined(__x86_64__)
-	if (pk->kern->isa == ONNXRUN__ISA_AVX512)
-		j.gather = gather_avx512;
-	else if (pk->kern->isa == ONNXRUN__ISA_AVX2)
-		j.gather = gather_avx2;
-#endif
+	j.gather = pk->kt->col2im_gather;
+	j.kg = (struct onnxrun__kgather){ j.s[1], j.d[1], j.pb[1], j.ldz_max, j.t1_start, j.t1_k };
 	bytes = (size_t)(j.rows * j.ldz_max + j.cg * j.ldz_max + (j.out[1] / j.s[1] + 2 + 15) / 16 * 16) * sizeof(float) +
 	        (size_t)j.k[0] * sizeof(float *) + 64;
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride)))

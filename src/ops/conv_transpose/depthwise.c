@@ -271,7 +271,7 @@ enum onnxrun_status onnxrun__convt_run_dw(struct onnxrun_op_context *ctx, const 
 	j.bias = bias;
 	j.y = y;
 	j.chans = g->out_channels;
-	j.isa = onnxrun__gemm_isa();
+	j.isa = onnxrun__isa_current();
 	for (int a = 0; a < 2; a++) {
 		const int src = g->n == 2 ? a : 0;
 		const bool real = g->n == 2 || a == 1;

@@ -6,7 +6,7 @@
  * One work item is (batch, group, phase, a block of grid rows (every axis but the last), a
  * chunk of output channels). Per grid row it lists the (input channel, tap) pairs whose input
  * row lies inside x; register tiles of MB output channels x NW consecutive grid positions of
- * the last axis run over that list (AVX-512, AVX2+FMA or plain C, by onnxrun__gemm_isa()),
+ * the last axis run over that list (AVX-512, AVX2+FMA or plain C, by onnxrun__isa_current()),
  * then the bias is added and the tile stored into the phase's strided output positions.
  * X is copied once per run with zeros around each row (so tiles read whole vectors, never a
  * bound check), W re-laid out per run as [group][phase][MB block][tap][c][MB].
@@ -627,7 +627,7 @@ enum onnxrun_status onnxrun__convt_fast_f64(struct onnxrun_op_context *ctx, cons
 			j.in_rows *= g->in[a];
 		}
 	}
-	j.kern = pick_kernel(onnxrun__gemm_isa(), j.mg,
+	j.kern = pick_kernel(onnxrun__isa_current(), j.mg,
 	                     convt_ceil_div(g->out[j.last], g->strides[j.last]), &j.store);
 	j.nmb = (j.mg + j.kern->mb - 1) / j.kern->mb;
 	words += j.nphase * (2 * S + 6) + j.kprod * j.n;

@@ -156,9 +156,9 @@ void onnxrun__convt_half_widen(enum onnxrun__isa isa, bool bf16, const uint16_t 
 {
 	int64_t done = 0;
 #if defined(__x86_64__)
-	if (isa == ONNXRUN__ISA_AVX512 && onnxrun__gemm_isa_supported(ONNXRUN__ISA_AVX512))
+	if (isa == ONNXRUN__ISA_AVX512 && onnxrun__isa_supported(ONNXRUN__ISA_AVX512))
 		done = widen_avx512(bf16, src, dst, n);
-	else if (isa == ONNXRUN__ISA_AVX2 && onnxrun__gemm_isa_supported(ONNXRUN__ISA_AVX2) && has_f16c())
+	else if (isa == ONNXRUN__ISA_AVX2 && onnxrun__isa_supported(ONNXRUN__ISA_AVX2) && has_f16c())
 		done = widen_avx2(bf16, src, dst, n);
 #endif
 	widen_scalar(bf16, src + done, dst + done, n - done);
@@ -168,9 +168,9 @@ void onnxrun__convt_half_narrow(enum onnxrun__isa isa, bool bf16, const float *s
 {
 	int64_t done = 0;
 #if defined(__x86_64__)
-	if (isa == ONNXRUN__ISA_AVX512 && onnxrun__gemm_isa_supported(ONNXRUN__ISA_AVX512))
+	if (isa == ONNXRUN__ISA_AVX512 && onnxrun__isa_supported(ONNXRUN__ISA_AVX512))
 		done = narrow_avx512(bf16, src, dst, n);
-	else if (isa == ONNXRUN__ISA_AVX2 && onnxrun__gemm_isa_supported(ONNXRUN__ISA_AVX2) && has_f16c())
+	else if (isa == ONNXRUN__ISA_AVX2 && onnxrun__isa_supported(ONNXRUN__ISA_AVX2) && has_f16c())
 		done = narrow_avx2(bf16, src, dst, n);
 #endif
 	narrow_scalar(bf16, src + done, dst + done, n - done);
@@ -183,7 +183,7 @@ float *onnxrun__convt_widen_new(const struct onnxrun_env *env, const struct onnx
 	if (!onnxrun__tensor_bytes(ONNXRUN_DTYPE_FLOAT, t->numel > 0 ? t->numel : 1, &bytes) ||
 	    !(out = onnxrun__malloc(env, bytes)))
 		return NULL;
-	onnxrun__convt_half_widen(onnxrun__gemm_isa(), t->dtype == ONNXRUN_DTYPE_BFLOAT16, t->data, out, t->numel);
+	onnxrun__convt_half_widen(onnxrun__isa_current(), t->dtype == ONNXRUN_DTYPE_BFLOAT16, t->data, out, t->numel);
 	return out;
 }
 
@@ -209,7 +209,7 @@ static void convert_items(void *ctx, int tid, int64_t begin, int64_t end)
 
 static void convert(struct onnxrun_op_context *ctx, bool bf16, bool narrow, const void *src, void *dst, int64_t n)
 {
-	struct convert_job j = { onnxrun__gemm_isa(), bf16, narrow, src, dst, n };
+	struct convert_job j = { onnxrun__isa_current(), bf16, narrow, src, dst, n };
 	struct onnxrun__pool *pool = onnxrun__pool_current();
 	int threads = ctx->threads < 1 ? 1 : ctx->threads;
 	if (n <= CHUNK)

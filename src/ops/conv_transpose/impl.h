@@ -52,7 +52,8 @@ static inline int64_t convt_panel_lo(int64_t mg, int64_t n, int64_t i)
 struct onnxrun__convt_packed {
 	const struct onnxrun_env *env;
 	enum convt_path path;
-	const struct onnxrun__gemm_kernels *kern;
+	const struct onnxrun__kernels *kt;         /* the ISA's table the weights were packed for */
+	const struct onnxrun__gemm_kernels *kern; /* kt->gemm */
 	int64_t cin, mg, group; /* W is (cin, mg, kernel...) */
 	struct onnxrun__convt_taps taps;
 	float *a; /* packed weights, group blocks of taps.a_group floats */
@@ -154,7 +155,7 @@ ONNXRUN__HIDDEN void *onnxrun__convt_scratch(struct onnxrun_op_context *ctx, int
                                              size_t *stride);
 
 /* float64 on the phase decomposition, computed in double (conv_transpose_f64.c): register
- * tiles per ISA (onnxrun__gemm_isa()), W re-laid out per run, work split over the session's
+ * tiles per ISA (onnxrun__isa_current()), W re-laid out per run, work split over the session's
  * thread pool (bitwise identical for every thread count). *done false (status OK) when the
  * shape is not handled (rank above 3, an empty dim, more than 4096 phases, or output-driven
  * work more than 8x the scatter's): the caller runs the scatter. */

@@ -233,7 +233,8 @@ enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env, const str
 	if (!(pk = onnxrun__calloc(env, 1, sizeof *pk)))
 		return ONNXRUN_ERROR_OUT_OF_MEMORY;
 	pk->env = env;
-	pk->kern = onnxrun__gemm_kernels_for(onnxrun__gemm_isa());
+	pk->kt = onnxrun__kernels_current();
+	pk->kern = pk->kt->gemm;
 	pk->cin = g->in_channels;
 	pk->group = g->group;
 	pk->mg = g->out_channels / g->group;
@@ -371,7 +372,7 @@ const struct onnxrun__convt_packed *onnxrun__convt_prepacked(const struct onnxru
                                                                const struct onnxrun__convt_geom *g)
 {
 	const struct onnxrun__convt_packed *pk = ctx->state;
-	return packed_matches(pk, g) && pk->kern->isa == onnxrun__gemm_isa() ? pk : NULL;
+	return packed_matches(pk, g) && pk->kt->isa == onnxrun__isa_current() ? pk : NULL;
 }
 
 bool onnxrun__convt_fast_declines(const struct onnxrun__convt_geom *g, const struct onnxrun__convt_packed *pk)

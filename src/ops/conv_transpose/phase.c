@@ -16,25 +16,12 @@
 #define S ONNXRUN__CONVT_MAX_SPATIAL
 #define MAX_NB 16 /* most B panels prepared at a time */
 
-/* One run of consecutive positions along the last axis: batch b, grid position q[] of its
- * first element (last axis included), `len` positions starting at panel column `col`. */
+/* Where the runs of a panel start in the grid: batch b and grid position q[] of the run's
+ * first element (the runs themselves, columns and output offsets, are struct onnxrun__krun). */
 struct seg {
 	int64_t q[S];
-	int64_t b, col, len, yoff;
+	int64_t b;
 };
-
-/* One (tap, seg) copy: x element offset (for channel 0 of the group; -1: all zeros), zeros
- * before, floats copied, zeros after. */
-struct cpy {
-	int64_t src;
-	int32_t zlo, n, zhi;
-};
-
-struct phase_job;
-typedef void (*pack_fn)(const struct phase_job *, const float *, int64_t, int64_t, const struct seg *, int64_t,
-                        const struct cpy *, float *);
-typedef void (*store_fn)(const struct phase_job *, const float *, int64_t, int64_t, const struct seg *, int64_t,
-                         float *, int64_t, const float *);
 
 struct phase_job {
 	const struct onnxrun__convt_geom *g;
@@ -43,9 +30,8 @@ struct phase_job {
 	float *y;
 	int64_t cg, in_sp, out_sp, xs[S], ys[S];
 	int64_t *qlo, *qn, *npos, *rep; /* per phase: q_lo[S], Q[S], positions, B-sharing representative */
-	pack_fn pack;
-	store_fn store;
-	bool stream; /* output larger than the caches: non-temporal stores where they fit */
+	const struct onnxrun__kernels *kt;
+	struct onnxrun__kpanel kp; /* what the kernels' pack and store routines need */
 	int64_t nrows, trows, ntiles, mchunks, mchunk; /* mchunk: weight panels per item */
 	int64_t nb; /* B panels prepared at a time */
 	int64_t nclass, *classes; /* representatives of the phase classes with positions */
@@ -63,9 +49,10 @@ struct phase_job {
 	int64_t *rel;     /* per phase (cg * tmax apart): byte offset of B row k from the panel's base */
 };
 
-/* Splits positions [p0, p0 + cnt) of phase ph into runs along the last axis. */
+/* Splits positions [p0, p0 + cnt) of phase ph into runs along the last axis: their columns
+ * and output offsets (runs) and where they start in the grid (segs). */
 static int64_t make_segs(const struct phase_job *j, int64_t ph, int64_t p0, int64_t cnt, const int64_t *r,
-                         struct seg *segs)
+                         struct onnxrun__krun *runs, struct seg *segs)
 {
 	const struct onnxrun__convt_geom *g = j->g;
 	const int32_t n = g->n;
@@ -79,16 +66,17 @@ static int64_t make_segs(const struct phase_job *j, int64_t ph, int64_t p0, int6
 		p0 /= dims[a];
 	}
 	while (col < cnt) {
-		struct seg *sg = &segs[nseg++];
+		struct seg *sg = &segs[nseg];
+		struct onnxrun__krun *rn = &runs[nseg++];
 		int64_t len = dims[n] - u[n];
 		len = len < cnt - col ? len : cnt - col;
 		sg->b = u[0];
-		sg->col = col;
-		sg->len = len;
-		sg->yoff = u[0] * g->out_channels * j->out_sp;
+		rn->col = col;
+		rn->len = len;
+		rn->yoff = u[0] * g->out_channels * j->out_sp;
 		for (int32_t a = 0; a < n; a++) {
 			sg->q[a] = qlo[a] + u[a + 1];
-			sg->yoff += (sg->q[a] * g->strides[a] + r[a] - g->pad_begin[a]) * j->ys[a];
+			rn->yoff += (sg->q[a] * g->strides[a] + r[a] - g->pad_begin[a]) * j->ys[a];
 		}
 		col += len;
 		u[n] += len;
@@ -101,14 +89,15 @@ static int64_t make_segs(const struct phase_job *j, int64_t ph, int64_t p0, int6
 }
 
 /* Copy plan of tap `tap` for each segment: where the x row is and how much of it is inside. */
-static void plan_copies(const struct phase_job *j, const int64_t *delta, const struct seg *segs, int64_t nseg,
-                        struct cpy *out)
+static void plan_copies(const struct phase_job *j, const int64_t *delta, const struct onnxrun__krun *runs,
+                        const struct seg *segs, int64_t nseg, struct onnxrun__kcopy *out)
 {
 	const struct onnxrun__convt_geom *g = j->g;
 	const int32_t n = g->n, last = n - 1;
 	for (int64_t s = 0; s < nseg; s++) {
 		const struct seg *sg = &segs[s];
-		struct cpy *c = &out[s];
+		const int64_t len = runs[s].len;
+		struct onnxrun__kcopy *c = &out[s];
 		int64_t off = sg->b * g->in_channels * j->in_sp, i0, lo, hi;
 		bool inside = true;
 		for (int32_t a = 0; a < last && inside; a++) {
@@ -118,313 +107,20 @@ static void plan_copies(const struct phase_job *j, const int64_t *delta, const s
 		}
 		i0 = sg->q[last] - delta[last];
 		lo = i0 < 0 ? -i0 : 0;
-		hi = i0 + sg->len > g->in[last] ? g->in[last] - i0 : sg->len;
+		hi = i0 + len > g->in[last] ? g->in[last] - i0 : len;
 		if (!inside || lo >= hi) {
 			c->src = -1;
-			c->zlo = (int32_t)sg->len;
+			c->zlo = (int32_t)len;
 			c->n = c->zhi = 0;
 			continue;
 		}
 		c->src = off + i0 + lo;
 		c->zlo = (int32_t)lo;
 		c->n = (int32_t)(hi - lo);
-		c->zhi = (int32_t)(sg->len - hi);
+		c->zhi = (int32_t)(len - hi);
 	}
 }
 
-/* Packs the B panel: row k = c*T + tap holds the nr positions' x values. The body is
- * compiled once per ISA (the wrappers below) so the copies use the widest vectors. */
-static inline __attribute__((always_inline)) void pack_b_body(const struct phase_job *j, const float *xg,
-                                                             int64_t nt, int64_t nr, const struct seg *segs,
-                                                             int64_t nseg, const struct cpy *cp, float *bp)
-{
-	for (int64_t c = 0; c < j->cg; c++) {
-		const float *xc = xg + c * j->in_sp;
-		for (int64_t t = 0; t < nt; t++) {
-			float *row = bp + (c * nt + t) * nr;
-			const struct cpy *ct = cp + t * nseg;
-			if (nseg == 1 && ct[0].n == nr) { /* one whole segment: fixed-size copy */
-				__builtin_prefetch(xc + ct[0].src + nr);
-				__builtin_prefetch(xc + ct[0].src + nr + 16);
-				__builtin_prefetch(xc + ct[0].src + 2 * nr - 1);
-				if (nr == 32)
-					memcpy(row, xc + ct[0].src, 32 * sizeof(float));
-				else
-					memcpy(row, xc + ct[0].src, (size_t)nr * sizeof(float));
-				continue;
-			}
-			for (int64_t s = 0; s < nseg; s++) {
-				float *d = row + segs[s].col;
-				const float *src = xc + ct[s].src;
-				int32_t k = 0;
-				for (; k < ct[s].zlo; k++)
-					d[k] = 0.0f;
-				/* x rows of many channels are too many streams for the hardware
-				 * prefetcher: fetch the next panels' part of this row now */
-				__builtin_prefetch(src + ct[s].n);
-				__builtin_prefetch(src + ct[s].n + 16);
-				__builtin_prefetch(src + ct[s].n + 31);
-				for (int32_t e = 0; e < ct[s].n; e++)
-					d[k + e] = src[e];
-				k += ct[s].n;
-				for (int32_t e = 0; e < ct[s].zhi; e++)
-					d[k + e] = 0.0f;
-			}
-		}
-	}
-}
-
-
-static void pack_b_scalar(const struct phase_job *j, const float *xg, int64_t nt, int64_t nr, const struct seg *segs,
-                          int64_t nseg, const struct cpy *cp, float *bp)
-{
-	pack_b_body(j, xg, nt, nr, segs, nseg, cp, bp);
-}
-
-/* For a panel that is one whole run of positions (one segment of nr): B row k = c*T + tap
- * is read in place from x when the tap's run lies inside x (brows[k] points into x), is a
- * shared zero row when it lies wholly outside, else is packed into bp's row k with its
- * zeros. Only the ISAs with row-pointer kernels (AVX-512) call it. */
-static const float zero_row[ONNXRUN__GEMM_NR_MAX];
-
-static inline __attribute__((always_inline)) const float *row_in_place(const float *xc, const struct cpy *ct,
-                                                                       int64_t nr)
-{
-	const float *p = xc + ct->src;
-	__builtin_prefetch(p + nr);
-	__builtin_prefetch(p + nr + 16);
-	__builtin_prefetch(p + 2 * nr - 1);
-	return p;
-}
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-
-__attribute__((target("avx512f"))) static void pack_rows(const struct phase_job *j, const float *xg, int64_t nt,
-                                                        int64_t nr, const struct cpy *cp, float *bp,
-                                                        const float **brows)
-{
-	for (int64_t c = 0; c < j->cg; c++) {
-		const float *xc = xg + c * j->in_sp;
-		for (int64_t t = 0; t < nt; t++) {
-			const struct cpy *ct = &cp[t];
-			const int64_t k = c * nt + t;
-			float *row = bp + k * nr;
-			if (ct->n == nr) {
-				brows[k] = row_in_place(xc, ct, nr);
-				continue;
-			}
-			if (ct->n == 0) {
-				brows[k] = zero_row;
-				continue;
-			}
-			/* lanes [zlo, zlo + n) of the row come from x, one masked load per 16 */
-			const float *src = xc + ct->src - ct->zlo;
-			const uint64_t in = ((UINT64_C(1) << ct->n) - 1) << ct->zlo;
-			for (int64_t h = 0; h < nr; h += 16)
-				_mm512_storeu_ps(row + h, _mm512_maskz_loadu_ps((__mmask16)(in >> h), src + h));
-			brows[k] = row;
-		}
-	}
-}
-#else
-static void pack_rows(const struct phase_job *j, const float *xg, int64_t nt, int64_t nr, const struct cpy *cp,
-                      float *bp, const float **brows)
-{
-	for (int64_t c = 0; c < j->cg; c++) {
-		const float *xc = xg + c * j->in_sp;
-		for (int64_t t = 0; t < nt; t++) {
-			const struct cpy *ct = &cp[t];
-			const int64_t k = c * nt + t;
-			float *row = bp + k * nr;
-			int32_t e = 0;
-			if (ct->n == nr) {
-				brows[k] = row_in_place(xc, ct, nr);
-				continue;
-			}
-			for (; e < ct->zlo; e++)
-				row[e] = 0.0f;
-			for (int32_t i = 0; i < ct->n; i++)
-				row[e + i] = xc[ct->src + i];
-			e += ct->n;
-			for (; e < nr; e++)
-				row[e] = 0.0f;
-			brows[k] = row;
-		}
-	}
-}
-#endif
-
-/* Stores an mr x nr tile (+ bias) into the phase's output positions (segment offsets plus
- * ydelta), stride sl along the last axis. */
-static inline __attribute__((always_inline)) void store_tile_body(const struct phase_job *j, const float *tile,
-                                                                 int64_t nr, int64_t mr, const struct seg *segs,
-                                                                 int64_t nseg, float *ym0, int64_t ydelta,
-                                                                 const float *bias)
-{
-	const int64_t sl = j->g->strides[j->g->n - 1];
-	for (int64_t i = 0; i < mr; i++) {
-		const float b = bias ? bias[i] : 0.0f;
-		float *ym = ym0 + i * j->out_sp + ydelta;
-		for (int64_t s = 0; s < nseg; s++) {
-			const float *t = tile + i * nr + segs[s].col;
-			float *d = ym + segs[s].yoff;
-			if (sl == 1)
-				for (int64_t e = 0; e < segs[s].len; e++)
-					d[e] = t[e] + b;
-			else
-				for (int64_t e = 0; e < segs[s].len; e++)
-					d[e * sl] = t[e] + b;
-		}
-	}
-}
-
-static void store_tile_scalar(const struct phase_job *j, const float *tile, int64_t nr, int64_t mr,
-                              const struct seg *segs, int64_t nseg, float *ym0, int64_t ydelta, const float *bias)
-{
-	store_tile_body(j, tile, nr, mr, segs, nseg, ym0, ydelta, bias);
-}
-
-
-#if defined(__x86_64__)
-
-__attribute__((target("avx2"))) static void pack_b_avx2(const struct phase_job *j, const float *xg, int64_t nt,
-                                                       int64_t nr, const struct seg *segs, int64_t nseg,
-                                                       const struct cpy *cp, float *bp)
-{
-	pack_b_body(j, xg, nt, nr, segs, nseg, cp, bp);
-}
-
-/* AVX-512 packing: a segment of at most 16 positions (short rows: small spatial sizes,
- * 3-D) is one masked load (zeros outside x, never touching memory there) and one masked
- * store; longer ones go through the generic loops. */
-__attribute__((target("avx512f"))) static void pack_b_avx512(const struct phase_job *j, const float *xg, int64_t nt,
-                                                            int64_t nr, const struct seg *segs, int64_t nseg,
-                                                            const struct cpy *cp, float *bp)
-{
-	bool short_segs = true;
-	for (int64_t s = 0; s < nseg; s++)
-		short_segs = short_segs && segs[s].len <= 16;
-	if (!short_segs || nseg == 1) {
-		pack_b_body(j, xg, nt, nr, segs, nseg, cp, bp);
-		return;
-	}
-	for (int64_t c = 0; c < j->cg; c++) {
-		const float *xc = xg + c * j->in_sp;
-		for (int64_t t = 0; t < nt; t++) {
-			float *row = bp + (c * nt + t) * nr;
-			const struct cpy *ct = cp + t * nseg;
-			for (int64_t s = 0; s < nseg; s++) {
-				__m512 v = _mm512_setzero_ps();
-				if (ct[s].n) {
-					const __mmask16 lm = (__mmask16)(((1u << ct[s].n) - 1) << ct[s].zlo);
-					v = _mm512_maskz_loadu_ps(lm, xc + ct[s].src - ct[s].zlo);
-				}
-				_mm512_mask_storeu_ps(row + segs[s].col, (__mmask16)((1u << segs[s].len) - 1), v);
-			}
-		}
-	}
-}
-
-/* AVX-512 epilogue: stride 1 is a vector add + store; strides 2 and 4 spread 16/sl tile
- * values over a 16-float window (permute) and write only the phase's lanes (masked store). */
-__attribute__((target("avx512f"))) static void store_tile_avx512(const struct phase_job *j, const float *tile,
-                                                                int64_t nr, int64_t mr, const struct seg *segs,
-                                                                int64_t nseg, float *ym0, int64_t ydelta,
-                                                                const float *bias)
-{
-	const int64_t sl = j->g->strides[j->g->n - 1];
-	if (sl != 1 && sl != 2 && sl != 4) {
-		/* compiled here, VEX-encoded: legacy SSE code run with the upper halves of the
-		 * vector registers dirty costs Intel CPUs a penalty per instruction */
-		store_tile_body(j, tile, nr, mr, segs, nseg, ym0, ydelta, bias);
-		return;
-	}
-	const int per = (int)(16 / sl); /* tile values per 16-float window */
-	const __m512i spread = sl == 1 ? _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15) :
-	                       sl == 2 ? _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7) :
-	                                 _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-	const __mmask16 lanes = sl == 1 ? 0xFFFF : sl == 2 ? 0x5555 : 0x1111;
-	for (int64_t i = 0; i < mr; i++) {
-		const __m512 b = _mm512_set1_ps(bias ? bias[i] : 0.0f);
-		float *ym = ym0 + i * j->out_sp + ydelta;
-		for (int64_t s = 0; s < nseg; s++) {
-			const float *t = tile + i * nr + segs[s].col;
-			float *d = ym + segs[s].yoff;
-			const int64_t len = segs[s].len;
-			int64_t e = 0;
-			for (; e + per <= len; e += per, d += 16) {
-				__m512 v = _mm512_maskz_loadu_ps((__mmask16)((1u << per) - 1), t + e);
-				v = _mm512_add_ps(_mm512_permutexvar_ps(spread, v), b);
-				_mm512_mask_storeu_ps(d, lanes, v);
-			}
-			for (; e < len; e++, d += sl)
-				d[0] = t[e] + (bias ? bias[i] : 0.0f);
-		}
-	}
-	/* the next m-panel's output lines, for writing: hides the read-for-ownership misses */
-	for (int64_t i = mr; i < 2 * mr; i++)
-		for (int64_t s = 0; s < nseg; s++) {
-			const char *d = (const char *)(ym0 + i * j->out_sp + ydelta + segs[s].yoff);
-			for (int64_t off = 0; off < segs[s].len * sl * 4; off += 64)
-				__builtin_prefetch(d + off, 1);
-		}
-}
-/* Two tiles of phases that differ only in the last axis's residue (0 and 1, stride 2) and
- * share positions: their outputs alternate, so they are interleaved (permutes) and stored as
- * whole vectors, non-temporal (no read for ownership) for large outputs when 64-byte aligned.
- * Same values as two store_tile_avx512 calls. */
-__attribute__((target("avx512f"))) static void store_pair_avx512(const struct phase_job *j, const float *t0,
-                                                                const float *t1, int64_t nr, int64_t mr,
-                                                                const struct seg *segs, int64_t nseg,
-                                                                float *ym0, int64_t ydelta, const float *bias)
-{
-	const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-	const __m512i hi_idx = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-	for (int64_t i = 0; i < mr; i++) {
-		const __m512 b = _mm512_set1_ps(bias ? bias[i] : 0.0f);
-		float *ym = ym0 + i * j->out_sp + ydelta;
-		for (int64_t s = 0; s < nseg; s++) {
-			const float *a0 = t0 + i * nr + segs[s].col, *a1 = t1 + i * nr + segs[s].col;
-			float *d = ym + segs[s].yoff;
-			for (int64_t e = 0; e < segs[s].len; e += 16, d += 32) {
-				const int64_t rem = segs[s].len - e < 16 ? segs[s].len - e : 16;
-				const __mmask16 in = (__mmask16)((1u << rem) - 1);
-				const __m512 x0 = _mm512_maskz_loadu_ps(in, a0 + e), x1 = _mm512_maskz_loadu_ps(in, a1 + e);
-				const __m512 lo = _mm512_add_ps(_mm512_permutex2var_ps(x0, lo_idx, x1), b);
-				const __m512 hi = _mm512_add_ps(_mm512_permutex2var_ps(x0, hi_idx, x1), b);
-				if (rem == 16 && j->stream && !((uintptr_t)d & 63)) {
-					_mm512_stream_ps(d, lo);
-					_mm512_stream_ps(d + 16, hi);
-					continue;
-				}
-				if (rem == 16) { /* whole vectors: plain stores */
-					_mm512_storeu_ps(d, lo);
-					_mm512_storeu_ps(d + 16, hi);
-					continue;
-				}
-				_mm512_mask_storeu_ps(d, rem >= 8 ? 0xFFFF : (__mmask16)((1u << (2 * rem)) - 1), lo);
-				if (rem > 8)
-					_mm512_mask_storeu_ps(d + 16, (__mmask16)((1u << (2 * (rem - 8))) - 1), hi);
-			}
-		}
-	}
-	if (j->stream)
-		return;
-	/* the next m-panel's output lines, for writing (as in store_tile_avx512) */
-	for (int64_t i = mr; i < 2 * mr; i++)
-		for (int64_t s = 0; s < nseg; s++) {
-			const char *d = (const char *)(ym0 + i * j->out_sp + ydelta + segs[s].yoff);
-			for (int64_t off = 0; off < segs[s].len * 2 * 4; off += 64)
-				__builtin_prefetch(d + off, 1);
-		}
-}
-
-static void store_fence(void)
-{
-	_mm_sfence();
-}
-#endif
 
 /* Positions of phase ph (in its box, batch first) whose output row R = b*out0 + o0 is < R. */
 static int64_t rows_before(const struct phase_job *j, int64_t ph, const int64_t *r, int64_t R)
@@ -456,23 +152,6 @@ static void phase_residues(const struct onnxrun__convt_taps *tp, int64_t ph, int
 	}
 }
 
-#if defined(__x86_64__)
-/* Packs a 32-wide B panel from its half-row plan (halves_plan: channel 0's pointers and
- * masks per tap): row c*nt + t is channel c's two masked half-rows. */
-__attribute__((target("avx512f"))) static void pack_halves(const struct phase_job *j, int64_t nt,
-                                                          const float *const *p0, const uint16_t *m0, float *bp)
-{
-	for (int64_t c = 0; c < j->cg; c++)
-		for (int64_t t = 0; t < nt; t++) {
-			float *row = bp + (c * nt + t) * 32;
-			for (int h = 0; h < 2; h++) {
-				const __mmask16 m = (__mmask16)m0[2 * t + h];
-				const float *src = m ? p0[2 * t + h] + c * j->in_sp : zero_row;
-				_mm512_storeu_ps(row + 16 * h, _mm512_maskz_loadu_ps(m, src));
-			}
-		}
-}
-#endif
 
 /* How a B panel is given to the micro-kernel: packed (fn), rows in place (ind), masked
  * half-rows in place (ind2), or rows in the staged copy of x at base + offset (rel). */
@@ -480,6 +159,7 @@ enum panel_mode { PANEL_PACKED, PANEL_ROWS, PANEL_HALVES, PANEL_REL };
 
 /* One B panel of an item, prepared once and run against every weight panel of the item. */
 struct panel {
+	struct onnxrun__krun *runs;
 	struct seg *segs;
 	const float **brows; /* PANEL_ROWS: one per row; PANEL_HALVES: two per row */
 	uint16_t *bmask;     /* PANEL_HALVES: two per row */
@@ -495,15 +175,15 @@ struct panel {
  * must read x at one offset + lane (its segments continue one another in x, as when x's
  * rows are exactly the grid's rows), lanes outside x masked off. Writes channel 0's half
  * pointers and masks (row t) and returns true when every tap fits. */
-static bool halves_plan(const float *xg, int64_t nt, const struct seg *segs, int64_t nseg, const struct cpy *cp,
-                        const float **brows, uint16_t *bmask)
+static bool halves_plan(const float *xg, int64_t nt, const struct onnxrun__krun *runs, int64_t nseg,
+                        const struct onnxrun__kcopy *cp, const float **brows, uint16_t *bmask)
 {
 	for (int64_t t = 0; t < nt; t++) {
-		const struct cpy *ct = cp + t * nseg;
+		const struct onnxrun__kcopy *ct = cp + t * nseg;
 		int64_t base[2] = { 0, 0 };
 		uint32_t mask = 0;
 		for (int64_t s = 0; s < nseg; s++) {
-			const int64_t lo = segs[s].col + ct[s].zlo, hi = lo + ct[s].n;
+			const int64_t lo = runs[s].col + ct[s].zlo, hi = lo + ct[s].n;
 			if (ct[s].n == 0)
 				continue;
 			for (int h = 0; h < 2; h++) {
@@ -518,7 +198,7 @@ static bool halves_plan(const float *xg, int64_t nt, const struct seg *segs, int
 		}
 		for (int h = 0; h < 2; h++) {
 			bmask[2 * t + h] = (uint16_t)(mask >> (16 * h));
-			brows[2 * t + h] = bmask[2 * t + h] ? xg + base[h] : zero_row;
+			brows[2 * t + h] = bmask[2 * t + h] ? xg + base[h] : onnxrun__kzero_row;
 		}
 	}
 	return true;
@@ -548,15 +228,16 @@ static void stage_rows(const struct phase_job *j, const float *xg, int64_t i0, i
  * i0) or row pointers into x (pack_rows); else masked half-rows in x (halves_plan, when few
  * calls share the panel) or a packed copy. */
 static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *r, int64_t p0, int64_t cnt,
-                          const float *xg, struct cpy *cp, struct panel *pn, const float *stg, int64_t i0)
+                          const float *xg, struct onnxrun__kcopy *cp, struct panel *pn, const float *stg, int64_t i0)
 {
 	const struct onnxrun__convt_taps *tp = &j->pk->taps;
 	const struct onnxrun__gemm_kernels *kn = j->pk->kern;
+	const struct onnxrun__phase_kernels *kph = &j->kt->phase;
 	const int64_t nt = tp->ntaps[ph];
 	int64_t delta[S];
 	pn->v = cnt <= kn->nr[2] ? 2 : cnt <= kn->nr[1] ? 1 : 0;
 	const int64_t nr = kn->nr[pn->v];
-	pn->nseg = make_segs(j, ph, p0, cnt, r, pn->segs);
+	pn->nseg = make_segs(j, ph, p0, cnt, r, pn->runs, pn->segs);
 	if (stg && pn->v == 0 && pn->nseg == 1 && cnt == nr) {
 		pn->mode = PANEL_REL;
 		pn->base = (const char *)(stg + (pn->segs[0].q[0] - i0) * j->cg * j->st_wp + j->st_padl +
@@ -566,35 +247,33 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 	}
 	for (int64_t t = 0; t < nt; t++) {
 		tap_deltas(tp, r, t, delta);
-		plan_copies(j, delta, pn->segs, pn->nseg, cp + t * pn->nseg);
+		plan_copies(j, delta, pn->runs, pn->segs, pn->nseg, cp + t * pn->nseg);
 	}
 	if (pn->v == 0 && pn->nseg == 1 && cnt == nr && j->rows) {
 		pn->mode = PANEL_ROWS;
-		pack_rows(j, xg, nt, nr, cp, pn->bp, pn->brows);
+		kph->pack_rows(&j->kp, xg, nt, nr, cp, pn->bp, pn->brows);
 		return;
 	}
-	if (pn->v == 0 && nr == 32 && j->halves && halves_plan(xg, nt, pn->segs, pn->nseg, cp, pn->brows, pn->bmask)) {
+	if (pn->v == 0 && nr == 32 && j->halves && halves_plan(xg, nt, pn->runs, pn->nseg, cp, pn->brows, pn->bmask)) {
 		pn->mode = PANEL_HALVES;
 		for (int64_t c = 1; c < j->cg; c++)
 			for (int64_t i = 0; i < 2 * nt; i++) {
 				pn->bmask[2 * c * nt + i] = pn->bmask[i];
-				pn->brows[2 * c * nt + i] = pn->bmask[i] ? pn->brows[i] + c * j->in_sp : zero_row;
+				pn->brows[2 * c * nt + i] = pn->bmask[i] ? pn->brows[i] + c * j->in_sp : onnxrun__kzero_row;
 			}
 		return;
 	}
 	pn->mode = PANEL_PACKED;
-#if defined(__x86_64__)
 	/* many short runs (small grids, batches) that continue one another in x: two masked
 	 * copies per row instead of one per run */
-	if (pn->v == 0 && nr == 32 && kn->ind2[0] && pn->nseg > 1 &&
-	    halves_plan(xg, nt, pn->segs, pn->nseg, cp, pn->brows, pn->bmask)) {
-		pack_halves(j, nt, pn->brows, pn->bmask, pn->bp);
+	if (pn->v == 0 && nr == 32 && kph->pack_halves && pn->nseg > 1 &&
+	    halves_plan(xg, nt, pn->runs, pn->nseg, cp, pn->brows, pn->bmask)) {
+		kph->pack_halves(&j->kp, nt, pn->brows, pn->bmask, pn->bp);
 		return;
 	}
-#endif
 	if (cnt < nr)
 		memset(pn->bp, 0, (size_t)(j->cg * nt * nr) * sizeof *pn->bp);
-	j->pack(j, xg, nt, nr, pn->segs, pn->nseg, cp, pn->bp);
+	kph->pack(&j->kp, xg, nt, nr, pn->runs, pn->nseg, cp, pn->bp);
 }
 
 /* C tile = A panel (mr rows) x B panel. */
@@ -623,18 +302,21 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	const struct onnxrun__convt_packed *pk = j->pk;
 	const struct onnxrun__convt_taps *tp = &pk->taps;
 	const struct onnxrun__gemm_kernels *kn = pk->kern;
+	const struct onnxrun__phase_kernels *kph = &j->kt->phase;
 	const int64_t mr_max = kn->mr_max, nr0 = kn->nr[0], mg = pk->mg, kmax = j->cg * tp->tmax;
 	char *sc = j->scratch + (size_t)tid * j->scratch_stride;
 	float *bp = (float *)sc, *tile = bp + 2 * j->nb * kmax * nr0;
 	float *tile2 = tile + mr_max * nr0;
-	struct seg *segs = (struct seg *)(tile2 + mr_max * nr0);
-	struct cpy *cp = (struct cpy *)(segs + 2 * j->nb * nr0);
+	struct onnxrun__krun *runs = (struct onnxrun__krun *)(tile2 + mr_max * nr0);
+	struct seg *segs = (struct seg *)(runs + 2 * j->nb * nr0);
+	struct onnxrun__kcopy *cp = (struct onnxrun__kcopy *)(segs + 2 * j->nb * nr0);
 	const float **brows = (const float **)(cp + tp->tmax * nr0);
 	uint16_t *bmask = (uint16_t *)(brows + 2 * j->nb * 2 * kmax);
 	struct panel pn[2 * MAX_NB], *pn2 = pn + j->nb;
 	int64_t r[S], rq[S];
 
 	for (int64_t i = 0; i < 2 * j->nb; i++) {
+		pn[i].runs = runs + i * nr0;
 		pn[i].segs = segs + i * nr0;
 		pn[i].brows = brows + i * 2 * kmax;
 		pn[i].bmask = bmask + i * 2 * kmax;
@@ -688,7 +370,6 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 				const int64_t mr = convt_panel_lo(mg, tp->mpanels, pl + 1) - m0, aoff = pl * mr_max;
 				float *ym = yg + m0 * j->out_sp;
 				const float *bm = bg ? bg + m0 : NULL;
-#if defined(__x86_64__)
 				if (ph2 >= 0) { /* ph2's outputs follow ph's along the last axis */
 					const float *a1 = pk->a + grp * tp->a_group + tp->a_off[ph] + aoff * kk;
 					const int64_t kk2 = j->cg * tp->ntaps[ph2];
@@ -696,12 +377,11 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 					for (int64_t i = 0; i < np; i++) {
 						panel_gemm(kn, mr, kk, a1, &pn[i], tile);
 						panel_gemm(kn, mr, kk2, a2, &pn2[i], tile2);
-						store_pair_avx512(j, tile, tile2, kn->nr[pn[i].v], mr, pn[i].segs, pn[i].nseg,
-						                  ym, 0, bm);
+						kph->store_pair(&j->kp, tile, tile2, kn->nr[pn[i].v], mr, pn[i].runs, pn[i].nseg,
+						                ym, 0, bm);
 					}
 					continue;
 				}
-#endif
 				for (int64_t q = ph; q < tp->nphase; q++) {
 					const float *aq = pk->a + grp * tp->a_group + tp->a_off[q] + aoff * kk;
 					int64_t ydelta = 0;
@@ -710,33 +390,29 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 					phase_residues(tp, q, rq);
 					for (int32_t a = 0; a < g->n; a++)
 						ydelta += (rq[a] - r[a]) * j->ys[a];
-#if defined(__x86_64__)
 					/* last-axis residues 0 and 1 of stride 2 sharing B: store interleaved */
-					if (j->store == store_tile_avx512 && tp->s[g->n - 1] == 2 && rq[g->n - 1] == 0 &&
+					if (kph->store_pair && tp->s[g->n - 1] == 2 && rq[g->n - 1] == 0 &&
 					    q + 1 < tp->nphase && j->rep[q + 1] == ph) {
 						const float *aq1 = pk->a + grp * tp->a_group + tp->a_off[q + 1] + aoff * kk;
 						for (int64_t i = 0; i < np; i++) {
 							panel_gemm(kn, mr, kk, aq, &pn[i], tile);
 							panel_gemm(kn, mr, kk, aq1, &pn[i], tile2);
-							store_pair_avx512(j, tile, tile2, kn->nr[pn[i].v], mr, pn[i].segs,
-							                  pn[i].nseg, ym, ydelta, bm);
+							kph->store_pair(&j->kp, tile, tile2, kn->nr[pn[i].v], mr, pn[i].runs,
+							                pn[i].nseg, ym, ydelta, bm);
 						}
 						q++;
 						continue;
 					}
-#endif
 					for (int64_t i = 0; i < np; i++) {
 						panel_gemm(kn, mr, kk, aq, &pn[i], tile);
-						j->store(j, tile, kn->nr[pn[i].v], mr, pn[i].segs, pn[i].nseg, ym, ydelta, bm);
+						kph->store(&j->kp, tile, kn->nr[pn[i].v], mr, pn[i].runs, pn[i].nseg, ym, ydelta, bm);
 					}
 				}
 			}
 		}
 	}
-#if defined(__x86_64__)
-	if (j->stream && j->store == store_tile_avx512)
-		store_fence(); /* non-temporal stores are weakly ordered */
-#endif
+	if (j->kp.stream)
+		kph->store_fence(); /* non-temporal stores are weakly ordered */
 }
 
 /* rep[ph]: the first phase with the same grid range and the same tap offsets as ph (so the
@@ -839,24 +515,23 @@ static void plan_split(struct phase_job *j, int threads)
 	const struct onnxrun__convt_geom *g = j->g;
 	const int64_t nr0 = j->pk->kern->nr[0], mg = j->pk->mg;
 	const int64_t per_row = j->out_sp / g->out[0], nphase = j->pk->taps.nphase;
+	const struct onnxrun__tuning *tn = onnxrun__tuning();
 	int64_t inner_q = 1, align, budget, items;
 	for (int32_t a = 1; a < g->n; a++)
 		inner_q *= (g->out[a] + g->strides[a] - 1) / g->strides[a];
 	align = g->strides[0] * (nr0 / gcd64(nr0, inner_q));
-	budget = (int64_t)(384 * 1024 / 4) / (mg + j->cg / nphase + 1) / per_row;
+	budget = (int64_t)(tn->phase_tile_bytes / sizeof(float)) / (mg + j->cg / nphase + 1) / per_row;
 	j->nrows = g->batch * g->out[0];
 	j->trows = budget / align * align;
 	j->trows = j->trows < align ? align : j->trows;
-	/* weights of a class beyond L2 (about 1 MiB), which would stream from L3 for every B
-	 * panel: run each weight panel over nb B panels (together at most ~256 KiB: 512 was
-	 * slower on hifigan_256, dcgan_b8, dcgan_512) and make tiles hold that many panels per
-	 * phase. Below that, one panel at a time keeps B closer (hifigan_256, 1 MiB per class,
-	 * was 10% slower with nb = 4). */
+	/* weights of a class beyond L2, which would stream from L3 for every B panel: run each
+	 * weight panel over nb B panels (tuning: their bytes together) and make tiles hold that
+	 * many panels per phase. Below that, one panel at a time keeps B closer. */
 	j->nb = 1;
-	if (j->pk->taps.a_group / j->nclass * (int64_t)sizeof(float) > 1024 * 1024) {
+	if ((size_t)(j->pk->taps.a_group / j->nclass) * sizeof(float) > tn->phase_weights_l2) {
 		const int64_t panel = (j->paired ? 2 : 1) * j->cg * j->pk->taps.tmax * nr0 * (int64_t)sizeof(float);
 		int64_t rows;
-		j->nb = (256 * 1024) / panel;
+		j->nb = (int64_t)tn->phase_bpanels_bytes / panel;
 		j->nb = j->nb < 1 ? 1 : j->nb > MAX_NB ? MAX_NB : j->nb;
 		rows = (j->nb * nr0 + inner_q - 1) / inner_q * g->strides[0];
 		rows = (rows + align - 1) / align * align;
@@ -869,8 +544,7 @@ static void plan_split(struct phase_job *j, int threads)
 	items = g->group * j->ntiles * j->nclass;
 	/* too few items for the threads: smaller tiles first (with one B panel at a time; tiles
 	 * sized for nb panels keep theirs), then channel chunks, each of which packs its own
-	 * copy of the B panels (dcgan_256 at 2 threads: 8 tiles of 4 input rows instead of 3
-	 * tiles x 2 channel chunks, 2-6% faster in in-process A/B runs) */
+	 * copy of the B panels (so costs more than a smaller tile) */
 	if (items < 4 * threads && threads > 1 && j->nb == 1) {
 		const int64_t per = g->group * j->nclass, want = (4 * threads + per - 1) / per;
 		int64_t t = (j->nrows + want - 1) / want;
@@ -898,6 +572,7 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 	struct phase_job j;
 	int64_t *buf, r[S], items;
 	int threads = ctx->threads < 1 ? 1 : ctx->threads;
+	const struct onnxrun__tuning *tn = onnxrun__tuning();
 	size_t bytes;
 
 	if (threads > onnxrun__pool_threads(onnxrun__pool_current()))
@@ -946,31 +621,19 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 	j.partner = j.classes + np;
 	for (int64_t cl = 0; cl < j.nclass; cl++)
 		j.partner[cl] = -1;
-	j.pack = pack_b_scalar;
-	j.store = store_tile_scalar;
-#if defined(__x86_64__)
-	if (pk->kern->isa == ONNXRUN__ISA_AVX512) {
-		j.pack = pack_b_avx512;
-		j.store = store_tile_avx512;
+	j.kt = pk->kt;
+	if (j.kt->phase.store_pair)
 		pair_classes(&j);
-	} else if (pk->kern->isa == ONNXRUN__ISA_AVX2) {
-		j.pack = pack_b_avx2;
-	}
-#endif
-	/* from 4 MiB (twice this L2): 1-3% faster than plain stores for grouped_g8 (4 MiB),
-	 * k3s2p1op1 (4 MiB) and hifigan_128 (6.5 MiB) in in-process A/B runs */
-	j.stream = (uint64_t)g->batch * (uint64_t)g->out_channels * (uint64_t)j.out_sp * sizeof(float) >= (4u << 20);
+	j.kp.cg = j.cg;
+	j.kp.in_sp = j.in_sp;
+	j.kp.out_sp = j.out_sp;
+	j.kp.sl = g->strides[g->n - 1];
+	j.kp.stream = (uint64_t)g->batch * (uint64_t)g->out_channels * (uint64_t)j.out_sp * sizeof(float) >=
+	              tn->stream_output_bytes;
 	plan_split(&j, threads);
 	/* In place, B rows come from many x lines (unaligned, often sharing L1 sets) instead of
 	 * one packed block: the more micro-kernel calls share a panel, the more a packed copy
-	 * pays off. Measured: masked half-rows win up to about 4 calls per panel (3-D, small
-	 * output channel counts), whole rows up to about 16. On an Intel Xeon (48 KiB L1,
-	 * 2 MiB L2) packing at 32 calls made unet_128 1.5x and at 64 hifigan_256 1.15x faster
-	 * (the 128x128 grid puts unet_128's 128 channel rows 64 KiB apart, all in the same L1
-	 * sets) and changed nothing measurable at 32 for dcgan_512, dcgan_b8 and 3d_64; at 8-16
-	 * calls rows stay ahead (grouped_g8 by 25%, dcgan_128 by 6%). The earlier limit, 64, came
-	 * from an AMD EPYC (32 KiB L1), where unet_512 and hifigan_512 (128, 256 calls) were
-	 * 8-9% faster packed. */
+	 * pays off (tuning: half_rows_calls, in_place_calls). */
 	int64_t uses;
 	{
 		int64_t most = 1;
@@ -985,27 +648,26 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 		const int64_t mrc = pk->kern->mr_max < 8 ? pk->kern->mr_max : 8;
 		const int64_t rows = convt_panel_lo(pk->mg, tp->mpanels, j.mchunk);
 		uses = (rows + mrc - 1) / mrc * most;
-		j.halves = pk->kern->ind2[0] && uses <= 4;
-		j.rows = pk->kern->ind[0] && uses <= 16;
+		j.halves = pk->kern->ind2[0] && uses <= tn->half_rows_calls;
+		j.rows = pk->kern->ind[0] && uses <= tn->in_place_calls;
 	}
 	items = g->group * j.ntiles * j.nclass * j.mchunks;
 	bytes = (size_t)(2 * j.nb * j.cg * tp->tmax * nr0 + 2 * pk->kern->mr_max * nr0) * sizeof(float) +
-	        (size_t)(2 * j.nb * nr0) * sizeof(struct seg) + (size_t)(tp->tmax * nr0) * sizeof(struct cpy) +
+	        (size_t)(2 * j.nb * nr0) * (sizeof(struct onnxrun__krun) + sizeof(struct seg)) +
+	        (size_t)(tp->tmax * nr0) * sizeof(struct onnxrun__kcopy) +
 	        (size_t)(2 * j.nb * 2 * j.cg * tp->tmax) * (sizeof(float *) + sizeof(uint16_t));
 	/* 2-D rows mode with B panels shared by several calls: per tile, the x rows it reads are
 	 * copied once into a staging area, [row][channel][zero pad, columns, zero pad], with
 	 * channel rows not a multiple of 1 KiB apart. A panel's B rows are then one table of
 	 * offsets from one base (kernel rel[]): no per-panel pointers, no masked copies at the
 	 * left and right edges, and a panel's rows sit in a few KiB instead of one line per
-	 * channel plane (planes of 4 KiB multiples share L1 sets). Measured (in-process A/B,
-	 * 60-80 alternating runs): grouped_g8 14-16% faster at 1 and 2 threads; k3s1p1,
-	 * dcgan_128, k3s2p1op1 within +-3%. Not with 1-call panels (dcgan_64_3, fsrcnn:
-	 * nothing to gain from the copy), nor when grid rows are shorter than a panel (every
-	 * panel spans rows: dcgan_256). */
+	 * channel plane (planes of 4 KiB multiples share L1 sets). Only where enough calls share
+	 * a panel to pay for the copy (tuning: stage_calls), and not when grid rows are shorter
+	 * than a panel (every panel would span rows). */
 	bool whole_panels = g->n == 2; /* rows of every phase's grid hold whole wide panels */
 	for (int64_t ph = 0; ph < np && whole_panels; ph++)
 		whole_panels = !j.npos[ph] || j.qn[ph * S + 1] >= nr0;
-	if (j.rows && pk->kern->rel[0] && whole_panels && g->batch == 1 && uses >= 4) {
+	if (j.rows && pk->kern->rel[0] && whole_panels && g->batch == 1 && uses >= tn->stage_calls) {
 		/* x columns read: q - dx over every phase's q range and tap */
 		int64_t cmin = INT64_MAX, cmax = INT64_MIN, dymin = INT64_MAX, dymax = INT64_MIN, d[S];
 		for (int64_t ph = 0; ph < np; ph++) {
@@ -1028,8 +690,10 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 		j.st_dymin = dymin;
 		j.st_dymax = dymax;
 		j.st_rows = j.trows / g->strides[0] + 3 + (dymax - dymin); /* an item's rows fit (checked) */
-		/* at most 1 MiB per thread (about half this L2): a larger copy would not stay close */
-		if (j.st_padl <= 64 && j.st_wp - g->in[1] <= 128 && j.st_rows * j.cg * j.st_wp <= (1 << 18)) {
+		/* a copy larger than the tuning's stage_bytes would not stay close; pads beyond a
+		 * few vectors mean a kernel far wider than the input rows */
+		if (j.st_padl <= 64 && j.st_wp - g->in[1] <= 128 &&
+		    (size_t)(j.st_rows * j.cg * j.st_wp) * sizeof(float) <= tn->stage_bytes) {
 			if (!(j.rel = onnxrun__calloc(ctx->env, (size_t)(np * j.cg * tp->tmax), sizeof *j.rel))) {
 				onnxrun__free(ctx->env, buf);
 				return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");

@@ -168,7 +168,7 @@ bool onnxrun__d2s_fast(struct onnxrun_op_context *ctx, const struct onnxrun_tens
 	j.w = x->dims[3];
 	j.b = b;
 	j.crd = crd;
-	j.isa = onnxrun__gemm_isa();
+	j.isa = onnxrun__isa_current();
 	j.nt = j.isa == ONNXRUN__ISA_AVX512 && y->nbytes >= stream_min;
 	j.rows = x->dims[0] * j.cout * j.h * b;
 	/* items of about 16 KiB of output each */

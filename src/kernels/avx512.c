@@ -1,0 +1,194 @@
+/*
+ * avx512.c - the AVX-512 ISA's table: B panels packed or read in place with masked loads,
+ * tile stores that spread a tile over strided outputs with permutes and masked stores, and
+ * interleaved stores of two phases (the micro-kernels are in avx512_gemm.c).
+ */
+#include "generic.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define T512 __attribute__((target("avx512f")))
+
+ONNXRUN__HIDDEN extern const struct onnxrun__gemm_kernels onnxrun__gemm_avx512;
+
+/* A run of at most 16 positions (short rows: small spatial sizes, 3-D) is one masked load
+ * (zeros outside x, never touching memory there) and one masked store; longer ones go
+ * through the generic loops. */
+static T512 void pack(const struct onnxrun__kpanel *kp, const float *xg, int64_t nt, int64_t nr,
+                      const struct onnxrun__krun *runs, int64_t nrun, const struct onnxrun__kcopy *cp, float *bp)
+{
+	bool short_runs = true;
+	for (int64_t s = 0; s < nrun; s++)
+		short_runs = short_runs && runs[s].len <= 16;
+	if (!short_runs || nrun == 1) {
+		generic_pack(kp, xg, nt, nr, runs, nrun, cp, bp);
+		return;
+	}
+	for (int64_t c = 0; c < kp->cg; c++) {
+		const float *xc = xg + c * kp->in_sp;
+		for (int64_t t = 0; t < nt; t++) {
+			float *row = bp + (c * nt + t) * nr;
+			const struct onnxrun__kcopy *ct = cp + t * nrun;
+			for (int64_t s = 0; s < nrun; s++) {
+				__m512 v = _mm512_setzero_ps();
+				if (ct[s].n) {
+					const __mmask16 lm = (__mmask16)(((1u << ct[s].n) - 1) << ct[s].zlo);
+					v = _mm512_maskz_loadu_ps(lm, xc + ct[s].src - ct[s].zlo);
+				}
+				_mm512_mask_storeu_ps(row + runs[s].col, (__mmask16)((1u << runs[s].len) - 1), v);
+			}
+		}
+	}
+}
+
+static T512 void pack_rows(const struct onnxrun__kpanel *kp, const float *xg, int64_t nt, int64_t nr,
+                           const struct onnxrun__kcopy *cp, float *bp, const float **brows)
+{
+	for (int64_t c = 0; c < kp->cg; c++) {
+		const float *xc = xg + c * kp->in_sp;
+		for (int64_t t = 0; t < nt; t++) {
+			const struct onnxrun__kcopy *ct = &cp[t];
+			const int64_t k = c * nt + t;
+			float *row = bp + k * nr;
+			if (ct->n == nr) {
+				brows[k] = row_in_place(xc, ct, nr);
+				continue;
+			}
+			if (ct->n == 0) {
+				brows[k] = onnxrun__kzero_row;
+				continue;
+			}
+			/* lanes [zlo, zlo + n) of the row come from x, one masked load per 16 */
+			const float *src = xc + ct->src - ct->zlo;
+			const uint64_t in = ((UINT64_C(1) << ct->n) - 1) << ct->zlo;
+			for (int64_t h = 0; h < nr; h += 16)
+				_mm512_storeu_ps(row + h, _mm512_maskz_loadu_ps((__mmask16)(in >> h), src + h));
+			brows[k] = row;
+		}
+	}
+}
+
+static T512 void pack_halves(const struct onnxrun__kpanel *kp, int64_t nt, const float *const *p0,
+                             const uint16_t *m0, float *bp)
+{
+	for (int64_t c = 0; c < kp->cg; c++)
+		for (int64_t t = 0; t < nt; t++) {
+			float *row = bp + (c * nt + t) * 32;
+			for (int h = 0; h < 2; h++) {
+				const __mmask16 m = (__mmask16)m0[2 * t + h];
+				const float *src = m ? p0[2 * t + h] + c * kp->in_sp : onnxrun__kzero_row;
+				_mm512_storeu_ps(row + 16 * h, _mm512_maskz_loadu_ps(m, src));
+			}
+		}
+}
+
+/* Stride 1 is a vector add + store; strides 2 and 4 spread 16/sl tile values over a
+ * 16-float window (permute) and write only the phase's lanes (masked store). */
+static T512 void store(const struct onnxrun__kpanel *kp, const float *tile, int64_t nr, int64_t mr,
+                       const struct onnxrun__krun *runs, int64_t nrun, float *y, int64_t ydelta, const float *bias)
+{
+	const int64_t sl = kp->sl;
+	if (sl != 1 && sl != 2 && sl != 4) {
+		generic_store(kp, tile, nr, mr, runs, nrun, y, ydelta, bias);
+		return;
+	}
+	const int per = (int)(16 / sl); /* tile values per 16-float window */
+	const __m512i spread = sl == 1 ? _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15) :
+	                       sl == 2 ? _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7) :
+	                                 _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+	const __mmask16 lanes = sl == 1 ? 0xFFFF : sl == 2 ? 0x5555 : 0x1111;
+	for (int64_t i = 0; i < mr; i++) {
+		const __m512 b = _mm512_set1_ps(bias ? bias[i] : 0.0f);
+		float *ym = y + i * kp->out_sp + ydelta;
+		for (int64_t s = 0; s < nrun; s++) {
+			const float *t = tile + i * nr + runs[s].col;
+			float *d = ym + runs[s].yoff;
+			const int64_t len = runs[s].len;
+			int64_t e = 0;
+			for (; e + per <= len; e += per, d += 16) {
+				__m512 v = _mm512_maskz_loadu_ps((__mmask16)((1u << per) - 1), t + e);
+				v = _mm512_add_ps(_mm512_permutexvar_ps(spread, v), b);
+				_mm512_mask_storeu_ps(d, lanes, v);
+			}
+			for (; e < len; e++, d += sl)
+				d[0] = t[e] + (bias ? bias[i] : 0.0f);
+		}
+	}
+	/* the next m-panel's output lines, for writing: hides the read-for-ownership misses */
+	for (int64_t i = mr; i < 2 * mr; i++)
+		for (int64_t s = 0; s < nrun; s++) {
+			const char *d = (const char *)(y + i * kp->out_sp + ydelta + runs[s].yoff);
+			for (int64_t off = 0; off < runs[s].len * sl * 4; off += 64)
+				__builtin_prefetch(d + off, 1);
+		}
+}
+
+/* Interleaves the two tiles with permutes; whole vectors are stored non-temporally (no read
+ * for ownership) for outputs larger than the caches when 64-byte aligned. */
+static T512 void store_pair(const struct onnxrun__kpanel *kp, const float *t0, const float *t1, int64_t nr,
+                            int64_t mr, const struct onnxrun__krun *runs, int64_t nrun, float *y, int64_t ydelta,
+                            const float *bias)
+{
+	const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+	const __m512i hi_idx = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+	for (int64_t i = 0; i < mr; i++) {
+		const __m512 b = _mm512_set1_ps(bias ? bias[i] : 0.0f);
+		float *ym = y + i * kp->out_sp + ydelta;
+		for (int64_t s = 0; s < nrun; s++) {
+			const float *a0 = t0 + i * nr + runs[s].col, *a1 = t1 + i * nr + runs[s].col;
+			float *d = ym + runs[s].yoff;
+			for (int64_t e = 0; e < runs[s].len; e += 16, d += 32) {
+				const int64_t rem = runs[s].len - e < 16 ? runs[s].len - e : 16;
+				const __mmask16 in = (__mmask16)((1u << rem) - 1);
+				const __m512 x0 = _mm512_maskz_loadu_ps(in, a0 + e), x1 = _mm512_maskz_loadu_ps(in, a1 + e);
+				const __m512 lo = _mm512_add_ps(_mm512_permutex2var_ps(x0, lo_idx, x1), b);
+				const __m512 hi = _mm512_add_ps(_mm512_permutex2var_ps(x0, hi_idx, x1), b);
+				if (rem == 16 && kp->stream && !((uintptr_t)d & 63)) {
+					_mm512_stream_ps(d, lo);
+					_mm512_stream_ps(d + 16, hi);
+					continue;
+				}
+				if (rem == 16) { /* whole vectors: plain stores */
+					_mm512_storeu_ps(d, lo);
+					_mm512_storeu_ps(d + 16, hi);
+					continue;
+				}
+				_mm512_mask_storeu_ps(d, rem >= 8 ? 0xFFFF : (__mmask16)((1u << (2 * rem)) - 1), lo);
+				if (rem > 8)
+					_mm512_mask_storeu_ps(d + 16, (__mmask16)((1u << (2 * (rem - 8))) - 1), hi);
+			}
+		}
+	}
+	if (kp->stream)
+		return;
+	/* the next m-panel's output lines, for writing (as in store) */
+	for (int64_t i = mr; i < 2 * mr; i++)
+		for (int64_t s = 0; s < nrun; s++) {
+			const char *d = (const char *)(y + i * kp->out_sp + ydelta + runs[s].yoff);
+			for (int64_t off = 0; off < runs[s].len * 2 * 4; off += 64)
+				__builtin_prefetch(d + off, 1);
+		}
+}
+
+static void store_fence(void)
+{
+	_mm_sfence();
+}
+
+static T512 void gather(const struct onnxrun__kgather *kg, const float *const *zrows, int64_t nrows, float *yrow,
+                        int64_t o_lo, int64_t o_hi, float bias, float *tmp, int64_t zoff, int64_t zend)
+{
+	generic_gather(kg, zrows, nrows, yrow, o_lo, o_hi, bias, tmp, zoff, zend);
+}
+
+const struct onnxrun__kernels onnxrun__kernels_avx512 = {
+	.isa = ONNXRUN__ISA_AVX512,
+	.name = "avx512",
+	.gemm = &onnxrun__gemm_avx512,
+	.phase = { .pack = pack, .pack_rows = pack_rows, .pack_halves = pack_halves, .store = store,
+	           .store_pair = store_pair, .store_fence = store_fence },
+	.col2im_gather = gather,
+};
+
+#endif
