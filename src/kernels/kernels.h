@@ -150,23 +150,23 @@ struct onnxrun__kernels {
 };
 
 /* ---- tuning ------------------------------------------------------------------------------------
- * Sizes the ops plan their work with. Those that depend on the caches are derived from the
- * sizes detected at start-up (each field says how); the defaults are a 48 KiB L1D and a
- * 2 MiB L2, the machine the ratios were measured on. */
+ * Sizes the ops plan their work with, in one place, each saying what it bounds. The cache
+ * sizes are detected; the byte limits are fixed values measured on two machines (cpu.c says
+ * why they are not scaled with the detected L2). */
 struct onnxrun__tuning {
-	size_t l1d, l2; /* detected data cache sizes (bytes) */
-	/* phase path: a tile of output rows holds its outputs and inputs in this many bytes
-	 * (3/16 of L2: leaves room for the weights and the B panels of a work item) */
+	size_t l1d, l2; /* detected data cache sizes (bytes; 48 KiB and 2 MiB when unknown) */
+	/* phase path: a tile of output rows holds its outputs and inputs in this many bytes,
+	 * leaving room in L2 for the weights and the B panels of a work item */
 	size_t phase_tile_bytes;
-	/* phase path: weights of one phase class above this (1/2 of L2) would stream from L3
-	 * for every B panel, so each weight panel runs over several B panels at a time ... */
+	/* phase path: weights of one phase class above this would stream from L3 for every B
+	 * panel, so each weight panel runs over several B panels at a time ... */
 	size_t phase_weights_l2;
-	/* ... that together take at most this (1/8 of L2) */
+	/* ... that together take at most this */
 	size_t phase_bpanels_bytes;
-	/* outputs from this size (2x L2) are written with non-temporal stores where possible */
+	/* outputs from this size are written with non-temporal stores where whole lines are */
 	size_t stream_output_bytes;
-	/* phase path: the staged copy of x a thread makes for one tile stays below this (1/2 of
-	 * L2), so it is still close when the tile's panels read it */
+	/* phase path: the staged copy of x a thread makes for one tile stays below this, so it
+	 * is still in L2 when the tile's panels read it */
 	size_t stage_bytes;
 	/* phase path: how B panels are given to the micro-kernels, by how many 8-row kernel
 	 * calls read each panel: read in place as masked half-rows up to half_rows_calls, as row
