@@ -4,6 +4,7 @@
  * called and stays the generic one).
  */
 #include "generic.h"
+#include "parts.h"
 
 #if defined(__x86_64__)
 
@@ -48,6 +49,7 @@ const struct onnxrun__kernels onnxrun__kernels_avx2 = {
 	.phase = { .pack = pack, .pack_rows = pack_rows, .pack_halves = NULL, .store = store, .store_pair = NULL,
 	           .store_fence = store_fence },
 	.col2im_gather = gather,
+	.dw_rows = onnxrun__dw_rows_avx2,
 };
 
 #endif

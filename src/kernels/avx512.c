@@ -4,6 +4,7 @@
  * interleaved stores of two phases (the micro-kernels are in avx512_gemm.c).
  */
 #include "generic.h"
+#include "parts.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -189,6 +190,7 @@ const struct onnxrun__kernels onnxrun__kernels_avx512 = {
 	.phase = { .pack = pack, .pack_rows = pack_rows, .pack_halves = pack_halves, .store = store,
 	           .store_pair = store_pair, .store_fence = store_fence },
 	.col2im_gather = gather,
+	.dw_rows = onnxrun__dw_rows_avx512,
 };
 
 #endif

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "../runtime/runtime.h"
+#include "depthwise.h"
 
 enum onnxrun__isa {
 	ONNXRUN__ISA_SCALAR = 0,
@@ -147,6 +148,7 @@ struct onnxrun__kernels {
 	const struct onnxrun__gemm_kernels *gemm;
 	struct onnxrun__phase_kernels phase;
 	onnxrun__col2im_gather_fn col2im_gather;
+	onnxrun__dw_rows_fn dw_rows; /* depthwise ConvTranspose rows (depthwise.h) */
 };
 
 /* ---- tuning ------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
  * the table to cpu.c.
  */
 #include "generic.h"
+#include "parts.h"
 
 _Alignas(64) const float onnxrun__kzero_row[ONNXRUN__GEMM_NR_MAX];
 
@@ -45,4 +46,5 @@ const struct onnxrun__kernels onnxrun__kernels_scalar = {
 	.phase = { .pack = pack, .pack_rows = pack_rows, .pack_halves = NULL, .store = store, .store_pair = NULL,
 	           .store_fence = store_fence },
 	.col2im_gather = gather,
+	.dw_rows = onnxrun__dw_rows_scalar,
 };
