@@ -38,7 +38,7 @@ static void col_gemm(const struct col_job *j, int64_t b, int64_t grp, int64_t po
 	const struct onnxrun__gemm_kernels *kn = j->pk->kern;
 	const int64_t nr0 = kn->nr[0], mr_max = kn->mr_max, plane = j->in[0] * j->in[1];
 	const float *xg = j->x + (b * j->cin + grp * j->cg) * plane + pos0;
-	const float *ag = j->pk->a + grp * j->pk->taps.a_group;
+	const float *ag = j->pk->a + grp * j->pk->a_group;
 	for (int64_t p0 = 0; p0 < npos; p0 += nr0) {
 		const int64_t cnt = npos - p0 < nr0 ? npos - p0 : nr0;
 		const int64_t nr = kn->nr[cnt <= kn->nr[1] ? 1 : 0];
@@ -138,9 +138,9 @@ static void col_items(void *arg, int tid, int64_t begin, int64_t end)
 	}
 }
 
-enum onnxrun_status onnxrun__convt_run_col2im(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
-                                              const struct onnxrun__convt_packed *pk, const float *x,
-                                              const float *bias, float *y)
+static enum onnxrun_status col2im_compute(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
+                                          const struct onnxrun__convt_packed *pk, const float *x, const float *bias,
+                                          float *y)
 {
 	const int64_t nr0 = pk->kern->nr[0];
 	struct col_job j;
@@ -202,3 +202,54 @@ enum onnxrun_status onnxrun__convt_run_col2im(struct onnxrun_op_context *ctx, co
 	onnxrun__free(ctx->env, j.scratch);
 	return ONNXRUN_OK;
 }
+
+/* ---- the entry ---------------------------------------------------------------------------- */
+
+/* Few output channels per group (GEMM rows mg x taps still fill a micro-kernel), enough
+ * input channels to make the GEMM worth it, and at most COL2IM_MAX_TAPS taps per output:
+ * the overlap-add computes every tap for every input position of a chunk. */
+#define COL2IM_MAX_MG 4
+#define COL2IM_MIN_CG 4
+#define COL2IM_MAX_TAPS 64
+
+static const char *col2im_accepts(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
+                                  const struct onnxrun__kernels *kt)
+{
+	const int64_t cg = g->in_channels / g->group, mg = g->out_channels / g->group;
+	(void)kt;
+	if (dtype != ONNXRUN_DTYPE_FLOAT)
+		return "not float32";
+	if (g->n < 1 || g->n > 2)
+		return "not 1-D or 2-D";
+	if (cg < COL2IM_MIN_CG || mg > COL2IM_MAX_MG)
+		return "not few output channels from many input channels per group";
+	if (!onnxrun__convt_taps_fit(g))
+		return "more phases or kernel positions than the decomposition takes";
+	const int64_t kprod = convt_product(g->kernel, g->n), nphase = convt_product(g->strides, g->n);
+	if (mg * kprod < 8 || kprod > COL2IM_MAX_TAPS * nphase)
+		return "too few GEMM rows or too many taps per output";
+	if (g->concrete && !onnxrun__convt_has_positions(g))
+		return "an empty dimension";
+	return NULL;
+}
+
+static enum onnxrun_status col2im_init(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
+                                       const void *w, struct onnxrun__convt_packed **state)
+{
+	return onnxrun__convt_pack(env, g, w, CONVT_LAYOUT_COL2IM, state);
+}
+
+static enum onnxrun_status col2im_run(const struct convt_call *c)
+{
+	const struct onnxrun__convt_packed *pk;
+	struct onnxrun__convt_packed *mine;
+	enum onnxrun_status st;
+	if ((st = onnxrun__convt_packed_for(c, CONVT_LAYOUT_COL2IM, &pk, &mine)))
+		return st;
+	st = col2im_compute(c->ctx, c->g, pk, c->x, c->b, c->y);
+	onnxrun__convt_packed_free(mine);
+	return st;
+}
+
+const struct convt_impl onnxrun__convt_col2im = { "float32 GEMM + overlap-add", col2im_accepts, col2im_init,
+	                                          col2im_run };

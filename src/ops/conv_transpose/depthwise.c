@@ -50,8 +50,9 @@ static void axis_tables(struct onnxrun__kdw_axis *a, int64_t *buf)
 			}
 }
 
-enum onnxrun_status onnxrun__convt_run_dw(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
-                                          const float *x, const float *w, const float *bias, float *y)
+static enum onnxrun_status dw_compute(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
+                                      const struct onnxrun__kernels *kt, const float *x, const float *w,
+                                      const float *bias, float *y)
 {
 	struct dw_job j;
 	int64_t *tables, words = 0;
@@ -64,7 +65,7 @@ enum onnxrun_status onnxrun__convt_run_dw(struct onnxrun_op_context *ctx, const 
 	j.k.bias = bias;
 	j.k.y = y;
 	j.k.chans = g->out_channels;
-	j.rows = onnxrun__kernels_current()->dw_rows;
+	j.rows = kt->dw_rows;
 	for (int a = 0; a < 2; a++) {
 		const int src = g->n == 2 ? a : 0;
 		const bool real = g->n == 2 || a == 1;
@@ -77,8 +78,6 @@ enum onnxrun_status onnxrun__convt_run_dw(struct onnxrun_op_context *ctx, const 
 		ax->pb = real ? g->pad_begin[src] : 0;
 		words += 3 * (ax->s + 1) + 2 * ax->k;
 	}
-	if (j.k.ax[0].k * j.k.ax[1].k > ONNXRUN__KDW_MAX_TAPS)
-		return ONNXRUN_ERROR_UNSUPPORTED; /* the scatter handles it */
 	if (!(tables = onnxrun__malloc(ctx->env, (size_t)words * sizeof *tables)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	axis_tables(&j.k.ax[0], tables);
@@ -93,3 +92,38 @@ enum onnxrun_status onnxrun__convt_run_dw(struct onnxrun_op_context *ctx, const 
 	onnxrun__free(ctx->env, tables);
 	return ONNXRUN_OK;
 }
+
+/* ---- the entry ---------------------------------------------------------------------------- */
+
+static const char *dw_accepts(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
+                              const struct onnxrun__kernels *kt)
+{
+	(void)kt;
+	if (dtype != ONNXRUN_DTYPE_FLOAT)
+		return "not float32";
+	if (g->n < 1 || g->n > 2)
+		return "not 1-D or 2-D";
+	if (g->in_channels != g->group || g->out_channels != g->group)
+		return "not one input and one output channel per group";
+	if (convt_product(g->kernel, g->n) > ONNXRUN__KDW_MAX_TAPS)
+		return "more kernel positions than the depthwise rows take";
+	if (g->concrete && !onnxrun__convt_has_positions(g))
+		return "an empty dimension";
+	if (g->concrete && onnxrun__convt_out_driven_waste(g) > CONVT_MAX_WASTE)
+		return "far more work per output than the scatter's per input";
+	return NULL;
+}
+
+static enum onnxrun_status dw_run(const struct convt_call *c)
+{
+	const float *w;
+	float *wown;
+	enum onnxrun_status st;
+	if ((st = onnxrun__convt_w_values(c, &w, &wown)))
+		return st;
+	st = dw_compute(c->ctx, c->g, c->kt, c->x, w, c->b, c->y);
+	onnxrun__free(c->ctx->env, wown);
+	return st;
+}
+
+const struct convt_impl onnxrun__convt_depthwise = { "float32 depthwise", dw_accepts, NULL, dw_run };

@@ -25,7 +25,6 @@
 
 #define S ONNXRUN__CONVT_MAX_SPATIAL
 #define F64_MAX_RANK 3
-#define F64_MAX_PHASES 4096
 #define F64_MAX_MB 8
 #define F64_MAX_NW 64
 #define F64_MAX_RB 64
@@ -306,23 +305,21 @@ static void tap_kernel(const struct f64_job *j, const int64_t *r, int64_t t, int
 	}
 }
 
-/* Whether the path takes g: rank 1..3, non-empty, at most F64_MAX_PHASES phases, and not
- * much more work than the scatter. */
-static bool f64_handles(const struct onnxrun__convt_geom *g)
+static const char *f64_accepts(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
+                               const struct onnxrun__kernels *kt)
 {
-	int64_t nphase = 1, kprod = 1;
-	if (g->n < 1 || g->n > F64_MAX_RANK || !onnxrun__convt_fast_shape_ok(g) || g->in_channels < 1 ||
-	    g->out_channels < 1 || g->group < 1)
-		return false;
-	for (int32_t a = 0; a < g->n; a++) {
-		if (g->kernel[a] < 1 || g->strides[a] > F64_MAX_PHASES || g->kernel[a] > (1 << 20))
-			return false;
-		nphase *= g->strides[a];
-		kprod *= g->kernel[a];
-		if (nphase > F64_MAX_PHASES || kprod > (1 << 20))
-			return false;
-	}
-	return onnxrun__convt_out_driven_waste(g) <= 8.0;
+	(void)kt;
+	if (dtype != ONNXRUN_DTYPE_DOUBLE)
+		return "not float64";
+	if (g->n < 1 || g->n > F64_MAX_RANK)
+		return "rank above 3";
+	if (!onnxrun__convt_taps_fit(g) || g->in_channels < 1 || g->out_channels < 1 || g->group < 1)
+		return "more phases or kernel positions than the decomposition takes";
+	if (!onnxrun__convt_has_positions(g))
+		return "an empty dimension";
+	if (onnxrun__convt_out_driven_waste(g) > CONVT_MAX_WASTE)
+		return "far more work per output than the scatter's per input";
+	return NULL;
 }
 
 /* Fills the per-axis tap lists, the per-phase grid boxes, tap deltas and packed-weight
@@ -591,10 +588,10 @@ static int64_t f64_split(struct f64_job *j, int threads)
 	return items * j->mchunks;
 }
 
-enum onnxrun_status onnxrun__convt_fast_f64(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
-                                            const struct onnxrun_tensor *const *inputs, size_t n_inputs,
-                                            struct onnxrun_tensor *y, bool *done)
+static enum onnxrun_status f64_run(const struct convt_call *c)
 {
+	struct onnxrun_op_context *ctx = c->ctx;
+	const struct onnxrun__convt_geom *g = c->g;
 	struct onnxrun__pool *pool = onnxrun__pool_current();
 	struct f64_job j;
 	enum onnxrun_status st = ONNXRUN_OK;
@@ -602,19 +599,16 @@ enum onnxrun_status onnxrun__convt_fast_f64(struct onnxrun_op_context *ctx, cons
 	int threads = ctx->threads < 1 ? 1 : ctx->threads;
 	double work;
 
-	*done = false;
-	if (y->dtype != ONNXRUN_DTYPE_DOUBLE || !f64_handles(g))
-		return ONNXRUN_OK;
 	memset(&j, 0, sizeof j);
 	j.g = g;
 	j.n = g->n;
 	j.last = g->n - 1;
 	j.cg = g->in_channels / g->group;
 	j.mg = g->out_channels / g->group;
-	j.x = inputs[0]->data;
-	j.w = inputs[1]->data;
-	j.bias = n_inputs > 2 && inputs[2] ? inputs[2]->data : NULL;
-	j.y = y->data;
+	j.x = c->x;
+	j.w = c->w;
+	j.bias = c->b;
+	j.y = c->y;
 	j.kprod = j.nphase = j.in_rows = j.out_sp = 1;
 	for (int32_t a = j.n - 1; a >= 0; a--) {
 		j.ys[a] = j.out_sp;
@@ -643,8 +637,10 @@ enum onnxrun_status onnxrun__convt_fast_f64(struct onnxrun_op_context *ctx, cons
 	if (work < 65536.0)
 		threads = 1;
 	items = f64_split(&j, threads);
-	if (!f64_sizes(&j, &nxpad, &nwpk, &scratch)) /* absurd sizes: leave them to the scatter */
+	if (!f64_sizes(&j, &nxpad, &nwpk, &scratch)) { /* absurd sizes: leave them to the scatter */
+		st = ONNXRUN_ERROR_UNSUPPORTED;
 		goto out;
+	}
 	j.xpad = onnxrun__malloc(ctx->env, (size_t)nxpad * sizeof(double));
 	j.wpk = onnxrun__malloc(ctx->env, (size_t)nwpk * sizeof(double));
 	j.scratch = onnxrun__convt_scratch(ctx, threads, (size_t)scratch, &j.scratch_stride);
@@ -653,7 +649,6 @@ enum onnxrun_status onnxrun__convt_fast_f64(struct onnxrun_op_context *ctx, cons
 	onnxrun__pool_run(pool, threads, g->batch * g->in_channels * j.in_rows, pad_items, &j);
 	onnxrun__pool_run(pool, threads, g->group * j.nmb, pack_items, &j);
 	onnxrun__pool_run(pool, threads, items, f64_items, &j);
-	*done = true;
 	goto out;
 oom:
 	st = onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node,
@@ -665,3 +660,5 @@ out:
 	onnxrun__free(ctx->env, buf);
 	return st;
 }
+
+const struct convt_impl onnxrun__convt_f64 = { "float64 phase", f64_accepts, NULL, f64_run };

@@ -217,7 +217,7 @@ static void convert(struct onnxrun_op_context *ctx, bool bf16, bool narrow, cons
 	onnxrun__pool_run(threads > 1 ? pool : NULL, threads, (n + CHUNK - 1) / CHUNK, convert_items, &j);
 }
 
-/* ---- dispatch ---------------------------------------------------------------------------- */
+/* ---- the entry ---------------------------------------------------------------------------- */
 
 /* Float offsets of the scratch parts, each rounded up to 64 bytes: x, y, bias, w. */
 struct half_scratch {
@@ -238,50 +238,51 @@ static bool scratch_layout(int64_t nx, int64_t ny, int64_t nb, int64_t nw, struc
 	return true;
 }
 
-enum onnxrun_status onnxrun__convt_fast_half(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
-                                             const struct onnxrun_tensor *const *inputs, size_t n_inputs,
-                                             struct onnxrun_tensor *y, bool *done)
+static const char *half_accepts(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
+                                const struct onnxrun__kernels *kt)
 {
-	const bool bf16 = y->dtype == ONNXRUN_DTYPE_BFLOAT16;
-	const struct onnxrun_tensor *b = n_inputs > 2 ? inputs[2] : NULL, *w = inputs[1];
-	const struct onnxrun__convt_packed *pk;
-	struct onnxrun__convt_packed *mine = NULL;
-	struct half_scratch at;
-	enum onnxrun_status st = ONNXRUN_OK;
-	float *buf = NULL;
-	size_t bytes;
-	bool need_w;
+	(void)g;
+	(void)kt;
+	return convt_is_half(dtype) ? NULL : "not float16 or bfloat16";
+}
 
-	*done = false;
-	if (!onnxrun__convt_is_half(y->dtype) || !onnxrun__convt_fast_shape_ok(g))
-		return ONNXRUN_OK;
-	pk = onnxrun__convt_prepacked(ctx, g);
-	need_w = !pk || pk->path == CONVT_PATH_DW; /* to pack it, or read directly */
-	if (!scratch_layout(inputs[0]->numel, y->numel, b ? b->numel : 0, need_w ? w->numel : 0, &at) ||
+/* Widens X and the bias (and W, unless the op's state holds it packed: the float32 entries
+ * rebuild it from there if they need it) into float32 scratch, runs the node through the
+ * float32 entries, and rounds each output once. */
+static enum onnxrun_status half_run(const struct convt_call *c)
+{
+	struct onnxrun_op_context *ctx = c->ctx;
+	const struct onnxrun__convt_geom *g = c->g;
+	const bool bf16 = c->dtype == ONNXRUN_DTYPE_BFLOAT16, need_w = c->packed == NULL;
+	const int64_t nx = g->batch * g->in_channels * convt_product(g->in, g->n);
+	const int64_t ny = g->batch * g->out_channels * convt_product(g->out, g->n);
+	struct convt_call c32 = *c;
+	struct half_scratch at;
+	enum onnxrun_status st;
+	float *buf;
+	size_t bytes;
+
+	if (!scratch_layout(nx, ny, c->b ? g->out_channels : 0, need_w ? c->w_numel : 0, &at) ||
 	    !onnxrun__tensor_bytes(ONNXRUN_DTYPE_FLOAT, at.total, &bytes))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_LIMIT, ctx->node, "scratch size overflows");
 	if (!(buf = onnxrun__malloc(ctx->env, bytes)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node,
 		                          "out of memory allocating %zu bytes of float32 scratch", bytes);
+	convert(ctx, bf16, false, c->x, buf + at.x, nx);
+	if (c->b)
+		convert(ctx, bf16, false, c->b, buf + at.b, g->out_channels);
 	if (need_w)
-		convert(ctx, bf16, false, w->data, buf + at.w, w->numel);
-	if (!pk) {
-		if ((st = onnxrun__convt_pack(ctx->env, g, buf + at.w, &mine))) {
-			st = onnxrun__node_fail(ctx->err, st, ctx->node, "out of memory packing weights");
-			goto out;
-		}
-		pk = mine;
-	}
-	if (!pk || onnxrun__convt_fast_declines(g, pk))
-		goto out; /* the scatter takes it */
-	convert(ctx, bf16, false, inputs[0]->data, buf + at.x, inputs[0]->numel);
-	if (b)
-		convert(ctx, bf16, false, b->data, buf + at.b, b->numel);
-	st = onnxrun__convt_fast_run(ctx, g, pk, buf + at.x, buf + at.w, b ? buf + at.b : NULL, buf + at.y, done);
-	if (!st && *done)
-		convert(ctx, bf16, true, buf + at.y, y->data, y->numel);
-out:
-	onnxrun__convt_packed_free(mine);
+		convert(ctx, bf16, false, c->w, buf + at.w, c->w_numel);
+	c32.dtype = ONNXRUN_DTYPE_FLOAT;
+	c32.x = buf + at.x;
+	c32.b = c->b ? buf + at.b : NULL;
+	c32.w = need_w ? buf + at.w : NULL;
+	c32.y = buf + at.y;
+	st = c->run_list(&c32);
+	if (!st)
+		convert(ctx, bf16, true, buf + at.y, c->y, ny);
 	onnxrun__free(ctx->env, buf);
 	return st;
 }
+
+const struct convt_impl onnxrun__convt_half = { "float16/bfloat16 through float32", half_accepts, NULL, half_run };

@@ -1,16 +1,13 @@
 /*
- * conv_transpose.c - ConvTranspose (ONNX versions 1, 11, 22): shape inference and a plain
- * scatter implementation for float, double, float16 and bfloat16 (the last two computed in
- * float32 and rounded once), split over the thread pool by output plane, used where the fast
- * paths (conv_transpose_fast.c, conv_transpose_half.c for the half types,
- * conv_transpose_f64.c for double) do not apply. Geometry and validation live in
- * conv_transpose_shape.c.
+ * op.c - the ConvTranspose op (ONNX versions 1, 11, 22): shape inference (the geometry and
+ * its validation are geometry.c's), and compute as a walk over the list of implementations
+ * (impl.h): the first that accepts the node's geometry, dtype and ISA runs it. init lets
+ * that entry prepare a constant W once (packed weights), for every run.
  */
 #include <string.h>
 
 #include "geometry.h"
 #include "impl.h"
-#include "../../runtime/pool.h"
 
 /* Output type: dtype of X, shape (N, M, out_1..out_n) with whatever is known; the batch
  * dim's name passes through, and so does W's output-channel name when group == 1. */
@@ -50,221 +47,123 @@ static enum onnxrun_status convt_infer(struct onnxrun_op_context *ctx, const str
 	return ONNXRUN_OK;
 }
 
-/* ---- compute ------------------------------------------------------------------------------ */
+/* ---- the list ------------------------------------------------------------------------------ */
 
-/* One typed row update of the scatter: y[t*ystride] += wv * x[t] for t < count, element
- * offsets into the output, input and weight arrays. */
-struct convt_arrays {
-	void (*row)(const struct convt_arrays *a, int64_t y_off, int64_t x_off, int64_t w_off,
-	            int64_t count, int64_t ystride);
-	const void *x, *w;
-	void *y;
+/* Most specific first; the scatter takes whatever the others leave. */
+static const struct convt_impl *const impls[] = {
+	&onnxrun__convt_depthwise, &onnxrun__convt_col2im, &onnxrun__convt_phase,
+	&onnxrun__convt_f64,       &onnxrun__convt_half,   &onnxrun__convt_scatter,
 };
+#define N_IMPLS (sizeof impls / sizeof impls[0])
 
-static void row_f32(const struct convt_arrays *a, int64_t y_off, int64_t x_off, int64_t w_off,
-                    int64_t count, int64_t ystride)
+static const struct convt_impl *pick_from(size_t first, const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
+                                          const struct onnxrun__kernels *kt, size_t *at)
 {
-	float *y = (float *)a->y + y_off;
-	const float *x = (const float *)a->x + x_off;
-	const float wv = ((const float *)a->w)[w_off];
-	for (int64_t t = 0; t < count; t++)
-		y[t * ystride] += wv * x[t];
-}
-
-static void row_f64(const struct convt_arrays *a, int64_t y_off, int64_t x_off, int64_t w_off,
-                    int64_t count, int64_t ystride)
-{
-	double *y = (double *)a->y + y_off;
-	const double *x = (const double *)a->x + x_off;
-	const double wv = ((const double *)a->w)[w_off];
-	for (int64_t t = 0; t < count; t++)
-		y[t * ystride] += wv * x[t];
-}
-
-/* ceil(a / b) for b > 0 and any sign of a. */
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-	return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
-
-static int64_t product(const int64_t *v, int32_t n)
-{
-	int64_t p = 1;
-	for (int32_t i = 0; i < n; i++)
-		p *= v[i];
-	return p;
-}
-
-/* Advances a row-major multi-index over dims[0..n); returns false after the last one. */
-static bool next_index(int64_t *idx, const int64_t *dims, int32_t n)
-{
-	for (int32_t a = n - 1; a >= 0; a--) {
-		if (++idx[a] < dims[a])
-			return true;
-		idx[a] = 0;
-	}
-	return false;
-}
-
-/* Adds into output plane p = nb*M + grp*Mg + m every x[nb, ic, i] * w[ic, m, k] of its group
- * with, per axis, o = i*stride - pad_begin + k*dilation (ONNX ConvTranspose, the transpose of
- * Conv's gather), skipping positions outside the output. The plane must hold the bias (or
- * zeros). Input channels, then taps, then input rows; the innermost loop runs over the last
- * input axis, contiguous in x. */
-static void scatter_plane(const struct onnxrun__convt_geom *g, const struct convt_arrays *arr, int64_t p)
-{
-	const int32_t n = g->n, last = n - 1;
-	const int64_t in_sz = product(g->in, n), k_sz = product(g->kernel, n), out_sz = product(g->out, n);
-	const int64_t cg = g->in_channels / g->group, mg = g->out_channels / g->group;
-	const int64_t in_last = g->in[last], out_last = g->out[last], s_last = g->strides[last];
-	const int64_t nb = p / g->out_channels, grp = p % g->out_channels / mg, m = p % mg;
-	int64_t kidx[ONNXRUN__CONVT_MAX_SPATIAL], iidx[ONNXRUN__CONVT_MAX_SPATIAL];
-
-	for (int64_t c = 0; c < cg; c++) {
-		const int64_t ic = grp * cg + c;
-		const int64_t x_base = (nb * g->in_channels + ic) * in_sz;
-		const int64_t y_base = p * out_sz;
-		const int64_t w_base = (ic * mg + m) * k_sz;
-		memset(kidx, 0, sizeof kidx);
-		for (int64_t kk = 0; kk < k_sz; kk++, next_index(kidx, g->kernel, n)) {
-			/* last axis: o = i*s + off must lie in [0, out_last) */
-			const int64_t off = kidx[last] * g->dilations[last] - g->pad_begin[last];
-			int64_t lo = ceil_div(-off, s_last), hi = ceil_div(out_last - off, s_last);
-			lo = lo < 0 ? 0 : lo;
-			hi = hi > in_last ? in_last : hi;
-			if (lo >= hi)
-				continue;
-			memset(iidx, 0, sizeof iidx);
-			int64_t row = 0;
-			do {
-				int64_t yo = 0;
-				bool inside = true;
-				for (int32_t a = 0; a < last && inside; a++) {
-					int64_t o = iidx[a] * g->strides[a] + kidx[a] * g->dilations[a] -
-					            g->pad_begin[a];
-					inside = o >= 0 && o < g->out[a];
-					yo = yo * g->out[a] + o;
-				}
-				if (inside)
-					arr->row(arr, y_base + yo * out_last + lo * s_last + off,
-					         x_base + row * in_last + lo, w_base + kk, hi - lo, s_last);
-				row++;
-			} while (next_index(iidx, g->in, last));
+	for (size_t i = first; i < N_IMPLS; i++)
+		if (!impls[i]->accepts(g, dtype, kt)) {
+			*at = i;
+			return impls[i];
 		}
+	return NULL;
+}
+
+static const struct convt_impl *pick(const struct convt_call *c)
+{
+	size_t at;
+	return pick_from(0, c->g, c->dtype, c->kt, &at);
+}
+
+/* The first entry that accepts c and does not decline while planning runs it. */
+static enum onnxrun_status run_list(const struct convt_call *c)
+{
+	size_t at = 0;
+	for (const struct convt_impl *im; (im = pick_from(at, c->g, c->dtype, c->kt, &at)) != NULL; at++) {
+		enum onnxrun_status st = im->run(c);
+		if (st != ONNXRUN_ERROR_UNSUPPORTED)
+			return st;
 	}
+	return onnxrun__node_fail(c->ctx->err, ONNXRUN_ERROR_UNSUPPORTED, c->ctx->node,
+	                          "no implementation takes %s data", onnxrun_dtype_name(c->dtype));
 }
 
-struct scatter_job {
-	const struct onnxrun__convt_geom *g;
-	const struct convt_arrays *arr;
-};
+/* ---- init / fini -------------------------------------------------------------------------- */
 
-static void scatter_items(void *arg, int tid, int64_t begin, int64_t end)
+/* A constant W is prepared by the entry that will take the node's float32 runs. float16 and
+ * bfloat16 nodes run through the float32 entries (half.c), so their W is prepared as its
+ * float32 widening; a float32 W then lives on only as the packed weights, and compute
+ * rebuilds it for the entries that read W itself. */
+static enum onnxrun_status convt_init(struct onnxrun_op_context *ctx, void **state)
 {
-	const struct scatter_job *j = arg;
-	(void)tid;
-	for (int64_t p = begin; p < end; p++)
-		scatter_plane(j->g, j->arr, p);
-}
+	const void *w_bytes;
+	const struct onnxrun_tensor *w = onnxrun__op_constant_bytes(ctx, 1, &w_bytes);
+	struct onnxrun_type types[3];
+	struct onnxrun__convt_geom g;
+	struct onnxrun__convt_packed *pk = NULL;
+	struct onnxrun__err scratch_err;
+	const struct convt_impl *im;
+	enum onnxrun_status st;
+	size_t n = ctx->node->n_inputs < 3 ? ctx->node->n_inputs : 3, at;
+	float *wide = NULL;
 
-/* The scatter over every output plane (batch x output channel), split over the session's
- * thread pool: each plane is written by one work item in the same order whatever the thread
- * count, so results are bitwise identical for every thread count. y must hold the bias. */
-static void convt_scatter(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
-                          const struct convt_arrays *arr)
-{
-	const int64_t in_sz = product(g->in, g->n), k_sz = product(g->kernel, g->n), out_sz = product(g->out, g->n);
-	const int64_t planes = g->batch * g->out_channels;
-	int threads = ctx->threads < 1 ? 1 : ctx->threads;
-	double work;
-
-	if (in_sz == 0 || k_sz == 0 || out_sz == 0 || planes == 0 || g->in_channels == 0)
-		return;
-	/* multiply-adds in all: below ~64K, waking the workers costs more than it saves */
-	work = (double)planes * (double)(g->in_channels / g->group) * (double)k_sz * (double)in_sz;
-	if (work < 65536.0)
-		threads = 1;
-	onnxrun__pool_run(onnxrun__pool_current(), threads, planes, scatter_items,
-	                  &(struct scatter_job){ g, arr });
-}
-
-/* Converts n float16 (or bfloat16) values to float32. */
-static void widen(const uint16_t *src, float *dst, int64_t n, bool bf16)
-{
-	for (int64_t i = 0; i < n; i++)
-		dst[i] = bf16 ? onnxrun__bf16_to_f32(src[i]) : onnxrun__f16_to_f32(src[i]);
-}
-
-/* float16/bfloat16 where no fast path applies (conv_transpose_half.c): widen X, W and B
- * to float32, run the float32 scatter, round each output once. */
-static enum onnxrun_status convt_half(const struct onnxrun__node *node, const struct onnxrun__convt_geom *g,
-                                      const struct onnxrun_tensor *const *inputs,
-                                      struct onnxrun_tensor *y, struct onnxrun_op_context *ctx)
-{
-	const bool bf16 = y->dtype == ONNXRUN_DTYPE_BFLOAT16;
-	const int64_t nx = inputs[0]->numel, nw = inputs[1]->numel, ny = y->numel;
-	const int64_t out_sz = product(g->out, g->n);
-	int64_t total;
-	size_t bytes;
-	float *buf, *fx, *fw, *fy;
-	uint16_t *dst = y->data;
-
-	if (!onnxrun__add_i64(nx, nw, &total) || !onnxrun__add_i64(total, ny, &total) ||
-	    !onnxrun__tensor_bytes(ONNXRUN_DTYPE_FLOAT, total, &bytes))
-		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_LIMIT, node, "scratch size overflows");
-	buf = onnxrun__malloc(ctx->env, bytes);
-	if (!buf)
-		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, node,
-		                          "out of memory allocating %zu bytes of float32 scratch", bytes);
-	fx = buf;
-	fw = fx + nx;
-	fy = fw + nw;
-	widen(inputs[0]->data, fx, nx, bf16);
-	widen(inputs[1]->data, fw, nw, bf16);
-	for (int64_t i = 0; i < ny; i++) {
-		int64_t ch = (i / out_sz) % g->out_channels;
-		const uint16_t *b = g->has_bias ? inputs[2]->data : NULL;
-		fy[i] = !b ? 0.0f : bf16 ? onnxrun__bf16_to_f32(b[ch]) : onnxrun__f16_to_f32(b[ch]);
+	*state = NULL;
+	if (!w || w->rank < 3 || (w->dtype != ONNXRUN_DTYPE_FLOAT && !convt_is_half(w->dtype)))
+		return ONNXRUN_OK;
+	/* float32 is packed from its bytes where they are (a pending initializer stays in the
+	 * model buffer and is never copied when the panels replace it); widening reads data */
+	if (w->dtype != ONNXRUN_DTYPE_FLOAT && !(w = onnxrun_op_constant_input(ctx, 1)))
+		return ONNXRUN_OK;
+	/* geometry from W alone: X's spatial dims do not change what is prepared */
+	memset(types, 0, sizeof types);
+	types[0].dtype = types[1].dtype = w->dtype;
+	types[0].shape.rank = types[1].shape.rank = w->rank;
+	memcpy(types[1].shape.dims, w->dims, sizeof w->dims);
+	types[0].shape.dims[0] = 1;
+	types[0].shape.dims[1] = w->dims[0];
+	for (int32_t a = 2; a < w->rank; a++)
+		types[0].shape.dims[a] = -1;
+	for (size_t i = 2; i < n; i++) {
+		const struct onnxrun_tensor *b = onnxrun_op_constant_input(ctx, i);
+		types[i].dtype = ctx->node->inputs[i] >= 0 ? w->dtype : ONNXRUN_DTYPE_UNDEFINED;
+		types[i].shape.rank = 1;
+		types[i].shape.dims[0] = b ? b->dims[0] : -1;
 	}
-	convt_scatter(ctx, g, &(struct convt_arrays){ row_f32, fx, fw, fy });
-	for (int64_t i = 0; i < ny; i++)
-		dst[i] = bf16 ? onnxrun__f32_to_bf16(fy[i]) : onnxrun__f32_to_f16(fy[i]);
-	onnxrun__free(ctx->env, buf);
+	/* attribute errors are reported by infer/compute; here they only mean nothing is prepared */
+	if (onnxrun__convt_geom_make(ctx->node, types, n, &g, &scratch_err) || g.n < 1)
+		return ONNXRUN_OK;
+	im = pick_from(0, &g, ONNXRUN_DTYPE_FLOAT, onnxrun__kernels_current(), &at);
+	if (!im || !im->init)
+		return ONNXRUN_OK;
+	if (w->dtype != ONNXRUN_DTYPE_FLOAT && !(wide = onnxrun__convt_widen_new(ctx->env, w)))
+		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node,
+		                          "out of memory widening weights to float32");
+	st = im->init(ctx->env, &g, wide ? (const void *)wide : w_bytes, &pk);
+	onnxrun__free(ctx->env, wide);
+	if (st == ONNXRUN_ERROR_UNSUPPORTED)
+		return ONNXRUN_OK;
+	if (st)
+		return onnxrun__node_fail(ctx->err, st, ctx->node, "out of memory preparing the weights (%s)", im->name);
+	*state = pk;
+	if (pk && w->dtype == ONNXRUN_DTYPE_FLOAT)
+		onnxrun__op_rebuilds_input(ctx, 1);
 	return ONNXRUN_OK;
 }
 
-/* Fills each output channel plane with its bias (or zero), for float and double. */
-static void fill_bias(const struct onnxrun__convt_geom *g, const struct onnxrun_tensor *b,
-                      struct onnxrun_tensor *y)
+static void convt_fini(void *user_data, void *state)
 {
-	const int64_t out_sz = product(g->out, g->n);
-	for (int64_t p = 0; p < g->batch * g->out_channels; p++) {
-		const int64_t ch = p % g->out_channels;
-		if (y->dtype == ONNXRUN_DTYPE_FLOAT) {
-			float *dst = (float *)y->data + p * out_sz, v = b ? ((const float *)b->data)[ch] : 0.0f;
-			for (int64_t i = 0; i < out_sz; i++)
-				dst[i] = v;
-		} else {
-			double *dst = (double *)y->data + p * out_sz, v = b ? ((const double *)b->data)[ch] : 0.0;
-			for (int64_t i = 0; i < out_sz; i++)
-				dst[i] = v;
-		}
-	}
+	(void)user_data;
+	onnxrun__convt_packed_free(state);
 }
 
-/* Recomputes the geometry from the concrete inputs, checks it against the output the
- * runtime allocated, and runs the scatter for the output's dtype. */
-static enum onnxrun_status convt_compute(struct onnxrun_op_context *ctx,
-					 const struct onnxrun_tensor *const *inputs, size_t n_inputs,
-					 struct onnxrun_tensor *const *outputs, size_t n_outputs)
-{
-	const struct onnxrun__node *node = ctx->node;
-	struct onnxrun_type types[3];
-	struct onnxrun__convt_geom g;
-	struct onnxrun_tensor *y = outputs[0];
-	const struct onnxrun_tensor *b = n_inputs > 2 ? inputs[2] : NULL;
-	enum onnxrun_status st;
+/* ---- compute ------------------------------------------------------------------------------ */
 
+/* The geometry of the concrete inputs (checked against the output the runtime allocated)
+ * and the call the implementations see. */
+static enum onnxrun_status make_call(struct onnxrun_op_context *ctx, const struct onnxrun_tensor *const *inputs,
+                                     size_t n_inputs, struct onnxrun_tensor *y, struct onnxrun__convt_geom *g,
+                                     struct convt_call *c)
+{
+	struct onnxrun_type types[3];
+	enum onnxrun_status st;
 	memset(types, 0, sizeof types);
 	for (size_t i = 0; i < n_inputs && i < 3; i++) {
 		if (!inputs[i])
@@ -273,51 +172,76 @@ static enum onnxrun_status convt_compute(struct onnxrun_op_context *ctx,
 		types[i].shape.rank = inputs[i]->rank;
 		memcpy(types[i].shape.dims, inputs[i]->dims, sizeof inputs[i]->dims);
 	}
-	if ((st = onnxrun__convt_geom_make(node, types, n_inputs, &g, ctx->err)))
+	if ((st = onnxrun__convt_geom_make(ctx->node, types, n_inputs, g, ctx->err)))
 		return st;
-	if (!g.concrete || n_outputs != 1 || y->dtype != types[0].dtype || y->rank != g.n + 2 ||
-	    y->dims[0] != g.batch || y->dims[1] != g.out_channels ||
-	    memcmp(y->dims + 2, g.out, (size_t)g.n * sizeof g.out[0]))
-		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_RUNTIME, node,
+	if (!g->concrete || y->dtype != types[0].dtype || y->rank != g->n + 2 || y->dims[0] != g->batch ||
+	    y->dims[1] != g->out_channels || memcmp(y->dims + 2, g->out, (size_t)g->n * sizeof g->out[0]))
+		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_RUNTIME, ctx->node,
 		                          "output tensor does not have the inferred type and shape");
-	if (y->numel == 0)
+	memset(c, 0, sizeof *c);
+	c->ctx = ctx;
+	c->g = g;
+	c->dtype = y->dtype;
+	c->kt = onnxrun__kernels_current();
+	c->x = inputs[0]->data;
+	c->w = inputs[1]->data;
+	c->w_numel = inputs[1]->numel;
+	c->b = n_inputs > 2 && inputs[2] ? inputs[2]->data : NULL;
+	c->y = y->data;
+	c->packed = ctx->state;
+	c->pick = pick;
+	c->run_list = run_list;
+	return ONNXRUN_OK;
+}
+
+static enum onnxrun_status convt_compute(struct onnxrun_op_context *ctx,
+                                         const struct onnxrun_tensor *const *inputs, size_t n_inputs,
+                                         struct onnxrun_tensor *const *outputs, size_t n_outputs)
+{
+	struct onnxrun__convt_geom g;
+	struct convt_call c;
+	enum onnxrun_status st;
+	if (n_outputs != 1)
+		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_RUNTIME, ctx->node, "expected one output");
+	if ((st = make_call(ctx, inputs, n_inputs, outputs[0], &g, &c)))
+		return st;
+	if (outputs[0]->numel == 0)
 		return ONNXRUN_OK;
-	if (onnxrun__convt_is_half(y->dtype)) {
-		bool done;
-		if ((st = onnxrun__convt_fast_half(ctx, &g, inputs, n_inputs, y, &done)) || done)
-			return st;
-		return convt_half(node, &g, inputs, y, ctx);
-	}
-	if (y->dtype == ONNXRUN_DTYPE_FLOAT || y->dtype == ONNXRUN_DTYPE_DOUBLE) {
-		bool done;
-		st = y->dtype == ONNXRUN_DTYPE_FLOAT ? onnxrun__convt_fast(ctx, &g, inputs, n_inputs, y, &done) :
-		                                       onnxrun__convt_fast_f64(ctx, &g, inputs, n_inputs, y, &done);
-		if (st || done)
-			return st;
-	}
-	{
-		const void *w = inputs[1]->data;
-		float *wown = NULL;
-		if (y->dtype == ONNXRUN_DTYPE_FLOAT) { /* float32 W may have been released after packing */
-			const float *wf;
-			if ((st = onnxrun__convt_w_values(ctx, inputs[1], &wf, &wown)))
-				return st;
-			w = wf;
-		}
-		fill_bias(&g, b, y);
-		convt_scatter(ctx, &g, &(struct convt_arrays){ y->dtype == ONNXRUN_DTYPE_FLOAT ? row_f32 : row_f64,
-		                                          inputs[0]->data, w, y->data });
-		onnxrun__free(ctx->env, wown);
+	return run_list(&c);
+}
+
+/* ---- for tests ---------------------------------------------------------------------------- */
+
+const char *onnxrun__convt_pick_name(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype)
+{
+	size_t at;
+	const struct convt_impl *im = pick_from(0, g, dtype, onnxrun__kernels_current(), &at);
+	return im ? im->name : "";
+}
+
+enum onnxrun_status onnxrun__convt_run_entry(const char *name, struct onnxrun_op_context *ctx,
+                                             const struct onnxrun_tensor *const *inputs, size_t n_inputs,
+                                             struct onnxrun_tensor *y, bool *taken)
+{
+	struct onnxrun__convt_geom g;
+	struct convt_call c;
+	enum onnxrun_status st;
+	*taken = false;
+	if ((st = make_call(ctx, inputs, n_inputs, y, &g, &c)))
+		return st;
+	for (size_t i = 0; i < N_IMPLS; i++) {
+		if (strcmp(impls[i]->name, name) || impls[i]->accepts(c.g, c.dtype, c.kt))
+			continue;
+		st = impls[i]->run(&c);
+		*taken = st != ONNXRUN_ERROR_UNSUPPORTED;
+		return *taken ? st : ONNXRUN_OK;
 	}
 	return ONNXRUN_OK;
 }
 
 const struct onnxrun_op onnxrun__op_conv_transpose[] = {
-	{ "", "ConvTranspose", 1, convt_infer, convt_compute, onnxrun__convt_fast_init,
-	  onnxrun__convt_fast_fini, NULL, NULL },
-	{ "", "ConvTranspose", 11, convt_infer, convt_compute, onnxrun__convt_fast_init,
-	  onnxrun__convt_fast_fini, NULL, NULL },
-	{ "", "ConvTranspose", 22, convt_infer, convt_compute, onnxrun__convt_fast_init,
-	  onnxrun__convt_fast_fini, NULL, NULL },
+	{ "", "ConvTranspose", 1, convt_infer, convt_compute, convt_init, convt_fini, NULL, NULL },
+	{ "", "ConvTranspose", 11, convt_infer, convt_compute, convt_init, convt_fini, NULL, NULL },
+	{ "", "ConvTranspose", 22, convt_infer, convt_compute, convt_init, convt_fini, NULL, NULL },
 	{ NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL },
 };

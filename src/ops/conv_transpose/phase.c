@@ -15,6 +15,11 @@
 
 #define S ONNXRUN__CONVT_MAX_SPATIAL
 #define MAX_NB 16 /* most B panels prepared at a time */
+/* Bounds on the searches that find phases sharing B panels (quadratic in the phases) and
+ * phases whose outputs interleave (cubic in the classes); beyond them each phase runs
+ * alone, which is correct, only slower. Layers have a few phases. */
+#define GROUP_MAX_PHASES 256
+#define PAIR_MAX_CLASSES 64
 
 /* Where the runs of a panel start in the grid: batch b and grid position q[] of the run's
  * first element (the runs themselves, columns and output offsets, are struct onnxrun__krun). */
@@ -133,26 +138,6 @@ static int64_t rows_before(const struct phase_job *j, int64_t ph, const int64_t 
 	return (b * q0 + u) * (j->npos[ph] / (g->batch * (q0 ? q0 : 1)));
 }
 
-/* Deltas (per axis) of tap t of phase r. */
-static void tap_deltas(const struct onnxrun__convt_taps *tp, const int64_t *r, int64_t t, int64_t *delta)
-{
-	for (int32_t a = tp->n - 1; a >= 0; a--) {
-		int64_t c = tp->start[a][r[a] + 1] - tp->start[a][r[a]];
-		int64_t k = tp->k_of[a][tp->start[a][r[a]] + t % c];
-		t /= c;
-		delta[a] = (k * tp->d[a] - r[a]) / tp->s[a];
-	}
-}
-
-static void phase_residues(const struct onnxrun__convt_taps *tp, int64_t ph, int64_t *r)
-{
-	for (int32_t a = tp->n - 1; a >= 0; a--) {
-		r[a] = ph % tp->s[a];
-		ph /= tp->s[a];
-	}
-}
-
-
 /* How a B panel is given to the micro-kernel: packed (fn), rows in place (ind), masked
  * half-rows in place (ind2), or rows in the staged copy of x at base + offset (rel). */
 enum panel_mode { PANEL_PACKED, PANEL_ROWS, PANEL_HALVES, PANEL_REL };
@@ -246,7 +231,7 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 		return;
 	}
 	for (int64_t t = 0; t < nt; t++) {
-		tap_deltas(tp, r, t, delta);
+		convt_tap(tp, r, t, NULL, delta);
 		plan_copies(j, delta, pn->runs, pn->segs, pn->nseg, cp + t * pn->nseg);
 	}
 	if (pn->v == 0 && pn->nseg == 1 && cnt == nr && j->rows) {
@@ -327,13 +312,13 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 		const int64_t mc = it % j->mchunks, cl = it / j->mchunks % j->nclass;
 		const int64_t tl = it / j->mchunks / j->nclass % j->ntiles, grp = it / j->mchunks / j->nclass / j->ntiles;
 		const int64_t R0 = tl * j->trows, R1 = R0 + j->trows < j->nrows ? R0 + j->trows : j->nrows;
-		const int64_t plo = mc * j->mchunk, phi = plo + j->mchunk < tp->mpanels ? plo + j->mchunk : tp->mpanels;
+		const int64_t plo = mc * j->mchunk, phi = plo + j->mchunk < pk->mpanels ? plo + j->mchunk : pk->mpanels;
 		const float *xg = j->x + grp * j->cg * j->in_sp;
 		float *yg = j->y + grp * mg * j->out_sp;
 		const float *bg = j->bias ? j->bias + grp * mg : NULL;
 		const int64_t ph = j->classes[cl], kk = j->cg * tp->ntaps[ph];
 		int64_t pa, pb;
-		phase_residues(tp, ph, r);
+		convt_phase_residues(tp, ph, r);
 		pa = rows_before(j, ph, r, R0);
 		pb = R1 == j->nrows ? j->npos[ph] : rows_before(j, ph, r, R1);
 		const int64_t ph2 = j->partner[cl];
@@ -361,19 +346,19 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 				const int64_t cnt = pb - p0 < nr0 ? pb - p0 : nr0;
 				panel_prepare(j, ph, r, p0, cnt, xg, cp, &pn[np], stg, i0);
 				if (ph2 >= 0) {
-					phase_residues(tp, ph2, rq);
+					convt_phase_residues(tp, ph2, rq);
 					panel_prepare(j, ph2, rq, p0, cnt, xg, cp, &pn2[np], stg, i0);
 				}
 			}
 			for (int64_t pl = plo; pl < phi; pl++) {
-				const int64_t m0 = convt_panel_lo(mg, tp->mpanels, pl);
-				const int64_t mr = convt_panel_lo(mg, tp->mpanels, pl + 1) - m0, aoff = pl * mr_max;
+				const int64_t m0 = convt_panel_lo(mg, pk->mpanels, pl);
+				const int64_t mr = convt_panel_lo(mg, pk->mpanels, pl + 1) - m0, aoff = pl * mr_max;
 				float *ym = yg + m0 * j->out_sp;
 				const float *bm = bg ? bg + m0 : NULL;
 				if (ph2 >= 0) { /* ph2's outputs follow ph's along the last axis */
-					const float *a1 = pk->a + grp * tp->a_group + tp->a_off[ph] + aoff * kk;
+					const float *a1 = pk->a + grp * pk->a_group + pk->a_off[ph] + aoff * kk;
 					const int64_t kk2 = j->cg * tp->ntaps[ph2];
-					const float *a2 = pk->a + grp * tp->a_group + tp->a_off[ph2] + aoff * kk2;
+					const float *a2 = pk->a + grp * pk->a_group + pk->a_off[ph2] + aoff * kk2;
 					for (int64_t i = 0; i < np; i++) {
 						panel_gemm(kn, mr, kk, a1, &pn[i], tile);
 						panel_gemm(kn, mr, kk2, a2, &pn2[i], tile2);
@@ -383,17 +368,17 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 					continue;
 				}
 				for (int64_t q = ph; q < tp->nphase; q++) {
-					const float *aq = pk->a + grp * tp->a_group + tp->a_off[q] + aoff * kk;
+					const float *aq = pk->a + grp * pk->a_group + pk->a_off[q] + aoff * kk;
 					int64_t ydelta = 0;
 					if (j->rep[q] != ph)
 						continue;
-					phase_residues(tp, q, rq);
+					convt_phase_residues(tp, q, rq);
 					for (int32_t a = 0; a < g->n; a++)
 						ydelta += (rq[a] - r[a]) * j->ys[a];
 					/* last-axis residues 0 and 1 of stride 2 sharing B: store interleaved */
 					if (kph->store_pair && tp->s[g->n - 1] == 2 && rq[g->n - 1] == 0 &&
 					    q + 1 < tp->nphase && j->rep[q + 1] == ph) {
-						const float *aq1 = pk->a + grp * tp->a_group + tp->a_off[q + 1] + aoff * kk;
+						const float *aq1 = pk->a + grp * pk->a_group + pk->a_off[q + 1] + aoff * kk;
 						for (int64_t i = 0; i < np; i++) {
 							panel_gemm(kn, mr, kk, aq, &pn[i], tile);
 							panel_gemm(kn, mr, kk, aq1, &pn[i], tile2);
@@ -424,15 +409,15 @@ static void group_phases(struct phase_job *j, int64_t *rep)
 	int64_t r[S], rq[S], d1[S], d2[S];
 	for (int64_t ph = 0; ph < tp->nphase; ph++) {
 		rep[ph] = ph;
-		phase_residues(tp, ph, r);
-		for (int64_t q = 0; q < ph && rep[ph] == ph && tp->nphase <= 256; q++) {
+		convt_phase_residues(tp, ph, r);
+		for (int64_t q = 0; q < ph && rep[ph] == ph && tp->nphase <= GROUP_MAX_PHASES; q++) {
 			bool same = rep[q] == q && tp->ntaps[q] == tp->ntaps[ph] &&
 			            !memcmp(j->qlo + q * S, j->qlo + ph * S, (size_t)n * sizeof(int64_t)) &&
 			            !memcmp(j->qn + q * S, j->qn + ph * S, (size_t)n * sizeof(int64_t));
-			phase_residues(tp, q, rq);
+			convt_phase_residues(tp, q, rq);
 			for (int64_t t = 0; t < tp->ntaps[ph] && same; t++) {
-				tap_deltas(tp, r, t, d1);
-				tap_deltas(tp, rq, t, d2);
+				convt_tap(tp, r, t, NULL, d1);
+				convt_tap(tp, rq, t, NULL, d2);
 				same = !memcmp(d1, d2, (size_t)n * sizeof(int64_t));
 			}
 			if (same)
@@ -460,20 +445,20 @@ static void pair_classes(struct phase_job *j)
 	const struct onnxrun__convt_taps *tp = &j->pk->taps;
 	const int32_t n = j->g->n, last = n - 1;
 	int64_t r1[S], r2[S], kept = 0;
-	bool gone[64] = { false };
-	if (tp->s[last] != 2 || j->nclass > 64 || j->nclass < 2)
+	bool gone[PAIR_MAX_CLASSES] = { false };
+	if (tp->s[last] != 2 || j->nclass > PAIR_MAX_CLASSES || j->nclass < 2)
 		return;
 	for (int64_t c1 = 0; c1 < j->nclass; c1++) {
 		const int64_t p1 = j->classes[c1];
 		if (gone[c1] || !class_single(j, p1))
 			continue;
-		phase_residues(tp, p1, r1);
+		convt_phase_residues(tp, p1, r1);
 		for (int64_t c2 = 0; c2 < j->nclass; c2++) {
 			const int64_t p2 = j->classes[c2];
 			bool ok = c2 != c1 && !gone[c2] && j->partner[c2] < 0 && class_single(j, p2) &&
 			          !memcmp(j->qn + p1 * S, j->qn + p2 * S, (size_t)n * sizeof(int64_t)) &&
 			          !memcmp(j->qlo + p1 * S, j->qlo + p2 * S, (size_t)last * sizeof(int64_t));
-			phase_residues(tp, p2, r2);
+			convt_phase_residues(tp, p2, r2);
 			for (int32_t a = 0; a < last && ok; a++)
 				ok = r1[a] == r2[a];
 			/* o = q*s + r - pad: position p of p2 is one past position p of p1 */
@@ -528,7 +513,7 @@ static void plan_split(struct phase_job *j, int threads)
 	 * weight panel over nb B panels (tuning: their bytes together) and make tiles hold that
 	 * many panels per phase. Below that, one panel at a time keeps B closer. */
 	j->nb = 1;
-	if ((size_t)(j->pk->taps.a_group / j->nclass) * sizeof(float) > tn->phase_weights_l2) {
+	if ((size_t)(j->pk->a_group / j->nclass) * sizeof(float) > tn->phase_weights_l2) {
 		const int64_t panel = (j->paired ? 2 : 1) * j->cg * j->pk->taps.tmax * nr0 * (int64_t)sizeof(float);
 		int64_t rows;
 		j->nb = (int64_t)tn->phase_bpanels_bytes / panel;
@@ -540,7 +525,7 @@ static void plan_split(struct phase_job *j, int threads)
 	j->trows = j->trows > j->nrows ? j->nrows : j->trows;
 	j->ntiles = (j->nrows + j->trows - 1) / j->trows;
 	j->mchunks = 1;
-	j->mchunk = j->pk->taps.mpanels;
+	j->mchunk = j->pk->mpanels;
 	items = g->group * j->ntiles * j->nclass;
 	/* too few items for the threads: smaller tiles first (with one B panel at a time; tiles
 	 * sized for nb panels keep theirs), then channel chunks, each of which packs its own
@@ -556,16 +541,16 @@ static void plan_split(struct phase_job *j, int threads)
 		}
 	}
 	if (items < 4 * threads && threads > 1) {
-		int64_t want = (4 * threads + items - 1) / items, panels = j->pk->taps.mpanels;
+		int64_t want = (4 * threads + items - 1) / items, panels = j->pk->mpanels;
 		want = want > panels ? panels : want;
 		j->mchunk = (panels + want - 1) / want;
 		j->mchunks = (panels + j->mchunk - 1) / j->mchunk;
 	}
 }
 
-enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
-                                             const struct onnxrun__convt_packed *pk, const float *x,
-                                             const float *bias, float *y)
+static enum onnxrun_status phase_compute(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
+                                         const struct onnxrun__convt_packed *pk, const float *x, const float *bias,
+                                         float *y)
 {
 	const struct onnxrun__convt_taps *tp = &pk->taps;
 	const int64_t np = tp->nphase, nr0 = pk->kern->nr[0];
@@ -597,20 +582,8 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 	j.qn = buf + np * S;
 	j.npos = buf + 2 * np * S;
 	for (int64_t ph = 0; ph < np; ph++) {
-		int64_t npos = g->batch;
-		for (int32_t a = g->n - 1, q = (int32_t)ph; a >= 0; a--) {
-			r[a] = q % tp->s[a];
-			q /= (int32_t)tp->s[a];
-		}
-		for (int32_t a = 0; a < g->n; a++) {
-			/* o = q*s + r - pad_begin in [0, out) */
-			int64_t lo = convt_ceil_div(g->pad_begin[a] - r[a], g->strides[a]);
-			int64_t hi = convt_floor_div(g->out[a] - 1 + g->pad_begin[a] - r[a], g->strides[a]);
-			j.qlo[ph * S + a] = lo;
-			j.qn[ph * S + a] = hi >= lo ? hi - lo + 1 : 0;
-			npos *= j.qn[ph * S + a];
-		}
-		j.npos[ph] = npos;
+		convt_phase_residues(tp, ph, r);
+		j.npos[ph] = convt_phase_grid(g, r, j.qlo + ph * S, j.qn + ph * S);
 	}
 	j.rep = j.npos + np;
 	j.classes = j.rep + np;
@@ -646,7 +619,7 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 		/* in calls of at most 8 rows: the limits here were measured with 8-row AVX-512
 		 * tiles, and what they weigh is how many output channels read each panel */
 		const int64_t mrc = pk->kern->mr_max < 8 ? pk->kern->mr_max : 8;
-		const int64_t rows = convt_panel_lo(pk->mg, tp->mpanels, j.mchunk);
+		const int64_t rows = convt_panel_lo(pk->mg, pk->mpanels, j.mchunk);
 		uses = (rows + mrc - 1) / mrc * most;
 		j.halves = pk->kern->ind2[0] && uses <= tn->half_rows_calls;
 		j.rows = pk->kern->ind[0] && uses <= tn->in_place_calls;
@@ -673,9 +646,9 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 		for (int64_t ph = 0; ph < np; ph++) {
 			if (!j.npos[ph])
 				continue;
-			phase_residues(tp, ph, r);
+			convt_phase_residues(tp, ph, r);
 			for (int64_t t = 0; t < tp->ntaps[ph]; t++) {
-				tap_deltas(tp, r, t, d);
+				convt_tap(tp, r, t, NULL, d);
 				const int64_t lo = j.qlo[ph * S + 1] - d[1], hi = j.qlo[ph * S + 1] + j.qn[ph * S + 1] - 1 - d[1];
 				cmin = lo < cmin ? lo : cmin;
 				cmax = hi > cmax ? hi : cmax;
@@ -699,9 +672,9 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 				return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 			}
 			for (int64_t ph = 0; ph < np; ph++) {
-				phase_residues(tp, ph, r);
+				convt_phase_residues(tp, ph, r);
 				for (int64_t t = 0; t < tp->ntaps[ph]; t++) {
-					tap_deltas(tp, r, t, d);
+					convt_tap(tp, r, t, NULL, d);
 					for (int64_t c = 0; c < j.cg; c++)
 						j.rel[ph * j.cg * tp->tmax + c * tp->ntaps[ph] + t] =
 							(c * j.st_wp - d[0] * j.cg * j.st_wp - d[1]) * (int64_t)sizeof(float);
@@ -725,3 +698,40 @@ enum onnxrun_status onnxrun__convt_run_phase(struct onnxrun_op_context *ctx, con
 	onnxrun__free(ctx->env, buf);
 	return ONNXRUN_OK;
 }
+
+/* ---- the entry ---------------------------------------------------------------------------- */
+
+static const char *phase_accepts(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
+                                 const struct onnxrun__kernels *kt)
+{
+	(void)kt;
+	if (dtype != ONNXRUN_DTYPE_FLOAT)
+		return "not float32";
+	if (!onnxrun__convt_taps_fit(g))
+		return "more phases or kernel positions than the decomposition takes";
+	if (g->concrete && !onnxrun__convt_has_positions(g))
+		return "an empty dimension";
+	if (g->concrete && onnxrun__convt_out_driven_waste(g) > CONVT_MAX_WASTE)
+		return "far more work per output than the scatter's per input";
+	return NULL;
+}
+
+static enum onnxrun_status phase_init(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
+                                      const void *w, struct onnxrun__convt_packed **state)
+{
+	return onnxrun__convt_pack(env, g, w, CONVT_LAYOUT_PHASE, state);
+}
+
+static enum onnxrun_status phase_run(const struct convt_call *c)
+{
+	const struct onnxrun__convt_packed *pk;
+	struct onnxrun__convt_packed *mine;
+	enum onnxrun_status st;
+	if ((st = onnxrun__convt_packed_for(c, CONVT_LAYOUT_PHASE, &pk, &mine)))
+		return st;
+	st = phase_compute(c->ctx, c->g, pk, c->x, c->b, c->y);
+	onnxrun__convt_packed_free(mine);
+	return st;
+}
+
+const struct convt_impl onnxrun__convt_phase = { "float32 phase GEMM", phase_accepts, phase_init, phase_run };

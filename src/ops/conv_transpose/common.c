@@ -1,0 +1,30 @@
+/*
+ * common.c - helpers every ConvTranspose implementation uses (common.h).
+ */
+#include "common.h"
+
+bool onnxrun__convt_has_positions(const struct onnxrun__convt_geom *g)
+{
+	if (!g->concrete || g->batch < 1 || g->n < 1)
+		return false;
+	for (int32_t a = 0; a < g->n; a++)
+		if (g->in[a] < 1 || g->out[a] < 1)
+			return false;
+	return true;
+}
+
+double onnxrun__convt_out_driven_waste(const struct onnxrun__convt_geom *g)
+{
+	double fast = 1.0, scatter = 1.0;
+	for (int32_t a = 0; a < g->n; a++) {
+		fast *= (double)g->out[a] * (double)((g->kernel[a] + g->strides[a] - 1) / g->strides[a]);
+		scatter *= (double)g->in[a] * (double)g->kernel[a];
+	}
+	return fast / (scatter > 0 ? scatter : 1.0);
+}
+
+void *onnxrun__convt_scratch(struct onnxrun_op_context *ctx, int threads, size_t bytes, size_t *stride)
+{
+	*stride = (bytes + 63) / 64 * 64;
+	return onnxrun__malloc(ctx->env, *stride * (size_t)threads);
+}

@@ -1,0 +1,52 @@
+/*
+ * common.h - what every ConvTranspose implementation uses: integer division rounding down
+ * or up, element counts, whether a shape has work for the output-driven implementations,
+ * per-thread scratch.
+ */
+#ifndef ONNXRUN_OPS_CONV_TRANSPOSE_COMMON_H
+#define ONNXRUN_OPS_CONV_TRANSPOSE_COMMON_H
+
+#include "geometry.h"
+
+/* floor(a / b) and ceil(a / b) for b > 0 and any sign of a (C's `/` truncates toward 0). */
+static inline int64_t convt_floor_div(int64_t a, int64_t b)
+{
+	return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+static inline int64_t convt_ceil_div(int64_t a, int64_t b)
+{
+	return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+/* Product of v[0..n). */
+static inline int64_t convt_product(const int64_t *v, int32_t n)
+{
+	int64_t p = 1;
+	for (int32_t i = 0; i < n; i++)
+		p *= v[i];
+	return p;
+}
+
+static inline bool convt_is_half(enum onnxrun_dtype dt)
+{
+	return dt == ONNXRUN_DTYPE_FLOAT16 || dt == ONNXRUN_DTYPE_BFLOAT16;
+}
+
+/* True when g is concrete and every dim of X and Y is non-empty: the implementations that
+ * work per output position need it. */
+ONNXRUN__HIDDEN bool onnxrun__convt_has_positions(const struct onnxrun__convt_geom *g);
+
+/* The output-driven implementations (phase, depthwise) do work per OUTPUT position (about
+ * prod(out) * prod(ceil(k/s)) taps), the scatter per INPUT position (prod(in) * prod(k)).
+ * They agree for layer-like shapes; a large kernel over a tiny input, or a stride far above
+ * the kernel, makes the first grow without bound. Returns the ratio of the two; above
+ * CONVT_MAX_WASTE the scatter is cheaper. */
+#define CONVT_MAX_WASTE 8.0
+ONNXRUN__HIDDEN double onnxrun__convt_out_driven_waste(const struct onnxrun__convt_geom *g);
+
+/* Per-thread scratch of `bytes` each for `threads` threads (64-byte aligned slices, *stride
+ * bytes apart), from the env's allocator; NULL when out of memory. */
+ONNXRUN__HIDDEN void *onnxrun__convt_scratch(struct onnxrun_op_context *ctx, int threads, size_t bytes,
+                                             size_t *stride);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * packing.h - float32 weights packed for the GEMM micro-kernels, shared by the two
+ * implementations that run on them (phase.c, col2im.c): built at load when W is an
+ * initializer (the op's state), else per run; W can be rebuilt from them exactly, so a model
+ * need not keep both.
+ *
+ * Layouts (A panels of the kernel table's gemm, mr_max rows wide, zero rows at the end):
+ *  - phase: per group, per phase, weight panels of output channels split evenly over
+ *    ceil(mg / mr_max) panels; panel rows are output channels, its K = input channels x the
+ *    phase's taps (channel-major);
+ *  - col2im: per group, rows R = m*kprod + kernel position, K = input channels.
+ */
+#ifndef ONNXRUN_OPS_CONV_TRANSPOSE_PACKING_H
+#define ONNXRUN_OPS_CONV_TRANSPOSE_PACKING_H
+
+#include "taps.h"
+#include "../../kernels/kernels.h"
+
+enum convt_layout {
+	CONVT_LAYOUT_PHASE = 1,
+	CONVT_LAYOUT_COL2IM = 2,
+};
+
+struct onnxrun__convt_packed {
+	const struct onnxrun_env *env;
+	enum convt_layout layout;
+	const struct onnxrun__kernels *kt;        /* the ISA's table the weights were packed for */
+	const struct onnxrun__gemm_kernels *kern; /* kt->gemm */
+	int64_t cin, mg, group;                   /* W is (cin, mg, kernel...) */
+	struct onnxrun__convt_taps taps;
+	int64_t mpanels; /* phase layout: weight panels per phase */
+	int64_t *a_off;  /* phase layout: per phase, float offset of its panels in a group's block */
+	int64_t a_group; /* floats of packed weights per group */
+	float *a;
+};
+
+/* First output channel of weight panel i of n over mg channels: panels split mg evenly
+ * (sizes differ by at most one), so no panel is a short remainder that reads B for few rows.
+ * Each panel is packed mr_max rows wide (zero rows at its end), panel i at i * mr_max * K. */
+static inline int64_t convt_panel_lo(int64_t mg, int64_t n, int64_t i)
+{
+	return i * mg / n;
+}
+
+/* Packs W (float32, shape (cin, mg, kernel...), at any alignment: a pending initializer is
+ * read in the model buffer) in `layout` for the ISA in use. Returns OK, UNSUPPORTED (more
+ * phases or kernel positions than the decomposition takes) or OUT_OF_MEMORY. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env,
+                                                        const struct onnxrun__convt_geom *g, const void *w,
+                                                        enum convt_layout layout, struct onnxrun__convt_packed **out);
+ONNXRUN__HIDDEN void onnxrun__convt_packed_free(struct onnxrun__convt_packed *p);
+/* True when pk was packed in `layout` for g's W shape and attributes and for table kt. */
+ONNXRUN__HIDDEN bool onnxrun__convt_packed_matches(const struct onnxrun__convt_packed *pk,
+                                                   const struct onnxrun__convt_geom *g, enum convt_layout layout,
+                                                   const struct onnxrun__kernels *kt);
+/* Writes W (float32, shape (cin, mg, kernel...)) back from the packed weights. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_unpack(const struct onnxrun__convt_packed *pk, float *w);
+
+#endif
