@@ -1452,10 +1452,71 @@ static void test_scatter_threads(void **state)
 	assert_int_equal(failures, 0);
 }
 
+/* ---- which implementation takes a node (impl.h) ---------------------------------------- */
+
+/* A concrete geometry: n spatial axes of size `in`, kernel k, stride s, no padding. */
+static struct onnxrun__convt_geom geom_of(int32_t n, int64_t c, int64_t m, int64_t group, int64_t in, int64_t k,
+                                          int64_t s)
+{
+	struct onnxrun__convt_geom g;
+	memset(&g, 0, sizeof g);
+	g.n = n;
+	g.batch = 1;
+	g.in_channels = c;
+	g.out_channels = m;
+	g.group = group;
+	g.concrete = true;
+	for (int32_t a = 0; a < n; a++) {
+		g.in[a] = in;
+		g.kernel[a] = k;
+		g.strides[a] = s;
+		g.dilations[a] = 1;
+		g.out[a] = (in - 1) * s + k;
+	}
+	return g;
+}
+
+static void test_implementation_choice(void **state)
+{
+	const enum onnxrun__isa saved = onnxrun__isa_current();
+	(void)state;
+	for (int isa = ONNXRUN__ISA_SCALAR; isa < ONNXRUN__ISA_COUNT; isa++) {
+		struct onnxrun__convt_geom g;
+		if (!onnxrun__isa_supported((enum onnxrun__isa)isa))
+			continue;
+		onnxrun__isa_set((enum onnxrun__isa)isa);
+		g = geom_of(2, 64, 64, 64, 16, 4, 2); /* depthwise */
+		assert_string_equal(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_FLOAT), "float32 depthwise");
+		g = geom_of(2, 64, 64, 64, 16, 9, 1); /* depthwise with 81 taps: the phase GEMM */
+		assert_string_equal(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_FLOAT), "float32 phase GEMM");
+		g = geom_of(2, 56, 1, 1, 32, 9, 3); /* few output channels from many */
+		assert_string_equal(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_FLOAT), "float32 GEMM + overlap-add");
+		g = geom_of(2, 64, 32, 1, 8, 4, 2); /* channel-heavy */
+		assert_string_equal(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_FLOAT), "float32 phase GEMM");
+		assert_string_equal(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_DOUBLE), "float64 phase");
+		assert_string_equal(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_FLOAT16), "float16/bfloat16 through float32");
+		assert_string_equal(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_BFLOAT16), "float16/bfloat16 through float32");
+		g = geom_of(3, 8, 8, 1, 4, 3, 2); /* 3-D */
+		assert_string_equal(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_FLOAT), "float32 phase GEMM");
+		assert_string_equal(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_DOUBLE), "float64 phase");
+		g = geom_of(4, 2, 2, 1, 3, 2, 2); /* float64 stops at rank 3 */
+		assert_string_equal(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_DOUBLE), "scatter");
+		g = geom_of(1, 3, 2, 1, 1, 9, 1); /* a long kernel over one element: 9x the scatter's work */
+		assert_string_equal(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_FLOAT), "scatter");
+		g = geom_of(2, 4, 4, 1, 4, 2, 128); /* 16384 phases */
+		assert_string_equal(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_FLOAT), "scatter");
+		g = geom_of(2, 4, 4, 1, 0, 2, 2); /* empty input: only the scatter (writes the bias) */
+		g.out[0] = g.out[1] = 2;
+		assert_string_equal(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_FLOAT), "scatter");
+	}
+	onnxrun__isa_set(saved);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_infer_basic),
+		cmocka_unit_test(test_implementation_choice),
 		cmocka_unit_test(test_infer_auto_pad),
 		cmocka_unit_test(test_infer_output_shape),
 		cmocka_unit_test(test_infer_ranks_groups),
