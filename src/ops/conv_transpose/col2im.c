@@ -228,28 +228,18 @@ static const char *col2im_accepts(const struct onnxrun__convt_geom *g, enum onnx
 	const int64_t kprod = convt_product(g->kernel, g->n), nphase = convt_product(g->strides, g->n);
 	if (mg * kprod < 8 || kprod > COL2IM_MAX_TAPS * nphase)
 		return "too few GEMM rows or too many taps per output";
-	if (g->concrete && !onnxrun__convt_has_positions(g))
-		return "an empty dimension";
-	return NULL;
+	return onnxrun__convt_positions_decline(g, false);
 }
 
-static enum onnxrun_status col2im_init(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
-                                       const void *w, struct onnxrun__convt_packed **state)
+static enum onnxrun_status col2im_run_packed(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
 {
-	return onnxrun__convt_pack(env, g, w, CONVT_LAYOUT_COL2IM, state);
+	return col2im_compute(c->ctx, c->g, pk, c->x, c->b, c->y);
 }
 
 static enum onnxrun_status col2im_run(const struct convt_call *c)
 {
-	const struct onnxrun__convt_packed *pk;
-	struct onnxrun__convt_packed *mine;
-	enum onnxrun_status st;
-	if ((st = onnxrun__convt_packed_for(c, CONVT_LAYOUT_COL2IM, &pk, &mine)))
-		return st;
-	st = col2im_compute(c->ctx, c->g, pk, c->x, c->b, c->y);
-	onnxrun__convt_packed_free(mine);
-	return st;
+	return onnxrun__convt_run_packed(c, CONVT_LAYOUT_COL2IM, col2im_run_packed);
 }
 
-const struct convt_impl onnxrun__convt_col2im = { "float32 GEMM + overlap-add", col2im_accepts, col2im_init,
+const struct convt_impl onnxrun__convt_col2im = { "float32 GEMM + overlap-add", col2im_accepts, CONVT_LAYOUT_COL2IM,
 	                                          col2im_run };

@@ -23,6 +23,17 @@ double onnxrun__convt_out_driven_waste(const struct onnxrun__convt_geom *g)
 	return fast / (scatter > 0 ? scatter : 1.0);
 }
 
+const char *onnxrun__convt_positions_decline(const struct onnxrun__convt_geom *g, bool waste)
+{
+	if (!g->concrete)
+		return NULL;
+	if (!onnxrun__convt_has_positions(g))
+		return "an empty dimension";
+	if (waste && onnxrun__convt_out_driven_waste(g) > CONVT_MAX_WASTE)
+		return "far more work per output than the scatter's per input";
+	return NULL;
+}
+
 void *onnxrun__convt_scratch(struct onnxrun_op_context *ctx, int threads, size_t bytes, size_t *stride)
 {
 	*stride = (bytes + 63) / 64 * 64;

@@ -44,6 +44,11 @@ ONNXRUN__HIDDEN bool onnxrun__convt_has_positions(const struct onnxrun__convt_ge
 #define CONVT_MAX_WASTE 8.0
 ONNXRUN__HIDDEN double onnxrun__convt_out_driven_waste(const struct onnxrun__convt_geom *g);
 
+/* Why an output-driven implementation declines concrete g (NULL: it does not): an empty
+ * dimension, or (with waste) more than CONVT_MAX_WASTE times the scatter's work. Non-concrete
+ * g (at load) passes. */
+ONNXRUN__HIDDEN const char *onnxrun__convt_positions_decline(const struct onnxrun__convt_geom *g, bool waste);
+
 /* Per-thread scratch of `bytes` each for `threads` threads (64-byte aligned slices, *stride
  * bytes apart), from the env's allocator; NULL when out of memory. */
 ONNXRUN__HIDDEN void *onnxrun__convt_scratch(struct onnxrun_op_context *ctx, int threads, size_t bytes,

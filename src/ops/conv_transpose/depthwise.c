@@ -107,11 +107,7 @@ static const char *dw_accepts(const struct onnxrun__convt_geom *g, enum onnxrun_
 		return "not one input and one output channel per group";
 	if (convt_product(g->kernel, g->n) > ONNXRUN__KDW_MAX_TAPS)
 		return "more kernel positions than the depthwise rows take";
-	if (g->concrete && !onnxrun__convt_has_positions(g))
-		return "an empty dimension";
-	if (g->concrete && onnxrun__convt_out_driven_waste(g) > CONVT_MAX_WASTE)
-		return "far more work per output than the scatter's per input";
-	return NULL;
+	return onnxrun__convt_positions_decline(g, true);
 }
 
 static enum onnxrun_status dw_run(const struct convt_call *c)
@@ -126,4 +122,4 @@ static enum onnxrun_status dw_run(const struct convt_call *c)
 	return st;
 }
 
-const struct convt_impl onnxrun__convt_depthwise = { "float32 depthwise", dw_accepts, NULL, dw_run };
+const struct convt_impl onnxrun__convt_depthwise = { "float32 depthwise", dw_accepts, CONVT_LAYOUT_NONE, dw_run };

@@ -315,11 +315,7 @@ static const char *f64_accepts(const struct onnxrun__convt_geom *g, enum onnxrun
 		return "rank above 3";
 	if (!onnxrun__convt_taps_fit(g) || g->in_channels < 1 || g->out_channels < 1 || g->group < 1)
 		return "more phases or kernel positions than the decomposition takes";
-	if (!onnxrun__convt_has_positions(g))
-		return "an empty dimension";
-	if (onnxrun__convt_out_driven_waste(g) > CONVT_MAX_WASTE)
-		return "far more work per output than the scatter's per input";
-	return NULL;
+	return onnxrun__convt_positions_decline(g, true);
 }
 
 /* Fills the per-axis tap lists, the per-phase grid boxes, tap deltas and packed-weight
@@ -661,4 +657,4 @@ out:
 	return st;
 }
 
-const struct convt_impl onnxrun__convt_f64 = { "float64 phase", f64_accepts, NULL, f64_run };
+const struct convt_impl onnxrun__convt_f64 = { "float64 phase", f64_accepts, CONVT_LAYOUT_NONE, f64_run };

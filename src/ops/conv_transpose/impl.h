@@ -42,10 +42,9 @@ struct convt_impl {
 	 * says whether the entry may take it. */
 	const char *(*accepts)(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
 	                       const struct onnxrun__kernels *kt);
-	/* Optional: prepares what the entry reuses over runs from a constant W (float32 values at
-	 * any alignment; g from W alone). OK with *state NULL when there is nothing to prepare. */
-	enum onnxrun_status (*init)(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g, const void *w,
-	                            struct onnxrun__convt_packed **state);
+	/* What the entry prepares once from a constant W (op.c does it at load): its weights
+	 * packed in this layout, or nothing (0). */
+	enum convt_layout layout;
 	/* Computes y. ONNXRUN_ERROR_UNSUPPORTED (with no message) means it declines after all,
 	 * for a reason only found while planning: the next entry runs. */
 	enum onnxrun_status (*run)(const struct convt_call *c);
@@ -65,12 +64,11 @@ ONNXRUN__HIDDEN extern const struct convt_impl onnxrun__convt_scatter;   /* scat
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_w_values(const struct convt_call *c, const float **out,
                                                            float **owned);
 
-/* The weights packed in `layout` for c: the op's state when it matches c's geometry and ISA,
- * else packed for this run into *mine (the caller frees it with onnxrun__convt_packed_free).
- * Errors are recorded on the node. */
-ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_packed_for(const struct convt_call *c, enum convt_layout layout,
-                                                             const struct onnxrun__convt_packed **pk,
-                                                             struct onnxrun__convt_packed **mine);
+/* Runs compute with c's weights packed in `layout`: the op's state when it matches c's
+ * geometry and ISA, else packed for this run. Errors are recorded on the node. */
+typedef enum onnxrun_status (*convt_packed_fn)(const struct convt_call *c, const struct onnxrun__convt_packed *pk);
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_run_packed(const struct convt_call *c, enum convt_layout layout,
+                                                             convt_packed_fn compute);
 
 /* float16 (bf16 false) or bfloat16 values to float32 and back (half.c), bitwise equal to
  * onnxrun__f16_to_f32 / onnxrun__f32_to_f16 / onnxrun__bf16_to_f32 / onnxrun__f32_to_bf16

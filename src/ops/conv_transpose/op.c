@@ -1,8 +1,8 @@
 /*
  * op.c - the ConvTranspose op (ONNX versions 1, 11, 22): shape inference (the geometry and
  * its validation are geometry.c's), and compute as a walk over the list of implementations
- * (impl.h): the first that accepts the node's geometry, dtype and ISA runs it. init lets
- * that entry prepare a constant W once (packed weights), for every run.
+ * (impl.h): the first that accepts the node's geometry, dtype and ISA runs it. At load, the
+ * entry that will take the node's float32 runs prepares a constant W once (packed weights).
  */
 #include <string.h>
 
@@ -131,12 +131,12 @@ static enum onnxrun_status convt_init(struct onnxrun_op_context *ctx, void **sta
 	if (onnxrun__convt_geom_make(ctx->node, types, n, &g, &scratch_err) || g.n < 1)
 		return ONNXRUN_OK;
 	im = pick_from(0, &g, ONNXRUN_DTYPE_FLOAT, onnxrun__kernels_current(), &at);
-	if (!im || !im->init)
+	if (!im || im->layout == CONVT_LAYOUT_NONE)
 		return ONNXRUN_OK;
 	if (w->dtype != ONNXRUN_DTYPE_FLOAT && !(wide = onnxrun__convt_widen_new(ctx->env, w)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node,
 		                          "out of memory widening weights to float32");
-	st = im->init(ctx->env, &g, wide ? (const void *)wide : w_bytes, &pk);
+	st = onnxrun__convt_pack(ctx->env, &g, wide ? (const void *)wide : w_bytes, im->layout, &pk);
 	onnxrun__free(ctx->env, wide);
 	if (st == ONNXRUN_ERROR_UNSUPPORTED)
 		return ONNXRUN_OK;

@@ -180,23 +180,22 @@ enum onnxrun_status onnxrun__convt_w_values(const struct convt_call *c, const fl
 	return ONNXRUN_OK;
 }
 
-enum onnxrun_status onnxrun__convt_packed_for(const struct convt_call *c, enum convt_layout layout,
-                                              const struct onnxrun__convt_packed **pk,
-                                              struct onnxrun__convt_packed **mine)
+enum onnxrun_status onnxrun__convt_run_packed(const struct convt_call *c, enum convt_layout layout,
+                                              convt_packed_fn compute)
 {
+	struct onnxrun__convt_packed *mine = NULL;
 	const float *w;
 	float *wown;
 	enum onnxrun_status st;
-	*mine = NULL;
-	*pk = c->packed;
 	if (onnxrun__convt_packed_matches(c->packed, c->g, layout, c->kt))
-		return ONNXRUN_OK;
+		return compute(c, c->packed);
 	if ((st = onnxrun__convt_w_values(c, &w, &wown)))
 		return st;
-	st = onnxrun__convt_pack(c->ctx->env, c->g, w, layout, mine);
+	st = onnxrun__convt_pack(c->ctx->env, c->g, w, layout, &mine);
 	onnxrun__free(c->ctx->env, wown);
 	if (st)
 		return onnxrun__node_fail(c->ctx->err, st, c->ctx->node, "out of memory packing weights");
-	*pk = *mine;
-	return ONNXRUN_OK;
+	st = compute(c, mine);
+	onnxrun__convt_packed_free(mine);
+	return st;
 }

@@ -17,6 +17,7 @@
 #include "../../kernels/kernels.h"
 
 enum convt_layout {
+	CONVT_LAYOUT_NONE = 0,
 	CONVT_LAYOUT_PHASE = 1,
 	CONVT_LAYOUT_COL2IM = 2,
 };

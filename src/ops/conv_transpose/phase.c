@@ -709,29 +709,18 @@ static const char *phase_accepts(const struct onnxrun__convt_geom *g, enum onnxr
 		return "not float32";
 	if (!onnxrun__convt_taps_fit(g))
 		return "more phases or kernel positions than the decomposition takes";
-	if (g->concrete && !onnxrun__convt_has_positions(g))
-		return "an empty dimension";
-	if (g->concrete && onnxrun__convt_out_driven_waste(g) > CONVT_MAX_WASTE)
-		return "far more work per output than the scatter's per input";
-	return NULL;
+	return onnxrun__convt_positions_decline(g, true);
 }
 
-static enum onnxrun_status phase_init(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
-                                      const void *w, struct onnxrun__convt_packed **state)
+static enum onnxrun_status phase_run_packed(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
 {
-	return onnxrun__convt_pack(env, g, w, CONVT_LAYOUT_PHASE, state);
+	return phase_compute(c->ctx, c->g, pk, c->x, c->b, c->y);
 }
 
 static enum onnxrun_status phase_run(const struct convt_call *c)
 {
-	const struct onnxrun__convt_packed *pk;
-	struct onnxrun__convt_packed *mine;
-	enum onnxrun_status st;
-	if ((st = onnxrun__convt_packed_for(c, CONVT_LAYOUT_PHASE, &pk, &mine)))
-		return st;
-	st = phase_compute(c->ctx, c->g, pk, c->x, c->b, c->y);
-	onnxrun__convt_packed_free(mine);
-	return st;
+	return onnxrun__convt_run_packed(c, CONVT_LAYOUT_PHASE, phase_run_packed);
 }
 
-const struct convt_impl onnxrun__convt_phase = { "float32 phase GEMM", phase_accepts, phase_init, phase_run };
+const struct convt_impl onnxrun__convt_phase = { "float32 phase GEMM", phase_accepts, CONVT_LAYOUT_PHASE,
+	                                         phase_run };

@@ -17,25 +17,19 @@ struct convt_arrays {
 	void *y;
 };
 
-static void row_f32(const struct convt_arrays *a, int64_t y_off, int64_t x_off, int64_t w_off,
-                    int64_t count, int64_t ystride)
-{
-	float *y = (float *)a->y + y_off;
-	const float *x = (const float *)a->x + x_off;
-	const float wv = ((const float *)a->w)[w_off];
-	for (int64_t t = 0; t < count; t++)
-		y[t * ystride] += wv * x[t];
-}
-
-static void row_f64(const struct convt_arrays *a, int64_t y_off, int64_t x_off, int64_t w_off,
-                    int64_t count, int64_t ystride)
-{
-	double *y = (double *)a->y + y_off;
-	const double *x = (const double *)a->x + x_off;
-	const double wv = ((const double *)a->w)[w_off];
-	for (int64_t t = 0; t < count; t++)
-		y[t * ystride] += wv * x[t];
-}
+/* row_f32 and row_f64: the row update for one element type. */
+#define SCATTER_ROW(name, T)                                                                    \
+	static void name(const struct convt_arrays *a, int64_t y_off, int64_t x_off, int64_t w_off,   \
+	                 int64_t count, int64_t ystride)                                               \
+	{                                                                                             \
+		T *y = (T *)a->y + y_off;                                                             \
+		const T *x = (const T *)a->x + x_off;                                                 \
+		const T wv = ((const T *)a->w)[w_off];                                                \
+		for (int64_t t = 0; t < count; t++)                                                   \
+			y[t * ystride] += wv * x[t];                                                  \
+	}
+SCATTER_ROW(row_f32, float)
+SCATTER_ROW(row_f64, double)
 
 /* Advances a row-major multi-index over dims[0..n); returns false after the last one. */
 static bool next_index(int64_t *idx, const int64_t *dims, int32_t n)
@@ -174,4 +168,4 @@ static enum onnxrun_status scatter_run(const struct convt_call *c)
 	return ONNXRUN_OK;
 }
 
-const struct convt_impl onnxrun__convt_scatter = { "scatter", scatter_accepts, NULL, scatter_run };
+const struct convt_impl onnxrun__convt_scatter = { "scatter", scatter_accepts, CONVT_LAYOUT_NONE, scatter_run };
