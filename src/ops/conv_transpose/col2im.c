@@ -138,10 +138,12 @@ static void col_items(void *arg, int tid, int64_t begin, int64_t end)
 	}
 }
 
-static enum onnxrun_status col2im_compute(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
-                                          const struct onnxrun__convt_packed *pk, const float *x, const float *bias,
-                                          float *y)
+static enum onnxrun_status col2im_compute(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
 {
+	struct onnxrun_op_context *ctx = c->ctx;
+	const struct onnxrun__convt_geom *g = c->g;
+	const float *x = c->x, *bias = c->b;
+	float *y = c->y;
 	const int64_t nr0 = pk->kern->nr[0];
 	struct col_job j;
 	int threads = ctx->threads < 1 ? 1 : ctx->threads;
@@ -216,9 +218,8 @@ static const char *col2im_accepts(const struct onnxrun__convt_geom *g, enum onnx
                                   const struct onnxrun__kernels *kt)
 {
 	const int64_t cg = g->in_channels / g->group, mg = g->out_channels / g->group;
+	(void)dtype;
 	(void)kt;
-	if (dtype != ONNXRUN_DTYPE_FLOAT)
-		return "not float32";
 	if (g->n < 1 || g->n > 2)
 		return "not 1-D or 2-D";
 	if (cg < COL2IM_MIN_CG || mg > COL2IM_MAX_MG)
@@ -231,15 +232,5 @@ static const char *col2im_accepts(const struct onnxrun__convt_geom *g, enum onnx
 	return onnxrun__convt_positions_decline(g, false);
 }
 
-static enum onnxrun_status col2im_run_packed(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
-{
-	return col2im_compute(c->ctx, c->g, pk, c->x, c->b, c->y);
-}
-
-static enum onnxrun_status col2im_run(const struct convt_call *c)
-{
-	return onnxrun__convt_run_packed(c, CONVT_LAYOUT_COL2IM, col2im_run_packed);
-}
-
-const struct convt_impl onnxrun__convt_col2im = { "float32 GEMM + overlap-add", col2im_accepts, CONVT_LAYOUT_COL2IM,
-	                                          col2im_run };
+const struct convt_impl onnxrun__convt_col2im = { "float32 GEMM + overlap-add", ONNXRUN_DTYPE_FLOAT, col2im_accepts,
+	                                          CONVT_LAYOUT_COL2IM, NULL, col2im_compute };

@@ -98,9 +98,8 @@ static enum onnxrun_status dw_compute(struct onnxrun_op_context *ctx, const stru
 static const char *dw_accepts(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
                               const struct onnxrun__kernels *kt)
 {
+	(void)dtype;
 	(void)kt;
-	if (dtype != ONNXRUN_DTYPE_FLOAT)
-		return "not float32";
 	if (g->n < 1 || g->n > 2)
 		return "not 1-D or 2-D";
 	if (g->in_channels != g->group || g->out_channels != g->group)
@@ -122,4 +121,5 @@ static enum onnxrun_status dw_run(const struct convt_call *c)
 	return st;
 }
 
-const struct convt_impl onnxrun__convt_depthwise = { "float32 depthwise", dw_accepts, CONVT_LAYOUT_NONE, dw_run };
+const struct convt_impl onnxrun__convt_depthwise = { "float32 depthwise", ONNXRUN_DTYPE_FLOAT, dw_accepts, CONVT_LAYOUT_NONE,
+	                                             dw_run, NULL };

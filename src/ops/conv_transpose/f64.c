@@ -308,9 +308,8 @@ static void tap_kernel(const struct f64_job *j, const int64_t *r, int64_t t, int
 static const char *f64_accepts(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
                                const struct onnxrun__kernels *kt)
 {
+	(void)dtype;
 	(void)kt;
-	if (dtype != ONNXRUN_DTYPE_DOUBLE)
-		return "not float64";
 	if (g->n < 1 || g->n > F64_MAX_RANK)
 		return "rank above 3";
 	if (!onnxrun__convt_taps_fit(g) || g->in_channels < 1 || g->out_channels < 1 || g->group < 1)
@@ -657,4 +656,5 @@ out:
 	return st;
 }
 
-const struct convt_impl onnxrun__convt_f64 = { "float64 phase", f64_accepts, CONVT_LAYOUT_NONE, f64_run };
+const struct convt_impl onnxrun__convt_f64 = { "float64 phase", ONNXRUN_DTYPE_DOUBLE, f64_accepts, CONVT_LAYOUT_NONE,
+	                                       f64_run, NULL };

@@ -285,5 +285,5 @@ static enum onnxrun_status half_run(const struct convt_call *c)
 	return st;
 }
 
-const struct convt_impl onnxrun__convt_half = { "float16/bfloat16 through float32", half_accepts, CONVT_LAYOUT_NONE,
-	                                        half_run };
+const struct convt_impl onnxrun__convt_half = { "float16/bfloat16 through float32", ONNXRUN_DTYPE_UNDEFINED,
+	                                        half_accepts, CONVT_LAYOUT_NONE, half_run, NULL };

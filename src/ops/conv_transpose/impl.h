@@ -35,19 +35,27 @@ struct convt_call {
 	enum onnxrun_status (*run_list)(const struct convt_call *c);
 };
 
+/* Runs an entry's computation on weights packed in its layout. */
+typedef enum onnxrun_status (*convt_packed_fn)(const struct convt_call *c, const struct onnxrun__convt_packed *pk);
+
 struct convt_impl {
 	const char *name;
-	/* NULL when the entry takes a node of geometry g and dtype on the ISA of kt, else why
+	/* The one dtype the entry takes, or UNDEFINED when accepts() decides alone. */
+	enum onnxrun_dtype dtype;
+	/* NULL when the entry takes a node of geometry g (and dtype) on the ISA of kt, else why
 	 * not (a fixed string). At load g is not concrete (X's sizes unknown): the answer then
 	 * says whether the entry may take it. */
 	const char *(*accepts)(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
 	                       const struct onnxrun__kernels *kt);
 	/* What the entry prepares once from a constant W (op.c does it at load): its weights
-	 * packed in this layout, or nothing (0). */
+	 * packed in this layout, or nothing (CONVT_LAYOUT_NONE). */
 	enum convt_layout layout;
-	/* Computes y. ONNXRUN_ERROR_UNSUPPORTED (with no message) means it declines after all,
-	 * for a reason only found while planning: the next entry runs. */
+	/* Computes y: run, or, for an entry with a layout, run_packed on the weights packed at
+	 * load when they fit this run (else packed for it). ONNXRUN_ERROR_UNSUPPORTED (with no
+	 * message) means the entry declines after all, for a reason only found while planning:
+	 * the next entry runs. */
 	enum onnxrun_status (*run)(const struct convt_call *c);
+	convt_packed_fn run_packed;
 };
 
 /* The entries, in the order op.c tries them. */
@@ -66,7 +74,6 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_w_values(const struct convt_c
 
 /* Runs compute with c's weights packed in `layout`: the op's state when it matches c's
  * geometry and ISA, else packed for this run. Errors are recorded on the node. */
-typedef enum onnxrun_status (*convt_packed_fn)(const struct convt_call *c, const struct onnxrun__convt_packed *pk);
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_run_packed(const struct convt_call *c, enum convt_layout layout,
                                                              convt_packed_fn compute);
 

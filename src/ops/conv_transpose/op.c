@@ -56,11 +56,22 @@ static const struct convt_impl *const impls[] = {
 };
 #define N_IMPLS (sizeof impls / sizeof impls[0])
 
+static bool takes(const struct convt_impl *im, const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
+                  const struct onnxrun__kernels *kt)
+{
+	return (im->dtype == ONNXRUN_DTYPE_UNDEFINED || im->dtype == dtype) && !im->accepts(g, dtype, kt);
+}
+
+static enum onnxrun_status run_entry(const struct convt_impl *im, const struct convt_call *c)
+{
+	return im->run_packed ? onnxrun__convt_run_packed(c, im->layout, im->run_packed) : im->run(c);
+}
+
 static const struct convt_impl *pick_from(size_t first, const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
                                           const struct onnxrun__kernels *kt, size_t *at)
 {
 	for (size_t i = first; i < N_IMPLS; i++)
-		if (!impls[i]->accepts(g, dtype, kt)) {
+		if (takes(impls[i], g, dtype, kt)) {
 			*at = i;
 			return impls[i];
 		}
@@ -78,7 +89,7 @@ static enum onnxrun_status run_list(const struct convt_call *c)
 {
 	size_t at = 0;
 	for (const struct convt_impl *im; (im = pick_from(at, c->g, c->dtype, c->kt, &at)) != NULL; at++) {
-		enum onnxrun_status st = im->run(c);
+		enum onnxrun_status st = run_entry(im, c);
 		if (st != ONNXRUN_ERROR_UNSUPPORTED)
 			return st;
 	}
@@ -230,9 +241,9 @@ enum onnxrun_status onnxrun__convt_run_entry(const char *name, struct onnxrun_op
 	if ((st = make_call(ctx, inputs, n_inputs, y, &g, &c)))
 		return st;
 	for (size_t i = 0; i < N_IMPLS; i++) {
-		if (strcmp(impls[i]->name, name) || impls[i]->accepts(c.g, c.dtype, c.kt))
+		if (strcmp(impls[i]->name, name) || !takes(impls[i], c.g, c.dtype, c.kt))
 			continue;
-		st = impls[i]->run(&c);
+		st = run_entry(impls[i], &c);
 		*taken = st != ONNXRUN_ERROR_UNSUPPORTED;
 		return *taken ? st : ONNXRUN_OK;
 	}

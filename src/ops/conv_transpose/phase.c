@@ -548,10 +548,12 @@ static void plan_split(struct phase_job *j, int threads)
 	}
 }
 
-static enum onnxrun_status phase_compute(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
-                                         const struct onnxrun__convt_packed *pk, const float *x, const float *bias,
-                                         float *y)
+static enum onnxrun_status phase_compute(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
 {
+	struct onnxrun_op_context *ctx = c->ctx;
+	const struct onnxrun__convt_geom *g = c->g;
+	const float *x = c->x, *bias = c->b;
+	float *y = c->y;
 	const struct onnxrun__convt_taps *tp = &pk->taps;
 	const int64_t np = tp->nphase, nr0 = pk->kern->nr[0];
 	struct phase_job j;
@@ -675,9 +677,9 @@ static enum onnxrun_status phase_compute(struct onnxrun_op_context *ctx, const s
 				convt_phase_residues(tp, ph, r);
 				for (int64_t t = 0; t < tp->ntaps[ph]; t++) {
 					convt_tap(tp, r, t, NULL, d);
-					for (int64_t c = 0; c < j.cg; c++)
-						j.rel[ph * j.cg * tp->tmax + c * tp->ntaps[ph] + t] =
-							(c * j.st_wp - d[0] * j.cg * j.st_wp - d[1]) * (int64_t)sizeof(float);
+					for (int64_t ch = 0; ch < j.cg; ch++)
+						j.rel[ph * j.cg * tp->tmax + ch * tp->ntaps[ph] + t] =
+							(ch * j.st_wp - d[0] * j.cg * j.st_wp - d[1]) * (int64_t)sizeof(float);
 				}
 			}
 			j.staged = true;
@@ -704,23 +706,12 @@ static enum onnxrun_status phase_compute(struct onnxrun_op_context *ctx, const s
 static const char *phase_accepts(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
                                  const struct onnxrun__kernels *kt)
 {
+	(void)dtype;
 	(void)kt;
-	if (dtype != ONNXRUN_DTYPE_FLOAT)
-		return "not float32";
 	if (!onnxrun__convt_taps_fit(g))
 		return "more phases or kernel positions than the decomposition takes";
 	return onnxrun__convt_positions_decline(g, true);
 }
 
-static enum onnxrun_status phase_run_packed(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
-{
-	return phase_compute(c->ctx, c->g, pk, c->x, c->b, c->y);
-}
-
-static enum onnxrun_status phase_run(const struct convt_call *c)
-{
-	return onnxrun__convt_run_packed(c, CONVT_LAYOUT_PHASE, phase_run_packed);
-}
-
-const struct convt_impl onnxrun__convt_phase = { "float32 phase GEMM", phase_accepts, CONVT_LAYOUT_PHASE,
-	                                         phase_run };
+const struct convt_impl onnxrun__convt_phase = { "float32 phase GEMM", ONNXRUN_DTYPE_FLOAT, phase_accepts,
+	                                         CONVT_LAYOUT_PHASE, NULL, phase_compute };

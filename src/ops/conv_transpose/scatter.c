@@ -168,4 +168,5 @@ static enum onnxrun_status scatter_run(const struct convt_call *c)
 	return ONNXRUN_OK;
 }
 
-const struct convt_impl onnxrun__convt_scatter = { "scatter", scatter_accepts, CONVT_LAYOUT_NONE, scatter_run };
+const struct convt_impl onnxrun__convt_scatter = { "scatter", ONNXRUN_DTYPE_UNDEFINED, scatter_accepts, CONVT_LAYOUT_NONE,
+	                                           scatter_run, NULL };
