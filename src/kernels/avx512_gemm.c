@@ -40,8 +40,7 @@ static inline __attribute__((always_inline)) T512 void tile(int64_t k, const flo
 	ACC_ALL(ACC_DECL)
 	int64_t p = 0;
 	/* weights larger than L2 stream from L3 once per B panel: fetch A 64 steps (3 KiB)
-	 * ahead. In-process A/B on an Intel Xeon (8-row tiles): dcgan_b8 1-6%, dcgan_512 2%,
-	 * hifigan_512 0-4% faster, L2-resident weights (dcgan_256, unet_512) unchanged. */
+	 * ahead (it costs nothing measurable when they are in L2) */
 	if (mr >= 4 && nv > 1) {
 		for (; p + 64 < k; p++, a += MRX, b += 16 * nv) {
 			_mm_prefetch((const char *)(a + MRX * 64), _MM_HINT_T0);
@@ -87,12 +86,8 @@ K512N(11) K512N(12)
 
 /* Rows of B given as pointers or offsets are not one stream the hardware prefetcher can
  * follow: the row-pointer kernels fetch the row B_AHEAD steps ahead into L1 (its 128 bytes
- * span 2 or 3 lines at 4-byte alignment), in tiles of 4+ rows. Measured on an Intel Xeon
- * with the 8-row tiles of the time (in-process A/B): with staged rows (kr), 8-9% faster on
- * dcgan_128, 9-13% on k3s1p1, 4-9% on k3s2p1op1 for distances 8, 16 and 32 alike; with row
- * pointers (ki), 6-7% on hifigan_128; grouped_g8 (B panels in L1 anyway) and hifigan_256
- * unchanged; dcgan_64_3 (3-row tiles, each B row read once) 6% slower, hence not below 4
- * rows. */
+ * span 2 or 3 lines at 4-byte alignment), in tiles of 4+ rows: tiles of fewer rows read each
+ * B row too few times for the extra loads to pay. */
 #define B_AHEAD 16
 
 static inline __attribute__((always_inline)) T512 void prefetch_row(const char *row)

@@ -115,10 +115,9 @@ const struct onnxrun__tuning *onnxrun__tuning(void)
 	t.l1d = cache_size(-1, 48 << 10);
 	t.l2 = cache_size(-1, 2 << 20);
 #endif
-	/* Sizes measured on a 2 MiB-L2 Xeon and kept for a 1 MiB-L2 EPYC: scaled down with its
-	 * L2 (l2 * 3/16, l2/2, l2/8, 2 * l2, l2/2) they made k3s2p1op1 32% and unet_128 14%
-	 * slower there, so they do not follow the L2 size as simply as that; they stay fixed
-	 * until a rule is measured on more machines. */
+	/* Fixed sizes, not fractions of the detected L2: scaled with a smaller L2 they were
+	 * measured slower (bench/README.md, "Why the tuning sizes are fixed"), so the rule that
+	 * links them to the caches is not known yet. */
 	t.phase_tile_bytes = 384 << 10;
 	t.phase_weights_l2 = 1 << 20;
 	t.phase_bpanels_bytes = 256 << 10;

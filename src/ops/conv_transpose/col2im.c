@@ -47,8 +47,8 @@ static void col_gemm(const struct col_job *j, int64_t b, int64_t grp, int64_t po
 			const float *src = xg + c * plane + p0;
 			float *d = panel + c * nr;
 			__builtin_prefetch(src + nr0 + 16);
-			/* a whole panel row is a constant-size copy the compiler inlines: a call to
-			 * memcpy per 128 bytes was 12-14% of fsrcnn and dcgan_64_3 */
+			/* a whole panel row is a constant-size copy the compiler inlines, not a
+			 * library call per 128 bytes */
 			if (cnt == 32)
 				memcpy(d, src, 32 * sizeof *d);
 			else if (cnt == 16)
@@ -180,9 +180,8 @@ static enum onnxrun_status col2im_compute(const struct convt_call *c, const stru
 	 * shape only */
 	ichunk = ca == 0 ? 1536 / j.in[1] : 96;
 	/* at least about 4 (rank 2) or 8 (rank 1) chunks, for threads; rank 1 in multiples of
-	 * 16 positions, which the 32- and 16-wide tiles cover exactly: istft's 400 positions
-	 * made chunks of 50, run as 64 columns (a 32-wide tile and an 18-column remainder
-	 * padded to 32), and 64 was 14% faster at 1 thread (in-process A/B) */
+	 * 16 positions, which the 32- and 16-wide tiles cover exactly (a chunk of 50 would run
+	 * as 64 columns anyway: a 32-wide tile and a remainder padded to 32) */
 	if (ca == 0 && ichunk > (j.in[0] + 3) / 4)
 		ichunk = (j.in[0] + 3) / 4;
 	if (ca == 1 && ichunk > (j.in[1] + 7) / 8)

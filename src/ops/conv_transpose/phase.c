@@ -618,8 +618,8 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 				cnt += j.rep[q] == j.classes[cl];
 			most = cnt > most ? cnt : most;
 		}
-		/* in calls of at most 8 rows: the limits here were measured with 8-row AVX-512
-		 * tiles, and what they weigh is how many output channels read each panel */
+		/* counted in calls of at most 8 rows, the unit the tuning's limits are given in:
+		 * what they weigh is how many output channels read each panel */
 		const int64_t mrc = pk->kern->mr_max < 8 ? pk->kern->mr_max : 8;
 		const int64_t rows = convt_panel_lo(pk->mg, pk->mpanels, j.mchunk);
 		uses = (rows + mrc - 1) / mrc * most;
