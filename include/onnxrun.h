@@ -286,6 +286,55 @@ ONNXRUN_API enum onnxrun_status onnxrun_model_value_info(const struct onnxrun_mo
                                                          struct onnxrun_value_info *out);
 
 /* ------------------------------------------------------------------------------------------
+ * Inspecting models that may not run: which nodes onnxrun does not implement, as data.
+ *
+ * onnxrun_model_load_* fails with UNSUPPORTED when some node has no implementation (no
+ * built-in or registered op for its domain, op type and the model's opset), and its message
+ * lists the nodes but is cut at about 1 KiB. An inspection loads the same model with the
+ * same checks (parse, structure, order, shape inference) but keeps those nodes, so that
+ * tools can list them completely and still describe the graph.
+ */
+
+/* One node without an implementation. Borrowed strings, valid while the model lives. */
+struct onnxrun_unsupported_info {
+	const char *node_name; /* "" when the node has none */
+	const char *op_type;
+	const char *domain;    /* "" for the default ONNX domain (ai.onnx) */
+	int64_t opset;         /* the model's opset import for that domain */
+	size_t node_index;     /* the node's index for onnxrun_model_node_info (execution order) */
+};
+
+/* Load a model for queries only, like onnxrun_model_load_file / _load_buffer (same
+ * arguments, external data, memory cap and errors) except that nodes onnxrun has no
+ * implementation for are not an error. On the returned model:
+ *  - every model query works; onnxrun_model_node_info gives since_version 0 for a node
+ *    without an implementation, and the values it computes get their declared type where
+ *    the model declares one, else the dtype of the node's first input (a guess) and an
+ *    unknown shape; the nodes after it are inferred from those guesses, and one whose op
+ *    rejects them gets guessed outputs the same way instead of failing the inspection;
+ *  - onnxrun_model_unsupported_count/_unsupported list the nodes without an implementation;
+ *  - it never runs: no op's init is called (weights are not pre-packed), and
+ *    onnxrun_session_prepare and onnxrun_session_run on a session created from it fail with
+ *    INVALID_ARGUMENT (a model with no nodes, which has nothing to run, is the exception);
+ *  - free it with onnxrun_model_free. Threads: as for a loaded model.
+ * Returns OK, IO, INVALID_MODEL, UNSUPPORTED (constructs the loader rejects: sparse
+ * initializers, model-local functions, graph attributes...), LIMIT, OUT_OF_MEMORY or
+ * INVALID_ARGUMENT; messages in onnxrun_env_error(). */
+ONNXRUN_API enum onnxrun_status onnxrun_model_inspect_file(struct onnxrun_env *env, const char *path,
+                                                           struct onnxrun_model **out);
+ONNXRUN_API enum onnxrun_status onnxrun_model_inspect_buffer(struct onnxrun_env *env, const void *data,
+                                                             size_t size, const char *base_dir,
+                                                             struct onnxrun_model **out);
+/* Number of nodes without an implementation: 0 for a model that onnxrun_model_load_*
+ * loaded (and for NULL). Never fails; read only, safe from any thread. */
+ONNXRUN_API size_t onnxrun_model_unsupported_count(const struct onnxrun_model *model);
+/* Node i of that list; the list is in the order of the nodes in the file (the order the
+ * load error names them), each node once. Returns OK, or INVALID_ARGUMENT (i out of range,
+ * a NULL pointer) and writes nothing. Read only, safe from any thread. */
+ONNXRUN_API enum onnxrun_status onnxrun_model_unsupported(const struct onnxrun_model *model, size_t i,
+                                                          struct onnxrun_unsupported_info *out);
+
+/* ------------------------------------------------------------------------------------------
  * Sessions: the mutable run state of one model (inputs, outputs, workspace).
  */
 

@@ -64,7 +64,8 @@ enum onnxrun_status onnxrun__graph_resolve(struct onnxrun_model *m, struct onnxr
 			warned = true;
 		}
 	}
-	if (missing)
+	/* an inspection keeps the nodes without a kernel (listed by onnxrun_model_unsupported) */
+	if (missing && !m->inspect_only)
 		return onnxrun__fail(err, ONNXRUN_ERROR_UNSUPPORTED, "%zu unsupported node%s: %s", missing,
 		                     missing == 1 ? "" : "s", list);
 	return ONNXRUN_OK;
@@ -294,8 +295,9 @@ mismatch:
 	                          onnxrun__shape_str(&t->shape, b, sizeof b));
 }
 
-enum onnxrun_status onnxrun__graph_infer_node(const struct onnxrun_model *m, size_t k, struct onnxrun_type *types,
-                                              struct onnxrun_type *scratch, struct onnxrun__err *err)
+/* onnxrun__graph_infer_node without the inspection check (load-time inference). */
+static enum onnxrun_status infer_node(const struct onnxrun_model *m, size_t k, struct onnxrun_type *types,
+                                      struct onnxrun_type *scratch, struct onnxrun__err *err)
 {
 	const struct onnxrun__node *node = &m->nodes[k];
 	struct onnxrun_type *in = scratch, *out = scratch + node->n_inputs;
@@ -329,24 +331,112 @@ enum onnxrun_status onnxrun__graph_infer_node(const struct onnxrun_model *m, siz
 	return ONNXRUN_OK;
 }
 
+/* Sessions infer through here (prepare, run): a model loaded for inspection only may hold
+ * nodes without a kernel, and even its supported ops skipped their init, so none of its
+ * nodes may run. */
+enum onnxrun_status onnxrun__graph_infer_node(const struct onnxrun_model *m, size_t k, struct onnxrun_type *types,
+                                              struct onnxrun_type *scratch, struct onnxrun__err *err)
+{
+	if (m->inspect_only)
+		return onnxrun__fail(err, ONNXRUN_ERROR_INVALID_ARGUMENT,
+		                     "the model was loaded with onnxrun_model_inspect_file/_buffer, for queries "
+		                     "only: load it with onnxrun_model_load_file/_buffer to run it");
+	return infer_node(m, k, types, scratch, err);
+}
+
+/*
+ * Inspection only: the types of node k's outputs when they cannot be inferred, because the
+ * node has no kernel or because its op rejected input types that were themselves guessed.
+ * Each output takes its declared dtype and shape where the model declares them, else the
+ * dtype of the node's first present input (a guess that keeps the ops after it inferring)
+ * and an unknown shape. The outputs are marked guessed.
+ */
+static void guess_outputs(const struct onnxrun_model *m, size_t k, struct onnxrun_type *types, bool *guessed)
+{
+	const struct onnxrun__node *node = &m->nodes[k];
+	enum onnxrun_dtype dtype = ONNXRUN_DTYPE_UNDEFINED;
+	for (size_t i = 0; i < node->n_inputs; i++)
+		if (node->inputs[i] >= 0) {
+			dtype = types[node->inputs[i]].dtype;
+			break;
+		}
+	for (size_t o = 0; o < node->n_outputs; o++) {
+		const int32_t v = node->outputs[o];
+		const struct onnxrun__value *val;
+		if (v < 0)
+			continue;
+		val = &m->values[v];
+		memset(&types[v], 0, sizeof types[v]);
+		types[v].dtype = val->has_declared && val->declared.dtype ? val->declared.dtype : dtype;
+		if (val->has_declared && val->declared.shape.rank >= 0)
+			types[v].shape = val->declared.shape;
+		else
+			types[v].shape.rank = -1;
+		guessed[v] = true;
+	}
+}
+
+/* Whether some input of node k has a guessed type. */
+static bool has_guessed_input(const struct onnxrun_model *m, size_t k, const bool *guessed)
+{
+	const struct onnxrun__node *node = &m->nodes[k];
+	for (size_t i = 0; i < node->n_inputs; i++)
+		if (node->inputs[i] >= 0 && guessed[node->inputs[i]])
+			return true;
+	return false;
+}
+
+/* Load-time inference of node k. For an inspection, a node without a kernel gets guessed
+ * output types, and so does one whose op rejects guessed input types (its real inputs are
+ * unknown, so that is no evidence against the model); out of memory still fails. */
+static enum onnxrun_status infer_at_load(struct onnxrun_model *m, size_t k, struct onnxrun_type *types,
+                                         struct onnxrun_type *scratch, bool *guessed, struct onnxrun__err *err)
+{
+	const struct onnxrun__node *node = &m->nodes[k];
+	bool from_guess;
+	enum onnxrun_status st;
+	if (!m->inspect_only)
+		return infer_node(m, k, types, scratch, err);
+	if (!node->op) {
+		guess_outputs(m, k, types, guessed);
+		return ONNXRUN_OK;
+	}
+	from_guess = has_guessed_input(m, k, guessed);
+	st = infer_node(m, k, types, scratch, err);
+	if (!from_guess || st == ONNXRUN_ERROR_OUT_OF_MEMORY)
+		return st;
+	if (st) {
+		onnxrun__err_clear(err);
+		guess_outputs(m, k, types, guessed);
+		return ONNXRUN_OK;
+	}
+	for (size_t o = 0; o < node->n_outputs; o++)
+		if (node->outputs[o] >= 0)
+			guessed[node->outputs[o]] = true;
+	return ONNXRUN_OK;
+}
+
 enum onnxrun_status onnxrun__graph_infer(struct onnxrun_model *m, struct onnxrun__err *err)
 {
-	struct onnxrun_type *types = onnxrun__calloc(m->env, m->n_values ? m->n_values : 1, sizeof *types);
+	const size_t nv = m->n_values ? m->n_values : 1;
+	struct onnxrun_type *types = onnxrun__calloc(m->env, nv, sizeof *types);
 	struct onnxrun_type *scratch = onnxrun__calloc(m->env, onnxrun__graph_max_io(m), sizeof *scratch);
+	bool *guessed = m->inspect_only ? onnxrun__calloc(m->env, nv, sizeof *guessed) : NULL;
 	enum onnxrun_status st = ONNXRUN_OK;
-	if (!types || !scratch) {
+	if (!types || !scratch || (m->inspect_only && !guessed)) {
 		st = onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory inferring shapes");
 		goto fail;
 	}
 	for (size_t v = 0; v < m->n_values; v++)
 		types[v] = m->values[v].type;
 	for (size_t k = 0; k < m->n_nodes && !st; k++)
-		st = onnxrun__graph_infer_node(m, k, types, scratch, err);
+		st = infer_at_load(m, k, types, scratch, guessed, err);
 	for (size_t v = 0; v < m->n_values && !st; v++)
 		m->values[v].type = types[v];
 fail:
 	onnxrun__free(m->env, types);
 	onnxrun__free(m->env, scratch);
+	onnxrun__free(m->env, guessed);
 	return st;
 }
 
@@ -396,7 +486,8 @@ static enum onnxrun_status copy_failed(const struct onnxrun_model *m, const stru
 
 enum onnxrun_status onnxrun__graph_init_ops(struct onnxrun_model *m, struct onnxrun__err *err)
 {
-	for (size_t k = 0; k < m->n_nodes; k++) {
+	/* an inspection never runs: no pre-packing, only the copies below */
+	for (size_t k = 0; k < m->n_nodes && !m->inspect_only; k++) {
 		struct onnxrun__node *node = &m->nodes[k];
 		struct onnxrun_op_context ctx = { node, err, m->env, 1, NULL, m, &node->rebuilds };
 		enum onnxrun_status st;

@@ -66,6 +66,7 @@ void onnxrun__model_destroy(struct onnxrun_model *m)
 	onnxrun__free(env, m->outputs);
 	onnxrun__free(env, m->producer_name);
 	onnxrun__free(env, m->graph_name);
+	onnxrun__free(env, m->unsupported);
 	onnxrun__free(env, m);
 }
 
@@ -101,17 +102,47 @@ static enum onnxrun_status build_name_tables(struct onnxrun_model *m, struct onn
 	return ONNXRUN_OK;
 }
 
-/* Parses, resolves, orders and infers; on failure frees everything. */
+/* Inspection only, after ordering: the nodes that have no kernel, in file order (the order
+ * of the load error's list), as indices into the ordered m->nodes. */
+static enum onnxrun_status list_unsupported(struct onnxrun_model *m, struct onnxrun__err *err)
+{
+	size_t n = 0, *by_file;
+	for (size_t k = 0; k < m->n_nodes; k++)
+		n += !m->nodes[k].op;
+	if (!n)
+		return ONNXRUN_OK;
+	by_file = onnxrun__malloc(m->env, m->n_nodes * sizeof *by_file);
+	m->unsupported = onnxrun__malloc(m->env, n * sizeof *m->unsupported);
+	if (!by_file || !m->unsupported) {
+		onnxrun__free(m->env, by_file);
+		return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory listing unsupported nodes");
+	}
+	for (size_t f = 0; f < m->n_nodes; f++)
+		by_file[f] = SIZE_MAX;
+	for (size_t k = 0; k < m->n_nodes; k++)
+		if (!m->nodes[k].op)
+			by_file[m->nodes[k].file_index] = k;
+	for (size_t f = 0; f < m->n_nodes; f++)
+		if (by_file[f] != SIZE_MAX)
+			m->unsupported[m->n_unsupported++] = by_file[f];
+	onnxrun__free(m->env, by_file);
+	return ONNXRUN_OK;
+}
+
+/* Parses, resolves, orders and infers; on failure frees everything. An inspection keeps
+ * nodes without a kernel and lists them, and calls no op's init. */
 static enum onnxrun_status load(struct onnxrun_env *env, const void *data, size_t size, const char *base_dir,
-                                struct onnxrun_model **out)
+                                bool inspect, struct onnxrun_model **out)
 {
 	struct onnxrun_model *m = onnxrun__calloc(env, 1, sizeof *m);
 	enum onnxrun_status st;
 	if (!m)
 		return onnxrun__fail(&env->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
 	m->env = env;
+	m->inspect_only = inspect;
 	if ((st = onnxrun__load_model_proto(m, data, size, base_dir, &env->err)) ||
 	    (st = onnxrun__graph_resolve(m, &env->err)) || (st = onnxrun__graph_order(m, &env->err)) ||
+	    (st = list_unsupported(m, &env->err)) ||
 	    (st = onnxrun__graph_infer(m, &env->err)) || (st = build_name_tables(m, &env->err)) ||
 	    (st = onnxrun__graph_init_ops(m, &env->err))) {
 		onnxrun__model_destroy(m);
@@ -121,18 +152,31 @@ static enum onnxrun_status load(struct onnxrun_env *env, const void *data, size_
 	return ONNXRUN_OK;
 }
 
-enum onnxrun_status onnxrun_model_load_buffer(struct onnxrun_env *env, const void *data, size_t size,
-                                              const char *base_dir, struct onnxrun_model **out)
+static enum onnxrun_status load_buffer(struct onnxrun_env *env, const void *data, size_t size,
+                                       const char *base_dir, bool inspect, struct onnxrun_model **out)
 {
 	if (!env)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;
 	onnxrun__err_clear(&env->err);
 	if (!out || (!data && size))
 		return onnxrun__fail(&env->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "NULL model buffer or out");
-	return load(env, data, size, base_dir, out);
+	return load(env, data, size, base_dir, inspect, out);
 }
 
-enum onnxrun_status onnxrun_model_load_file(struct onnxrun_env *env, const char *path, struct onnxrun_model **out)
+enum onnxrun_status onnxrun_model_load_buffer(struct onnxrun_env *env, const void *data, size_t size,
+                                              const char *base_dir, struct onnxrun_model **out)
+{
+	return load_buffer(env, data, size, base_dir, false, out);
+}
+
+enum onnxrun_status onnxrun_model_inspect_buffer(struct onnxrun_env *env, const void *data, size_t size,
+                                                 const char *base_dir, struct onnxrun_model **out)
+{
+	return load_buffer(env, data, size, base_dir, true, out);
+}
+
+static enum onnxrun_status load_file(struct onnxrun_env *env, const char *path, bool inspect,
+                                     struct onnxrun_model **out)
 {
 	struct onnxrun__file_view view;
 	const char *slash;
@@ -155,13 +199,24 @@ enum onnxrun_status onnxrun_model_load_file(struct onnxrun_env *env, const char 
 		return onnxrun__fail(&env->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
 	st = onnxrun__view_file(env, path, ONNXRUN__MAX_MODEL_BYTES, &env->err, &view);
 	if (!st) {
-		st = load(env, view.data, view.size, dir, out);
+		st = load(env, view.data, view.size, dir, inspect, out);
 		if (st)
 			onnxrun__err_prefix(&env->err, "model '%s'", path);
 		onnxrun__view_release(env, &view);
 	}
 	onnxrun__free(env, dir);
 	return st;
+}
+
+enum onnxrun_status onnxrun_model_load_file(struct onnxrun_env *env, const char *path, struct onnxrun_model **out)
+{
+	return load_file(env, path, false, out);
+}
+
+enum onnxrun_status onnxrun_model_inspect_file(struct onnxrun_env *env, const char *path,
+                                               struct onnxrun_model **out)
+{
+	return load_file(env, path, true, out);
 }
 
 void onnxrun_model_free(struct onnxrun_model *m)
@@ -242,7 +297,7 @@ enum onnxrun_status onnxrun_model_node_info(const struct onnxrun_model *m, size_
 	out->name = node->name;
 	out->op_type = node->op_type;
 	out->domain = node->domain;
-	out->since_version = node->op->since_version;
+	out->since_version = node->op ? node->op->since_version : 0; /* 0: no kernel (inspection) */
 	out->input_count = node->n_inputs;
 	out->inputs = node->input_names;
 	out->output_count = node->n_outputs;
@@ -259,5 +314,25 @@ enum onnxrun_status onnxrun_model_value_info(const struct onnxrun_model *m, cons
 	if ((v = onnxrun__model_find_value(m, name)) < 0)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;
 	fill_info(&m->values[v], out);
+	return ONNXRUN_OK;
+}
+
+size_t onnxrun_model_unsupported_count(const struct onnxrun_model *m)
+{
+	return m ? m->n_unsupported : 0;
+}
+
+enum onnxrun_status onnxrun_model_unsupported(const struct onnxrun_model *m, size_t i,
+                                              struct onnxrun_unsupported_info *out)
+{
+	const struct onnxrun__node *node;
+	if (!m || i >= m->n_unsupported || !out)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	node = &m->nodes[m->unsupported[i]];
+	out->node_name = node->name;
+	out->op_type = node->op_type;
+	out->domain = node->domain;
+	out->opset = node->opset;
+	out->node_index = m->unsupported[i];
 	return ONNXRUN_OK;
 }

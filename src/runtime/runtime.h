@@ -282,6 +282,12 @@ struct onnxrun_model {
 	int32_t *outputs; /* value indices of graph outputs */
 	size_t n_params;
 	char **params;    /* every dim_param name seen, owned */
+	/* onnxrun_model_inspect_*: nodes with no implementation are kept (op NULL, their
+	 * outputs' types guessed); the model answers queries but never runs
+	 * (onnxrun__graph_infer_node refuses it) and its ops' init was not called. */
+	bool inspect_only;
+	size_t n_unsupported;
+	size_t *unsupported; /* node indices (execution order) of those nodes, in file order */
 };
 
 /* Value index by name, -1 if none. */
