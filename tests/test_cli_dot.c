@@ -86,7 +86,7 @@ static void run_free(struct run *r)
 
 /* ---- a reader for the DOT subset onnxrun writes ---- */
 
-#define DOT_MAX 64
+#define DOT_MAX 1100
 #define DOT_TEXT 256
 
 /* A node or edge statement with its attributes (string values unescaped). */
@@ -422,6 +422,96 @@ static void test_unsupported(void **state)
 	free(g);
 }
 
+/* Writes the packed model m to path (m is freed). */
+static void write_model(Onnx__ModelProto *m, const char *path)
+{
+	size_t size;
+	uint8_t *bytes = mb_finish(m, &size);
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(bytes, 1, size, f), size);
+	assert_int_equal(fclose(f), 0);
+	free(bytes);
+}
+
+/* A supported node after an unsupported one is drawn as usual (its version, not red), its
+ * input edge and output are guessed, and a declared type after it is shown as declared. */
+static void test_supported_after_unsupported(void **state)
+{
+	Onnx__ModelProto *m = mb_model(8);
+	Onnx__NodeProto *n;
+	struct dot_graph *g;
+	struct run r;
+
+	(void)state;
+	mb_opset(m, "", 13);
+	mb_input(m, "x", MB_FLOAT, "1,4,2,2");
+	mb_output(m, "y", MB_FLOAT, NULL);
+	mb_value_info(m, "a", MB_FLOAT, "1,4,2,2");
+	mb_node(m, "act", "Elu", "", "x", "a");
+	n = mb_node(m, "d2s", "DepthToSpace", "", "a", "y");
+	mb_attr_int(n, "blocksize", 2);
+	write_model(m, TMP "/after.onnx");
+	g = draw(TMP "/after.onnx");
+	const char *elu = dot_node_labelled(g, "Elu\nact\nUNSUPPORTED");
+	const char *d2s = dot_node_labelled(g, "DepthToSpace\nd2s\nv13");
+	assert_non_null(elu);
+	assert_non_null(d2s);
+	assert_null(dot_attr(dot_node(g, d2s), "color"));
+	/* a's type is the declared one; the DepthToSpace infers y from it */
+	assert_int_equal(dot_edges(g, elu, d2s, "a\nfloat [1,4,2,2]\n(guessed)"), 1);
+	assert_int_equal(dot_edges(g, d2s, NULL, "y\nfloat [1,1,4,4]\n(guessed)"), 1);
+	assert_int_equal(dot_count(g, "color", "red"), 3); /* the Elu box and the two edges after it */
+	free(g);
+	RUN(&r, "--dot", "-", TMP "/after.onnx");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.err, "onnxrun: warning: drawn in red, not supported by onnxrun (types after "
+	                              "them are guesses): Elu (ai.onnx opset 13)\n"));
+	run_free(&r);
+}
+
+#define MANY 500
+
+/* 500 distinct unsupported ops: all drawn red, all named in the warning. */
+static void test_five_hundred_unsupported(void **state)
+{
+	Onnx__ModelProto *m = mb_model(8);
+	char name[32], op[64], in[32], out[32];
+	struct dot_graph *g;
+	struct run r;
+
+	(void)state;
+	mb_opset(m, "", 13);
+	mb_input(m, "v0", MB_FLOAT, "2");
+	mb_output(m, "v500", MB_FLOAT, NULL);
+	for (int k = 0; k < MANY; k++) {
+		snprintf(name, sizeof name, "n%d", k);
+		snprintf(op, sizeof op, "ManyOp%d", k);
+		snprintf(in, sizeof in, "v%d", k);
+		snprintf(out, sizeof out, "v%d", k + 1);
+		mb_node(m, name, op, "", in, out);
+	}
+	write_model(m, TMP "/many.onnx");
+	g = draw(TMP "/many.onnx");
+	for (int k = 0; k < MANY; k++) {
+		snprintf(op, sizeof op, "ManyOp%d\nn%d\nUNSUPPORTED", k, k);
+		const char *id = dot_node_labelled(g, op);
+		if (id == NULL)
+			fail_msg("no node labelled '%s'", op);
+		assert_string_equal(dot_attr(dot_node(g, id), "color"), "red");
+	}
+	free(g);
+	RUN(&r, "--dot", TMP "/many.dot", TMP "/many.onnx");
+	assert_int_equal(r.status, 0);
+	for (int k = 0; k < MANY; k++) {
+		snprintf(op, sizeof op, " ManyOp%d (ai.onnx opset 13)%s", k, k + 1 < MANY ? "," : "\n");
+		if (strstr(r.err, op) == NULL)
+			fail_msg("the warning does not name '%s'", op);
+	}
+	run_free(&r);
+}
+
 /* Names with quotes, backslashes and newlines are escaped and come back intact. */
 static void test_escaping(void **state)
 {
@@ -510,6 +600,8 @@ int main(void)
 		cmocka_unit_test(test_upsampler),
 		cmocka_unit_test(test_symbolic_and_shared),
 		cmocka_unit_test(test_unsupported),
+		cmocka_unit_test(test_supported_after_unsupported),
+		cmocka_unit_test(test_five_hundred_unsupported),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_errors),
 	};

@@ -3,8 +3,9 @@
  * tree of cases built in ONNXRUN_TEST_TMP (passing copies of tests/data and models, a wrong
  * expected output, a truncated model, an unsupported op, a missing input, two data sets,
  * onnxrun-test.conf files, a name full of XML specials, a symlink loop), and checks each
- * classification, the summary, exit codes, --fail-fast, and the JUnit XML (with a strict
- * well-formedness checker written here) and JSON reports.
+ * classification, the summary, exit codes, --fail-fast, --unsupported, and the JUnit XML
+ * (with a strict well-formedness checker written here) and JSON reports; and a model with
+ * 500 distinct unsupported ops, every one of which must be listed.
  */
 #include <fcntl.h>
 #include <regex.h>
@@ -21,6 +22,7 @@
 #include <cmocka.h>
 
 #include "onnxrun.h"
+#include "model_builder.h"
 
 #define TMP ONNXRUN_TEST_TMP "/cli_test"
 #define TREE TMP "/tree"
@@ -571,7 +573,7 @@ static const struct expect {
 	{"bad_input", "error", "0/1", "error"},
 	{"badconf", "error", "0/1", "error"},
 	{"broken", "error", "0/1", "error"},
-	{"unsupported", "unsupported", "0/1", "failure"},
+	{"unsupported", "unsupported", "0/1", "skipped"},
 	{"deep/nested/skipped", "skipped", "0/1", "skipped"},
 };
 
@@ -605,9 +607,9 @@ static void check_junit(const char *path)
 	xml_parse(xml, doc);
 	assert_string_equal(doc->e[0].name, "testsuites");
 	assert_string_equal(xml_attr(doc, 0, "tests"), "14");
-	assert_string_equal(xml_attr(doc, 0, "failures"), "4");
+	assert_string_equal(xml_attr(doc, 0, "failures"), "3");
 	assert_string_equal(xml_attr(doc, 0, "errors"), "3");
-	assert_string_equal(xml_attr(doc, 0, "skipped"), "1");
+	assert_string_equal(xml_attr(doc, 0, "skipped"), "2");
 	for (int i = 0; i < doc->count; i++) {
 		if (strcmp(doc->e[i].name, "testcase") != 0)
 			continue;
@@ -619,6 +621,11 @@ static void check_junit(const char *path)
 		assert_string_equal(xml_child(doc, i), expected_child(cls, set));
 		if (strcmp(strrchr(cls, '/'), "/mismatch") == 0)
 			assert_non_null(strstr(xml_attr(doc, i + 1, "message"), "1 of 50 elements differ"));
+		if (strcmp(strrchr(cls, '/'), "/unsupported") == 0)
+			assert_string_equal(xml_attr(doc, i + 1, "message"),
+			                    "unsupported: Relu (ai.onnx opset 13), Foo (com.example opset 1)");
+		if (strcmp(strrchr(cls, '/'), "/broken") == 0)
+			assert_string_equal(xml_attr(doc, i + 1, "type"), "error");
 		testcases++;
 	}
 	assert_int_equal(testcases, 14);
@@ -657,7 +664,12 @@ static void check_json(const char *path)
 	assert_string_equal(json_after(json, "\"name\": \"mismatch\"", "max_abs"), "1");
 	assert_string_equal(json_after(json, "\"name\": \"broken\"", "result"), "\"error\"");
 	assert_string_equal(json_after(json, "\"name\": \"unsupported\"", "result"), "\"unsupported\"");
+	assert_string_equal(json_after(json, "\"name\": \"unsupported\"", "counts_as"), "\"skipped\"");
 	assert_string_equal(json_after(json, "\"name\": \"unsupported\"", "op_type"), "\"Relu\"");
+	assert_string_equal(json_after(json, "\"name\": \"unsupported\"", "nodes"), "1");
+	assert_string_equal(json_after(json, "\"name\": \"broken\"", "counts_as"), "\"error\"");
+	assert_string_equal(json_after(json, "\"name\": \"mismatch\"", "counts_as"), "\"fail\"");
+	assert_string_equal(json_after(json, "\"tool\"", "unsupported_as"), "\"skipped\"");
 	assert_string_equal(json_after(json, "\"name\": \"skipped\"", "message"), "\"flaky on purpose\"");
 	assert_string_equal(json_after(json, "\"name\": \"two_sets\"", "data_set_count"), "2");
 	assert_non_null(strstr(json, "\"name\": \"odd <&>\\\"'\\u0001name\""));
@@ -695,30 +707,173 @@ static void test_mixed_tree(void **state)
 	                            "opset 13\\), Foo \\(com.example opset 1\\)$"));
 	assert_true(has_line(r.out, "^SKIP +[^ ]*/deep/nested/skipped: flaky on purpose$"));
 	assert_true(has_line(r.out, "^4 passed, 3 failed, 3 errors, 1 unsupported, 1 skipped "));
-	assert_string_equal(last_line(r.out), "test: 4 passed, 7 failed, 1 skipped");
+	assert_string_equal(last_line(r.out), "test: 4 passed, 3 failed, 3 errors, 1 unsupported, 1 skipped");
 	run_free(&r);
 	check_junit(TMP "/report.xml");
 	check_json(TMP "/report.json");
 }
 
-static void test_allow_unsupported(void **state)
+/* The JUnit report at path: its root counts, and the child element (name, type, message)
+ * of the testcase whose classname ends in "/<name>". */
+static void check_junit_case(const char *path, const char *failures, const char *errors,
+                             const char *skipped, const char *name, const char *child,
+                             const char *type, const char *message)
 {
-	struct run r;
 	struct xml_doc *doc = calloc(1, sizeof *doc);
-	char *xml;
+	char *xml = slurp(path, NULL);
+	int found = 0;
 
-	(void)state;
-	RUN(&r, "test", "--allow-unsupported", TREE "/unsupported", TREE "/good", "--junit",
-	    TMP "/allow.xml");
-	assert_int_equal(r.status, 0);
-	assert_string_equal(last_line(r.out), "test: 1 passed, 0 failed, 1 skipped");
-	run_free(&r);
-	xml = slurp(TMP "/allow.xml", NULL);
+	assert_non_null(doc);
+	assert_non_null(xml);
 	xml_parse(xml, doc);
-	assert_string_equal(xml_attr(doc, 0, "skipped"), "1");
-	assert_string_equal(xml_attr(doc, 0, "failures"), "0");
+	assert_string_equal(xml_attr(doc, 0, "failures"), failures);
+	assert_string_equal(xml_attr(doc, 0, "errors"), errors);
+	assert_string_equal(xml_attr(doc, 0, "skipped"), skipped);
+	for (int i = 0; i < doc->count; i++) {
+		const char *cls = xml_attr(doc, i, "classname");
+		if (strcmp(doc->e[i].name, "testcase") != 0 || strcmp(strrchr(cls, '/') + 1, name) != 0)
+			continue;
+		found++;
+		assert_string_equal(xml_child(doc, i), child);
+		assert_string_equal(doc->e[i + 1].name, child);
+		if (type != NULL)
+			assert_string_equal(xml_attr(doc, i + 1, "type"), type);
+		else
+			assert_null(xml_attr(doc, i + 1, "type"));
+		assert_string_equal(xml_attr(doc, i + 1, "message"), message);
+	}
+	assert_int_equal(found, 1);
 	free(xml);
 	free(doc);
+}
+
+#define UNSUPPORTED_MESSAGE "unsupported: Relu (ai.onnx opset 13), Foo (com.example opset 1)"
+
+/* A tree whose only problem is an unsupported case: by default (and with
+ * --allow-unsupported or --unsupported=skip) it is skipped, exit 0; with
+ * --unsupported=error it is an error, exit 1. The closing line agrees with the detailed
+ * counts either way. */
+static void test_unsupported_modes(void **state)
+{
+	static const char *const skip_modes[][2] = {
+		{"--keep-going", NULL}, {"--allow-unsupported", NULL}, {"--unsupported=skip", NULL},
+		{"--unsupported", "skip"},
+	};
+	struct run r;
+	char *json;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof skip_modes / sizeof skip_modes[0]; i++) {
+		const char *args[12];
+		size_t n = 0;
+		args[n++] = "test";
+		args[n++] = skip_modes[i][0];
+		if (skip_modes[i][1] != NULL) /* "--unsupported skip": the value as its own word */
+			args[n++] = skip_modes[i][1];
+		args[n++] = TREE "/unsupported";
+		args[n++] = TREE "/good";
+		args[n++] = "--junit";
+		args[n++] = TMP "/u.xml";
+		args[n++] = "--json";
+		args[n++] = TMP "/u.json";
+		args[n] = NULL;
+		run_cli(&r, args);
+		if (r.status != 0)
+			fail_msg("%s: status %d\n%s%s", skip_modes[i][0], r.status, r.out, r.err);
+		assert_true(has_line(r.out, "^1 passed, 0 failed, 0 errors, 1 unsupported, 0 skipped "));
+		assert_string_equal(last_line(r.out), "test: 1 passed, 0 failed, 0 errors, 1 unsupported, 0 skipped");
+		run_free(&r);
+		check_junit_case(TMP "/u.xml", "0", "0", "1", "unsupported", "skipped", NULL, UNSUPPORTED_MESSAGE);
+		json = slurp(TMP "/u.json", NULL);
+		json_check(json);
+		assert_string_equal(json_after(json, "\"tool\"", "unsupported_as"), "\"skipped\"");
+		assert_string_equal(json_after(json, "\"name\": \"unsupported\"", "counts_as"), "\"skipped\"");
+		assert_string_equal(json_after(json, "\"totals\"", "unsupported"), "1");
+		assert_string_equal(json_after(json, "\"totals\"", "errors"), "0");
+		free(json);
+	}
+	RUN(&r, "test", "--unsupported=error", TREE "/unsupported", TREE "/good", "--junit", TMP "/u.xml",
+	    "--json", TMP "/u.json");
+	assert_int_equal(r.status, 1);
+	assert_string_equal(last_line(r.out), "test: 1 passed, 0 failed, 0 errors, 1 unsupported, 0 skipped");
+	run_free(&r);
+	check_junit_case(TMP "/u.xml", "0", "1", "0", "unsupported", "error", "unsupported", UNSUPPORTED_MESSAGE);
+	json = slurp(TMP "/u.json", NULL);
+	json_check(json);
+	assert_string_equal(json_after(json, "\"tool\"", "unsupported_as"), "\"error\"");
+	assert_string_equal(json_after(json, "\"name\": \"unsupported\"", "result"), "\"unsupported\"");
+	assert_string_equal(json_after(json, "\"name\": \"unsupported\"", "counts_as"), "\"error\"");
+	free(json);
+	/* the last option wins; --fail-fast stops at an unsupported case only when it is an error */
+	RUN(&r, "test", "--unsupported=error", "--allow-unsupported", TREE "/unsupported");
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	RUN(&r, "test", "--fail-fast", TREE "/unsupported", TREE "/good");
+	assert_int_equal(r.status, 0);
+	assert_row(r.out, "good", "pass", "1/1");
+	run_free(&r);
+	RUN(&r, "test", "--fail-fast", "--unsupported", "error", TREE "/unsupported", TREE "/good");
+	assert_int_equal(r.status, 1);
+	assert_null(row_of(r.out, TREE "/good"));
+	assert_true(has_line(r.out, "^stopped at the first failure \\(--fail-fast\\): 1 case not run$"));
+	run_free(&r);
+}
+
+#define MANY 500
+
+/* A case whose model has 500 distinct unsupported ops (more than the library's load error
+ * can name): the problem line, the JUnit message and the JSON list name every one. */
+static void test_five_hundred_unsupported(void **state)
+{
+	Onnx__ModelProto *m = mb_model(8);
+	char name[32], op[32], in[32], out[32];
+	struct run r;
+	uint8_t *bytes;
+	size_t size;
+	char *text;
+
+	(void)state;
+	mb_opset(m, "", 13);
+	mb_opset(m, "com.many", 2);
+	mb_input(m, "v0", MB_FLOAT, "1,2");
+	mb_output(m, "v500", MB_FLOAT, NULL);
+	for (int k = 0; k < MANY; k++) {
+		snprintf(name, sizeof name, "n%d", k);
+		snprintf(op, sizeof op, "ManyOp%d", k);
+		snprintf(in, sizeof in, "v%d", k);
+		snprintf(out, sizeof out, "v%d", k + 1);
+		mb_node(m, name, op, k % 2 ? "com.many" : "", in, out);
+	}
+	bytes = mb_finish(m, &size);
+	rm_tree(TMP "/many");
+	assert_int_equal(mkdir(TMP "/many", 0777), 0);
+	spit(TMP "/many/model.onnx", bytes, size);
+	free(bytes);
+	RUN(&r, "test", TMP "/many", "--junit", TMP "/many.xml", "--json", TMP "/many.json");
+	assert_int_equal(r.status, 0);
+	assert_string_equal(last_line(r.out), "test: 0 passed, 0 failed, 0 errors, 1 unsupported, 0 skipped");
+	/* every op, in order, on the one problem line, in the JUnit message and in the JSON */
+	text = slurp(TMP "/many.xml", NULL);
+	assert_non_null(text);
+	for (int k = 0; k < MANY; k++) {
+		const char *want = fmt("ManyOp%d (%s opset %d)%s", k, k % 2 ? "com.many" : "ai.onnx",
+		                       k % 2 ? 2 : 13, k + 1 < MANY ? ", " : "");
+		assert_non_null(strstr(r.out, want));
+		assert_non_null(strstr(text, want));
+	}
+	assert_true(has_line(r.out, "^UNSUPPORTED [^ ]*/many: unsupported ops: ManyOp0 \\(ai.onnx opset 13\\), "
+	                            "ManyOp1 \\(com.many opset 2\\), ManyOp2 .*ManyOp499 \\(com.many opset 2\\)$"));
+	free(text);
+	run_free(&r);
+	text = slurp(TMP "/many.json", NULL);
+	assert_non_null(text);
+	json_check(text);
+	size_t listed = 0;
+	for (const char *p = strstr(text, "\"unsupported_ops\""); (p = strstr(p, "{\"op_type\": ")) != NULL; p++)
+		listed++;
+	assert_int_equal(listed, MANY);
+	assert_non_null(strstr(text, "{\"op_type\": \"ManyOp499\", \"domain\": \"com.many\", \"opset\": 2, \"nodes\": 1}"));
+	free(text);
 }
 
 static void test_fail_fast(void **state)
@@ -730,7 +885,7 @@ static void test_fail_fast(void **state)
 	assert_int_equal(r.status, 1);
 	assert_true(has_line(r.out, "^stopped at the first failure \\(--fail-fast\\): 1 case not run$"));
 	assert_null(strstr(r.out, "good_d2s"));
-	assert_string_equal(last_line(r.out), "test: 1 passed, 1 failed");
+	assert_string_equal(last_line(r.out), "test: 1 passed, 1 failed, 0 errors, 0 unsupported, 0 skipped");
 	run_free(&r);
 	/* within a case: the second data set does not run after the first fails */
 	spoil_output(TREE "/two_sets_one_bad/test_data_set_0", 0);
@@ -742,7 +897,7 @@ static void test_fail_fast(void **state)
 	/* --keep-going (the default) undoes an earlier --fail-fast */
 	RUN(&r, "test", "--fail-fast", "--keep-going", TREE "/good", TREE "/mismatch", TREE "/good_d2s");
 	assert_int_equal(r.status, 1);
-	assert_string_equal(last_line(r.out), "test: 2 passed, 1 failed");
+	assert_string_equal(last_line(r.out), "test: 2 passed, 1 failed, 0 errors, 0 unsupported, 0 skipped");
 	run_free(&r);
 }
 
@@ -754,7 +909,7 @@ static void test_tolerances_and_file_path(void **state)
 	(void)state;
 	RUN(&r, "test", "--atol", "2", TREE "/mismatch");
 	assert_int_equal(r.status, 0);
-	assert_string_equal(last_line(r.out), "test: 1 passed, 0 failed");
+	assert_string_equal(last_line(r.out), "test: 1 passed, 0 failed, 0 errors, 0 unsupported, 0 skipped");
 	run_free(&r);
 	/* the case's onnxrun-test.conf (atol = 2) overrides the command line's default */
 	RUN(&r, "test", "--atol=0", "--rtol", "0", TREE "/loose");
@@ -775,13 +930,13 @@ static void test_conformance_and_models(void **state)
 	RUN(&r, "test", ONNXRUN_TEST_DATA);
 	if (r.status != 0)
 		fail_msg("%s%s", r.out, r.err);
-	assert_string_equal(last_line(r.out), "test: 16 passed, 0 failed");
+	assert_string_equal(last_line(r.out), "test: 16 passed, 0 failed, 0 errors, 0 unsupported, 0 skipped");
 	assert_true(has_line(r.out, "^16 passed, 0 failed, 0 errors, 0 unsupported, 0 skipped "));
 	run_free(&r);
 	RUN(&r, "test", ONNXRUN_MODELS_DIR);
 	if (r.status != 0)
 		fail_msg("%s%s", r.out, r.err);
-	assert_true(has_line(last_line(r.out), "^test: ([6-9]|[1-9][0-9]+) passed, 0 failed$"));
+	assert_true(has_line(last_line(r.out), "^test: ([6-9]|[1-9][0-9]+) passed, 0 failed, 0 errors, 0 unsupported, 0 skipped$"));
 	run_free(&r);
 }
 
@@ -806,12 +961,17 @@ static void test_usage_errors(void **state)
 	assert_usage_error("no test cases", (const char *const[]){"test", TREE "/empty", NULL});
 	assert_usage_error("--bogus", (const char *const[]){"test", "--bogus", TREE, NULL});
 	assert_usage_error("--rtol", (const char *const[]){"test", "--rtol", "x", TREE, NULL});
+	assert_usage_error("--unsupported must be 'skip' or 'error', not 'fail'",
+	                   (const char *const[]){"test", "--unsupported=fail", TREE, NULL});
+	assert_usage_error("--unsupported", (const char *const[]){"test", TREE "/good", "--unsupported", NULL});
 	assert_usage_error("--junit", (const char *const[]){"test", TREE "/good", "--junit", NULL});
 	assert_usage_error("/no/such/dir/r.xml",
 	                   (const char *const[]){"test", TREE "/good", "--junit", "/no/such/dir/r.xml", NULL});
 	RUN(&r, "test", "--help");
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "usage: onnxrun test"));
+	assert_non_null(strstr(r.out, "--unsupported=MODE"));
+	assert_non_null(strstr(r.out, "exit status:"));
 	run_free(&r);
 }
 
@@ -861,7 +1021,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_xml_checker),
 		cmocka_unit_test(test_mixed_tree),
-		cmocka_unit_test(test_allow_unsupported),
+		cmocka_unit_test(test_unsupported_modes),
+		cmocka_unit_test(test_five_hundred_unsupported),
 		cmocka_unit_test(test_fail_fast),
 		cmocka_unit_test(test_tolerances_and_file_path),
 		cmocka_unit_test(test_conformance_and_models),

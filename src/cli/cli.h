@@ -87,11 +87,12 @@ struct cli_cmp {
 	double worst_key;  /* internal: worst_abs with NaN as +inf */
 };
 
-/* One unsupported node parsed from the library's UNSUPPORTED load message (unsupported.c). */
+/* One op onnxrun does not implement, from an inspected model (unsupported.c). */
 struct cli_unsupported {
 	char *op_type;
-	char *domain; /* "ai.onnx" for the default domain, as the message says */
+	char *domain; /* "ai.onnx" for the default domain */
 	int64_t opset;
+	size_t nodes; /* nodes of the model with this op */
 };
 
 /* util.c */
@@ -166,10 +167,10 @@ int cli_write_outputs(struct onnxrun_env *env, const struct onnxrun_session *ses
 int cli_print_info(const struct onnxrun_model *model, const struct cli_options *opts);
 
 /* unsupported.c */
-int cli_parse_unsupported(const char *message, struct cli_unsupported **out, size_t *count);
+enum onnxrun_status cli_inspect_unsupported(struct onnxrun_env *env, const char *path,
+                                            struct onnxrun_model **model,
+                                            struct cli_unsupported **list, size_t *count);
 void cli_unsupported_free(struct cli_unsupported *list, size_t count);
-int cli_register_stub_ops(struct onnxrun_env *env, const struct cli_unsupported *list,
-                          size_t count);
 
 /* escape.c: text for the report formats */
 void cli_write_xml(FILE *f, const char *s, int attr);

@@ -4,9 +4,10 @@
  * Graph inputs are blue "invhouse" shapes, initializers grey notes, outputs green houses,
  * nodes rounded boxes labelled op type, node name and the op version chosen. Every edge
  * carries the value's name and its type and shape as inferred at load (symbolic dims by
- * name). A model that fails to load with UNSUPPORTED is loaded again with placeholder ops
- * (unsupported.c): its unsupported nodes are drawn red, and the values computed from them
- * are labelled "(guessed)" since their types are not really known.
+ * name). A model that fails to load with UNSUPPORTED is drawn from the library's
+ * inspection of it (unsupported.c): the nodes without an implementation (since_version 0)
+ * are drawn red, and the values computed from them are labelled "(guessed)" since their
+ * types are not really known.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,8 +26,6 @@ struct dot_value {
 struct dot_state {
 	FILE *f;
 	const struct onnxrun_model *model;
-	const struct cli_unsupported *stubs;
-	size_t stub_count;
 	struct dot_value *values;
 	size_t count, cap;
 	size_t consts; /* initializer nodes drawn so far */
@@ -149,22 +148,9 @@ static long source_of(struct dot_state *d, const char *name)
 	return add_value(d, name, id, 0);
 }
 
-/* Whether node info matches a placeholder op (default domain as "" or "ai.onnx"). */
-static int is_stub(const struct dot_state *d, const struct onnxrun_node_info *node)
-{
-	const char *domain = node->domain[0] != '\0' ? node->domain : "ai.onnx";
-
-	for (size_t i = 0; i < d->stub_count; i++) {
-		const char *sd = d->stubs[i].domain[0] != '\0' ? d->stubs[i].domain : "ai.onnx";
-		if (strcmp(d->stubs[i].op_type, node->op_type) == 0 && strcmp(sd, domain) == 0)
-			return 1;
-	}
-	return 0;
-}
-
-/* Draws the box of node i; stubs in red. */
+/* Draws the box of node i; unsupported ones in red. */
 static void draw_node_box(struct dot_state *d, size_t i, const struct onnxrun_node_info *node,
-                          int stub)
+                          int unsupported)
 {
 	char op[256], version[64];
 
@@ -172,12 +158,12 @@ static void draw_node_box(struct dot_state *d, size_t i, const struct onnxrun_no
 		snprintf(op, sizeof op, "%s.%s", node->domain, node->op_type);
 	else
 		snprintf(op, sizeof op, "%s", node->op_type);
-	if (stub)
+	if (unsupported)
 		snprintf(version, sizeof version, "UNSUPPORTED");
 	else
 		snprintf(version, sizeof version, "v%" PRId64, node->since_version);
 	fprintf(d->f, "\tn%zu [shape=box, style=\"rounded,filled\", %s, ", i,
-	        stub ? "fillcolor=\"#ff9c9c\", color=red, penwidth=2" : "fillcolor=\"#fff3c4\"");
+	        unsupported ? "fillcolor=\"#ff9c9c\", color=red, penwidth=2" : "fillcolor=\"#fff3c4\"");
 	put_label(d->f, (const char *const[]){op, node->name[0] != '\0' ? node->name : "(unnamed)",
 	                                      version, NULL});
 	fputs("];\n", d->f);
@@ -207,7 +193,7 @@ static int draw_node(struct dot_state *d, size_t i)
 
 	if (onnxrun_model_node_info(d->model, i, &node) != ONNXRUN_OK)
 		return CLI_OK;
-	guessed = is_stub(d, &node);
+	guessed = node.since_version == 0; /* no implementation (an inspected model) */
 	draw_node_box(d, i, &node, guessed);
 	snprintf(id, sizeof id, "n%zu", i);
 	for (size_t k = 0; k < node.input_count; k++) {
@@ -270,10 +256,9 @@ static void draw_header(FILE *f, const struct onnxrun_model *model, const char *
 }
 
 /* Writes the whole DOT text of the model to f. */
-static int draw_graph(FILE *f, const struct onnxrun_model *model, const char *path,
-                      const struct cli_unsupported *stubs, size_t stub_count)
+static int draw_graph(FILE *f, const struct onnxrun_model *model, const char *path)
 {
-	struct dot_state d = {f, model, stubs, stub_count, NULL, 0, 0, 0};
+	struct dot_state d = {f, model, NULL, 0, 0, 0};
 	int rc = CLI_ERROR;
 
 	draw_header(f, model, path);
@@ -292,58 +277,37 @@ done:
 	return rc;
 }
 
-/* Loads `path` into a fresh env (*env) that has placeholder ops for `stubs`. Reports
- * failures of its own; returns the load's status (or -1 when the env could not be made). */
-static int reload_with_stubs(struct onnxrun_env **env, const char *path,
-                             const struct cli_unsupported *stubs, size_t count,
-                             struct onnxrun_model **model)
-{
-	onnxrun_env_free(*env);
-	*env = NULL;
-	if (onnxrun_env_create(NULL, env) != ONNXRUN_OK) {
-		cli_error("cannot create the environment");
-		return -1;
-	}
-	onnxrun_env_set_log(*env, cli_log, NULL);
-	if (cli_register_stub_ops(*env, stubs, count) != CLI_OK)
-		return -1;
-	return (int)onnxrun_model_load_file(*env, path, model);
-}
-
 /*
- * Loads the model; when that fails with UNSUPPORTED naming nodes, loads it again with
- * placeholder ops for them (*stubs, *count then describe them). When that fails too, the
- * first message is the one reported. *env is replaced by the env the model belongs to.
+ * Loads the model; when that fails with UNSUPPORTED, inspects it instead (*ops, *count then
+ * list the ops it lacks). When the inspection fails too, the load's message is reported.
  */
-static int load_for_drawing(struct onnxrun_env **env, const char *path,
-                            struct onnxrun_model **model, struct cli_unsupported **stubs,
+static int load_for_drawing(struct onnxrun_env *env, const char *path,
+                            struct onnxrun_model **model, struct cli_unsupported **ops,
                             size_t *count)
 {
-	enum onnxrun_status st = onnxrun_model_load_file(*env, path, model);
+	enum onnxrun_status st = onnxrun_model_load_file(env, path, model);
 	char *message;
-	int rc;
 
 	if (st == ONNXRUN_OK)
 		return CLI_OK;
 	if (st != ONNXRUN_ERROR_UNSUPPORTED) {
-		cli_lib_error(onnxrun_env_error(*env), st, path);
+		cli_lib_error(onnxrun_env_error(env), st, path);
 		return CLI_ERROR;
 	}
-	message = cli_strdup(onnxrun_env_error(*env));
-	if (message == NULL || cli_parse_unsupported(message, stubs, count) != CLI_OK) {
+	message = cli_strdup(onnxrun_env_error(env));
+	if (message == NULL)
+		return CLI_ERROR;
+	if (cli_inspect_unsupported(env, path, model, ops, count) != ONNXRUN_OK) {
+		cli_lib_error(message, st, path);
 		free(message);
 		return CLI_ERROR;
 	}
-	rc = *count > 0 ? reload_with_stubs(env, path, *stubs, *count, model) : (int)st;
-	if (rc > 0)
-		cli_lib_error(message, st, path);
 	free(message);
-	return rc == 0 ? CLI_OK : CLI_ERROR;
+	return CLI_OK;
 }
 
 /* Opens the --dot destination ("-" is stdout) and writes the graph; reports failures. */
-static int write_file(const char *dest, const struct onnxrun_model *model, const char *path,
-                      const struct cli_unsupported *stubs, size_t count)
+static int write_file(const char *dest, const struct onnxrun_model *model, const char *path)
 {
 	int to_stdout = strcmp(dest, "-") == 0;
 	FILE *f = to_stdout ? stdout : fopen(dest, "w");
@@ -353,7 +317,7 @@ static int write_file(const char *dest, const struct onnxrun_model *model, const
 		cli_error("cannot create '%s': %s", dest, strerror(errno));
 		return CLI_ERROR;
 	}
-	rc = draw_graph(f, model, path, stubs, count);
+	rc = draw_graph(f, model, path);
 	if (!to_stdout && fclose(f) != 0 && rc == CLI_OK) {
 		cli_error("cannot write '%s': %s", dest, strerror(errno));
 		rc = CLI_ERROR;
@@ -362,13 +326,13 @@ static int write_file(const char *dest, const struct onnxrun_model *model, const
 }
 
 /* Warns about the nodes drawn as unsupported. */
-static void warn_stubs(const struct cli_unsupported *stubs, size_t count)
+static void warn_unsupported(const struct cli_unsupported *ops, size_t count)
 {
 	fprintf(stderr, "onnxrun: warning: drawn in red, not supported by onnxrun (types after "
 	                "them are guesses):");
 	for (size_t i = 0; i < count; i++)
-		fprintf(stderr, "%s %s (%s opset %" PRId64 ")", i > 0 ? "," : "", stubs[i].op_type,
-		        stubs[i].domain, stubs[i].opset);
+		fprintf(stderr, "%s %s (%s opset %" PRId64 ")", i > 0 ? "," : "", ops[i].op_type,
+		        ops[i].domain, ops[i].opset);
 	fputc('\n', stderr);
 }
 
@@ -380,7 +344,7 @@ int cli_write_dot(const struct cli_options *opts)
 {
 	struct onnxrun_env *env = NULL;
 	struct onnxrun_model *model = NULL;
-	struct cli_unsupported *stubs = NULL;
+	struct cli_unsupported *ops = NULL;
 	size_t count = 0;
 	int code = CLI_EXIT_ERROR;
 
@@ -389,14 +353,14 @@ int cli_write_dot(const struct cli_options *opts)
 		return CLI_EXIT_ERROR;
 	}
 	onnxrun_env_set_log(env, cli_log, NULL);
-	if (load_for_drawing(&env, opts->model_path, &model, &stubs, &count) == CLI_OK &&
-	    write_file(opts->dot_path, model, opts->model_path, stubs, count) == CLI_OK) {
+	if (load_for_drawing(env, opts->model_path, &model, &ops, &count) == CLI_OK &&
+	    write_file(opts->dot_path, model, opts->model_path) == CLI_OK) {
 		code = CLI_EXIT_OK;
 		if (count > 0)
-			warn_stubs(stubs, count);
+			warn_unsupported(ops, count);
 	}
 	onnxrun_model_free(model);
 	onnxrun_env_free(env);
-	cli_unsupported_free(stubs, count);
+	cli_unsupported_free(ops, count);
 	return code;
 }

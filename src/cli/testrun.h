@@ -21,7 +21,8 @@ enum tr_result {
 	TR_PASS,
 	TR_FAIL,        /* values, dtype or shape differ */
 	TR_ERROR,       /* invalid model, input or settings; a run that failed */
-	TR_UNSUPPORTED, /* the model loads only with ops onnxrun lacks */
+	TR_UNSUPPORTED, /* the model uses ops onnxrun lacks: skipped, or an error with
+	                   --unsupported=error (tr_counts_as) */
 	TR_SKIP,        /* skipped by an onnxrun-test.conf */
 };
 
@@ -34,7 +35,7 @@ struct tr_options {
 	const char *junit_path;
 	const char *json_path;
 	int fail_fast;
-	int allow_unsupported;
+	int unsupported_is_error; /* --unsupported=error; 0: skip (the default) */
 	int threads; /* 0: all online cores */
 	int help;
 };
@@ -97,6 +98,7 @@ int tr_conf_apply(struct tr_case *c, char **skip_reason, char **error);
 
 /* testrun_case.c */
 void tr_run_case(struct tr_case *c, const struct tr_options *opts, int *stop);
+char *tr_unsupported_text(const struct tr_case *c, const char *prefix);
 
 /* testrun_report.c */
 const char *tr_result_name(enum tr_result result);
@@ -104,7 +106,8 @@ void tr_progress_init(void);
 void tr_progress_show(size_t i, size_t n, const char *name);
 void tr_progress_clear(void);
 void tr_print_case_details(const struct tr_case *c);
-void tr_print_summary(const struct tr_run *run, const struct tr_options *opts);
+void tr_print_summary(const struct tr_run *run);
+enum tr_result tr_counts_as(const struct tr_case *c, const struct tr_options *opts);
 int tr_counts_as_failed(const struct tr_case *c, const struct tr_options *opts);
 
 /* testrun_junit.c, testrun_json.c */

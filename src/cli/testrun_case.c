@@ -3,7 +3,8 @@
  * (inputs and expected outputs found as in "onnxrun MODEL FOLDER", see inputs.c), each
  * output compared with compare.c's rule under the case's tolerances.
  *
- * Outcomes: a load that fails with UNSUPPORTED makes the case "unsupported" (ops listed);
+ * Outcomes: a load that fails with UNSUPPORTED makes the case "unsupported" (the ops the
+ * library's inspection of the model lists, see unsupported.c);
  * any other load failure, a bad settings file or a case without data sets is an "error";
  * otherwise each data set is "pass", "fail" (an output differs in value, dtype or shape)
  * or "error" (bad or missing input file, failed run), and the case takes the worst of
@@ -191,25 +192,49 @@ static void run_sets(struct onnxrun_env *env, const struct onnxrun_model *model,
 	}
 }
 
-/* Turns an UNSUPPORTED load message into the case's list of ops and short message. */
-static void set_unsupported(struct tr_case *c, const char *message)
+/* "<prefix>Relu (ai.onnx opset 13), Foo (com.example opset 1)" for an unsupported case,
+ * or "<prefix><the load message>" when no op could be listed (heap; NULL when out of
+ * memory). */
+char *tr_unsupported_text(const struct tr_case *c, const char *prefix)
 {
-	c->result = TR_UNSUPPORTED;
-	if (cli_parse_unsupported(message, &c->ops, &c->op_count) != CLI_OK || c->op_count == 0) {
-		c->message = cli_strdup(message);
-		return;
-	}
 	char *buf;
 	size_t size;
-	FILE *m = message_open(&buf, &size);
-	if (m == NULL)
-		return;
-	fputs("unsupported ops: ", m);
+	FILE *m;
+
+	if (c->op_count == 0)
+		return cli_format("%s%s", prefix, c->message != NULL ? c->message : "");
+	if ((m = message_open(&buf, &size)) == NULL)
+		return NULL;
+	fputs(prefix, m);
 	for (size_t i = 0; i < c->op_count; i++)
 		fprintf(m, "%s%s (%s opset %" PRId64 ")", i > 0 ? ", " : "", c->ops[i].op_type,
 		        c->ops[i].domain, c->ops[i].opset);
-	fclose(m);
-	c->message = buf;
+	if (fclose(m) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* After a load that failed with UNSUPPORTED: the case's ops, from an inspection of the
+ * model, and its message. When the inspection lists nothing (the loader rejected a
+ * construct, not an op), the message is the load's. */
+static void set_unsupported(struct onnxrun_env *env, struct tr_case *c)
+{
+	struct onnxrun_model *inspected = NULL;
+	char *load_message = cli_strdup(onnxrun_env_error(env));
+
+	c->result = TR_UNSUPPORTED;
+	if (cli_inspect_unsupported(env, c->model, &inspected, &c->ops, &c->op_count) != ONNXRUN_OK ||
+	    c->op_count == 0) {
+		c->message = load_message;
+	} else {
+		free(load_message);
+		c->message = tr_unsupported_text(c, "unsupported ops: ");
+	}
+	onnxrun_model_free(inspected);
+	if (c->message == NULL)
+		c->message = cli_strdup("out of memory");
 }
 
 /* Loads the model and runs it on every data set; the case's outcome goes into c. */
@@ -220,7 +245,7 @@ static void load_and_run(struct onnxrun_env *env, struct tr_case *c,
 	enum onnxrun_status st = onnxrun_model_load_file(env, c->model, &model);
 
 	if (st == ONNXRUN_ERROR_UNSUPPORTED) {
-		set_unsupported(c, onnxrun_env_error(env));
+		set_unsupported(env, c);
 	} else if (st != ONNXRUN_OK) {
 		const char *msg = onnxrun_env_error(env);
 		c->result = TR_ERROR;

@@ -2,14 +2,19 @@
  * testrun_json.c - the --json report of "onnxrun test":
  *
  *   {"tool": "onnxrun", "version": "0.1.0", "rtol": 0.001, "atol": 1e-07,
- *    "cases": [{"name", "path", "model", "result", "time_ms", "rtol", "atol", "message",
- *               "unsupported_ops": [{"op_type", "domain", "opset"}], "data_set_count",
+ *    "unsupported_as": "skipped",
+ *    "cases": [{"name", "path", "model", "result", "counts_as", "time_ms", "rtol", "atol",
+ *               "message", "unsupported_ops": [{"op_type", "domain", "opset", "nodes"}],
+ *               "data_set_count",
  *               "data_sets": [{"name", "result", "time_ms", "message",
  *                              "outputs": [{"name", "result", "max_abs", "max_rel"}]}]}],
  *    "totals": {"cases", "passed", "failed", "errors", "unsupported", "skipped", "not_run",
  *               "data_sets", "time_ms"}}
  *
- * "result" is pass, fail, error, unsupported or skipped; "message" is a string or null;
+ * "result" is pass, fail, error, unsupported or skipped; "counts_as" is how the case
+ * counts for the exit status and the JUnit report: its result, except that an unsupported
+ * case is "skipped" or, with --unsupported=error, "error" (the top-level "unsupported_as").
+ * The totals count results, as the terminal summary does. "message" is a string or null;
  * numbers that are not finite (a NaN among the outputs) are null. Only cases and data
  * sets that ran are listed (--fail-fast may stop early; see totals.not_run).
  */
@@ -85,12 +90,12 @@ static void put_ops(FILE *f, const struct tr_case *c)
 		put_string(f, c->ops[k].op_type);
 		fputs(", \"domain\": ", f);
 		put_string(f, c->ops[k].domain);
-		fprintf(f, ", \"opset\": %" PRId64 "}", c->ops[k].opset);
+		fprintf(f, ", \"opset\": %" PRId64 ", \"nodes\": %zu}", c->ops[k].opset, c->ops[k].nodes);
 	}
 	fputs("]", f);
 }
 
-static void put_case(FILE *f, const struct tr_case *c)
+static void put_case(FILE *f, const struct tr_case *c, const struct tr_options *opts)
 {
 	fputs("    {\"name\": ", f);
 	put_string(f, c->name);
@@ -100,6 +105,8 @@ static void put_case(FILE *f, const struct tr_case *c)
 	put_string(f, c->model);
 	fputs(",\n     \"result\": ", f);
 	put_string(f, tr_result_name(c->result));
+	fputs(", \"counts_as\": ", f);
+	put_string(f, tr_result_name(tr_counts_as(c, opts)));
 	fputs(", \"time_ms\": ", f);
 	put_number(f, c->time_ms);
 	fputs(", \"rtol\": ", f);
@@ -148,12 +155,14 @@ int tr_write_json(const char *path, const struct tr_run *run, const struct tr_op
 	put_number(f, opts->rtol);
 	fputs(", \"atol\": ", f);
 	put_number(f, opts->atol);
+	fputs(", \"unsupported_as\": ", f);
+	put_string(f, opts->unsupported_is_error ? "error" : "skipped");
 	fputs(",\n  \"cases\": [", f);
 	for (size_t i = 0; i < run->count; i++) {
 		if (!run->cases[i].ran)
 			continue;
 		fputs(written++ > 0 ? ",\n" : "\n", f);
-		put_case(f, &run->cases[i]);
+		put_case(f, &run->cases[i], opts);
 	}
 	fputs(written > 0 ? "\n  ],\n" : "],\n", f);
 	put_totals(f, run);

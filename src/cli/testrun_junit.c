@@ -5,14 +5,20 @@
  *   <testsuites name="onnxrun test" tests= failures= errors= skipped= time=>
  *     <testsuite name=CASE-PATH tests= failures= errors= skipped= time=>  (one per case)
  *       <testcase classname=CASE-PATH name=DATA-SET time=SECONDS>         (one per data set)
- *         <failure type="mismatch|unsupported" message=...>text</failure>
- *         | <error type="error" message=...>text</error> | <skipped message=.../>
+ *         <failure type="mismatch" message=...>text</failure>
+ *         | <error type="error|unsupported" message=...>text</error> | <skipped message=.../>
+ *
+ * A failure is only ever a wrong answer (values, dtype or shape). An unsupported case is
+ * <skipped message="unsupported: Relu (ai.onnx opset 13), ..."/>, or with
+ * --unsupported=error an <error type="unsupported"> with that message; errors (including
+ * any error-class result such as a failed run) are <error type="error">.
  *
  * A case-level outcome (load error, unsupported, skip) is given to every data set of the
  * case; a case without data sets gets one testcase named after the model file. Data sets
  * that --fail-fast kept from running are left out. Every string is escaped (escape.c).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testrun.h"
@@ -50,10 +56,11 @@ static const char *base_name(const char *path)
 	return slash != NULL ? slash + 1 : path;
 }
 
-/* Describes testcase j of case c. */
-static struct ju_case testcase_of(const struct tr_case *c, size_t j, const struct tr_options *opts)
+/* Describes testcase j of case c; case_message is the message of case-level outcomes. */
+static struct ju_case testcase_of(const struct tr_case *c, size_t j, const struct tr_options *opts,
+                                  const char *case_message)
 {
-	struct ju_case t = {NULL, 0.0, JU_PASS, NULL, c->message};
+	struct ju_case t = {NULL, 0.0, JU_PASS, NULL, case_message};
 
 	if (j < c->set_count) {
 		const struct tr_set *s = &c->sets[j];
@@ -66,14 +73,11 @@ static struct ju_case testcase_of(const struct tr_case *c, size_t j, const struc
 	}
 	t.name = c->set_total > 0 ? base_name(c->set_paths[j]) : base_name(c->model);
 	t.seconds = j == 0 ? c->time_ms / 1e3 : 0.0;
-	if (c->result == TR_SKIP || (c->result == TR_UNSUPPORTED && opts->allow_unsupported)) {
+	if (tr_counts_as(c, opts) == TR_SKIP) {
 		t.kind = JU_SKIPPED;
-	} else if (c->result == TR_UNSUPPORTED) {
-		t.kind = JU_FAILURE;
-		t.type = "unsupported";
 	} else {
 		t.kind = JU_ERROR;
-		t.type = "error";
+		t.type = c->result == TR_UNSUPPORTED ? "unsupported" : "error";
 	}
 	return t;
 }
@@ -88,7 +92,7 @@ static void count_case(const struct tr_case *c, const struct tr_options *opts,
                        struct ju_counts *n)
 {
 	for (size_t j = 0, m = testcase_count(c); j < m; j++) {
-		struct ju_case t = testcase_of(c, j, opts);
+		struct ju_case t = testcase_of(c, j, opts, NULL);
 		n->tests++;
 		n->failures += t.kind == JU_FAILURE;
 		n->errors += t.kind == JU_ERROR;
@@ -141,6 +145,8 @@ static void put_testcase(FILE *f, const struct tr_case *c, const struct ju_case 
 static void put_suite(FILE *f, const struct tr_case *c, const struct tr_options *opts)
 {
 	struct ju_counts n = {0, 0, 0, 0, 0.0};
+	char *unsupported = c->result == TR_UNSUPPORTED ? tr_unsupported_text(c, "unsupported: ") : NULL;
+	const char *message = unsupported != NULL ? unsupported : c->message;
 
 	count_case(c, opts, &n);
 	fputs("  <testsuite", f);
@@ -148,10 +154,11 @@ static void put_suite(FILE *f, const struct tr_case *c, const struct tr_options 
 	put_counts(f, &n);
 	fputs(">\n", f);
 	for (size_t j = 0, m = testcase_count(c); j < m; j++) {
-		struct ju_case t = testcase_of(c, j, opts);
+		struct ju_case t = testcase_of(c, j, opts, message);
 		put_testcase(f, c, &t);
 	}
 	fputs("  </testsuite>\n", f);
+	free(unsupported);
 }
 
 /* Writes the JUnit XML report to `path`; reports failures itself. */

@@ -2,9 +2,11 @@
  * testrun_main.c - "onnxrun test [options] PATH...": runs every data set of every model
  * found under the PATHs, compares the outputs and reports like a CI tool.
  *
- * Exit status: 0 when no case failed, errored or (without --allow-unsupported) was
- * unsupported; 1 otherwise; 2 when the run itself could not be done (bad options, a PATH
- * that does not exist or holds no case, a report file that cannot be written).
+ * Exit status: 0 when every case passed or was skipped (unsupported cases count as
+ * skipped unless --unsupported=error); 1 when some case failed or errored (or, with
+ * --unsupported=error, was unsupported); 2 when the run itself could not be done (bad
+ * options, a PATH that does not exist or holds no case, a report file that cannot be
+ * written).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,9 @@ static void print_usage(FILE *f)
 	      "      --json FILE          write a JSON report\n"
 	      "      --fail-fast          stop at the first case that fails or errors\n"
 	      "      --keep-going         run every case (the default)\n"
-	      "      --allow-unsupported  report models with unsupported ops as skipped\n"
+	      "      --unsupported=MODE   a model with ops onnxrun lacks is 'skip'ped (the\n"
+	      "                           default) or counts as an 'error'\n"
+	      "      --allow-unsupported  the same as --unsupported=skip\n"
 	      "      --threads N          worker threads per run (default: all online cores)\n"
 	      "  -h, --help               print this help and exit\n"
 	      "\n"
@@ -35,9 +39,15 @@ static void print_usage(FILE *f)
 	      "'rtol = X', 'atol = X' or 'skip = REASON' for the cases below it (the nearest\n"
 	      "file wins; it overrides --rtol/--atol).\n"
 	      "\n"
-	      "The last line is 'test: P passed, F failed' (failures, errors and unsupported\n"
-	      "cases), with ', S skipped' when some were skipped.\n"
-	      "exit status: 0 all passed, 1 some case failed, 2 the run could not be done\n",
+	      "Each case is pass, fail (an output differs), error (bad model, input or\n"
+	      "settings, failed run), unsupported (ops onnxrun lacks) or skipped. The last\n"
+	      "line is 'test: P passed, F failed, E errors, U unsupported, S skipped'.\n"
+	      "\n"
+	      "exit status:\n"
+	      "  0  every case passed or was skipped; unsupported cases count as skipped\n"
+	      "  1  some case failed or errored, or was unsupported with --unsupported=error\n"
+	      "  2  the run could not be done (bad option, PATH missing or without cases,\n"
+	      "     report file not writable)\n",
 	      f);
 }
 
@@ -61,7 +71,7 @@ static int flag_option(const char *name, struct tr_options *o)
 	else if (strcmp(name, "--keep-going") == 0)
 		o->fail_fast = 0;
 	else if (strcmp(name, "--allow-unsupported") == 0)
-		o->allow_unsupported = 1;
+		o->unsupported_is_error = 0;
 	else if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
 		o->help = 1;
 	else
@@ -85,7 +95,7 @@ static int parse_option(int argc, char **argv, int *i, struct tr_options *o)
 		return CLI_OK;
 	if (strcmp(name, "--rtol") != 0 && strcmp(name, "--atol") != 0 &&
 	    strcmp(name, "--junit") != 0 && strcmp(name, "--json") != 0 &&
-	    strcmp(name, "--threads") != 0) {
+	    strcmp(name, "--threads") != 0 && strcmp(name, "--unsupported") != 0) {
 		cli_error("unknown option '%s' (see 'onnxrun test --help')", arg);
 		return CLI_ERROR;
 	}
@@ -95,7 +105,13 @@ static int parse_option(int argc, char **argv, int *i, struct tr_options *o)
 		return cli_parse_tolerance("rtol", val, &o->rtol);
 	if (strcmp(name, "--atol") == 0)
 		return cli_parse_tolerance("atol", val, &o->atol);
-	if (strcmp(name, "--threads") == 0) {
+	if (strcmp(name, "--unsupported") == 0) {
+		if (strcmp(val, "skip") != 0 && strcmp(val, "error") != 0) {
+			cli_error("--unsupported must be 'skip' or 'error', not '%s'", val);
+			return CLI_ERROR;
+		}
+		o->unsupported_is_error = strcmp(val, "error") == 0;
+	} else if (strcmp(name, "--threads") == 0) {
 		if (cli_parse_count("threads", val, 4096, &n) != CLI_OK)
 			return CLI_ERROR;
 		o->threads = (int)n;
@@ -187,7 +203,7 @@ static int test_run(const struct tr_options *opts)
 	if (tr_find_cases(opts, &run) != CLI_OK)
 		goto done;
 	run_cases(&run, opts);
-	tr_print_summary(&run, opts);
+	tr_print_summary(&run);
 	if (opts->junit_path != NULL && tr_write_junit(opts->junit_path, &run, opts) != CLI_OK)
 		goto done;
 	if (opts->json_path != NULL && tr_write_json(opts->json_path, &run, opts) != CLI_OK)

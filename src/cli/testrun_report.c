@@ -2,9 +2,10 @@
  * testrun_report.c - what "onnxrun test" prints on the terminal: the progress line, one
  * line per problem as each case ends, and the summary table and counts at the end.
  *
- * The last line is "test: P passed, F failed" (", S skipped" appended when S > 0), the form
- * CI tools look for; F counts failures, errors and (without --allow-unsupported)
- * unsupported cases. The detailed counts are on the line before it.
+ * The last line is "test: P passed, F failed, E errors, U unsupported, S skipped", the
+ * "N passed, N failed" form CI tools look for, with the same counts as the detailed line
+ * before it (one per result class; how an unsupported case counts for the exit status is
+ * tr_counts_as).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,11 +36,21 @@ const char *tr_result_name(enum tr_result result)
 	return "?";
 }
 
-/* Whether a case counts among the failed ones of the last line (and of the exit status). */
+/* How a case counts for the exit status, --fail-fast and the JUnit report: its result,
+ * except that an unsupported case is skipped, or an error with --unsupported=error. */
+enum tr_result tr_counts_as(const struct tr_case *c, const struct tr_options *opts)
+{
+	if (c->result == TR_UNSUPPORTED)
+		return opts->unsupported_is_error ? TR_ERROR : TR_SKIP;
+	return c->result;
+}
+
+/* Whether a case that ran makes the exit status 1 (and stops --fail-fast). */
 int tr_counts_as_failed(const struct tr_case *c, const struct tr_options *opts)
 {
-	return c->ran && (c->result == TR_FAIL || c->result == TR_ERROR ||
-	                  (c->result == TR_UNSUPPORTED && !opts->allow_unsupported));
+	enum tr_result r = tr_counts_as(c, opts);
+
+	return c->ran && (r == TR_FAIL || r == TR_ERROR);
 }
 
 /* Enables the progress line when stdout (and stderr, where it goes) are terminals. */
@@ -152,11 +163,9 @@ static void print_table(const struct tr_run *run)
 	}
 }
 
-/* Prints the table, the detailed counts and the final "test: P passed, F failed" line. */
-void tr_print_summary(const struct tr_run *run, const struct tr_options *opts)
+/* Prints the table, the detailed counts and the final "test: P passed, F failed, ..." line. */
+void tr_print_summary(const struct tr_run *run)
 {
-	size_t failed = run->failed + run->errors, skipped = run->skipped;
-
 	tr_progress_clear();
 	print_table(run);
 	if (run->not_run > 0)
@@ -166,12 +175,6 @@ void tr_print_summary(const struct tr_run *run, const struct tr_options *opts)
 	       "(%zu data set%s, %.1f ms)\n",
 	       run->passed, run->failed, run->errors, run->unsupported, run->skipped,
 	       run->sets_run, run->sets_run == 1 ? "" : "s", run->time_ms);
-	if (opts->allow_unsupported)
-		skipped += run->unsupported;
-	else
-		failed += run->unsupported;
-	printf("test: %zu passed, %zu failed", run->passed, failed);
-	if (skipped > 0)
-		printf(", %zu skipped", skipped);
-	fputc('\n', stdout);
+	printf("test: %zu passed, %zu failed, %zu errors, %zu unsupported, %zu skipped\n", run->passed,
+	       run->failed, run->errors, run->unsupported, run->skipped);
 }
