@@ -12,6 +12,11 @@
  * fuzz inputs are small, so each one is loaded with that from 1 byte on, and then, as a
  * differential check, once more with it off: the status, the message and every
  * initializer's bytes must agree (a mismatch aborts).
+ *
+ * Every input is also inspected (onnxrun_model_inspect_buffer, which keeps nodes without an
+ * implementation and guesses the types after them): a model that loads must inspect with
+ * nothing unsupported, an inspected model is queried and its unsupported list read, and a
+ * session on it must refuse to run (each violation aborts).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -130,6 +135,31 @@ static void run_model(struct onnxrun_env *env, const struct onnxrun_model *model
 		onnxrun_tensor_free(inputs[i]);
 }
 
+/* Inspects the bytes (see the top of the file); loaded: whether the normal load succeeded. */
+static void inspect(struct onnxrun_env *env, const uint8_t *data, size_t size, bool loaded)
+{
+	struct onnxrun_model *model = NULL;
+	struct onnxrun_session *s = NULL;
+	struct onnxrun_unsupported_info u;
+	enum onnxrun_status st = onnxrun_model_inspect_buffer(env, data, size, NULL, &model);
+	if (loaded && (st || onnxrun_model_unsupported_count(model))) {
+		fprintf(stderr, "loads but inspects with status %d and %zu unsupported: %s\n", (int)st,
+		        onnxrun_model_unsupported_count(model), onnxrun_env_error(env));
+		abort();
+	}
+	if (st)
+		return;
+	query_model(model);
+	for (size_t i = 0; i < onnxrun_model_unsupported_count(model); i++)
+		if (onnxrun_model_unsupported(model, i, &u) || u.node_index >= onnxrun_model_node_count(model))
+			abort();
+	if (!onnxrun_session_create(model, &s) && onnxrun_model_node_count(model) &&
+	    onnxrun_session_run(s) == ONNXRUN_OK)
+		abort();
+	onnxrun_session_free(s);
+	onnxrun_model_free(model);
+}
+
 /* Aborts unless the two loads agree (see the top of the file). */
 static void compare_loads(enum onnxrun_status st, const char *msg, const struct onnxrun_model *a,
                           enum onnxrun_status st_plain, const char *msg_plain, const struct onnxrun_model *b)
@@ -165,6 +195,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	st_plain = onnxrun_model_load_buffer(env, data, size, NULL, &plain);
 	compare_loads(st, msg, model, st_plain, onnxrun_env_error(env), plain);
 	onnxrun_model_free(plain);
+	inspect(env, data, size, !st);
 	if (!st) {
 		query_model(model);
 		run_model(env, model);
