@@ -304,22 +304,26 @@ struct onnxrun_unsupported_info {
 	size_t node_index;     /* the node's index for onnxrun_model_node_info (execution order) */
 };
 
-/* Load a model for queries only, like onnxrun_model_load_file / _load_buffer (same
+/* Loads a model for queries only, like onnxrun_model_load_file / _load_buffer (same
  * arguments, external data, memory cap and errors) except that nodes onnxrun has no
  * implementation for are not an error. On the returned model:
  *  - every model query works; onnxrun_model_node_info gives since_version 0 for a node
  *    without an implementation, and the values it computes get their declared type where
- *    the model declares one, else the dtype of the node's first input (a guess) and an
+ *    the model declares one, else the dtype of the node's first present input (a guess) and an
  *    unknown shape; the nodes after it are inferred from those guesses, and one whose op
  *    rejects them gets guessed outputs the same way instead of failing the inspection;
  *  - onnxrun_model_unsupported_count/_unsupported list the nodes without an implementation;
  *  - it never runs: no op's init is called (weights are not pre-packed), and
  *    onnxrun_session_prepare and onnxrun_session_run on a session created from it fail with
  *    INVALID_ARGUMENT (a model with no nodes, which has nothing to run, is the exception);
- *  - free it with onnxrun_model_free. Threads: as for a loaded model.
- * Returns OK, IO, INVALID_MODEL, UNSUPPORTED (constructs the loader rejects: sparse
- * initializers, model-local functions, graph attributes...), LIMIT, OUT_OF_MEMORY or
- * INVALID_ARGUMENT; messages in onnxrun_env_error(). */
+ *  - the caller owns it and frees it with onnxrun_model_free (sessions first); it borrows
+ *    nothing from the caller (data may be freed once this returns).
+ * Threads: like a load, it writes the env's error message, so it must not run concurrently
+ * with other env-level calls on the same env; the returned model may then be queried from
+ * any number of threads. Custom ops registered on env count as implementations.
+ * Returns OK, IO, INVALID_MODEL, UNSUPPORTED (only for constructs the loader itself rejects:
+ * sparse initializers, model-local functions, graph attributes...), LIMIT, OUT_OF_MEMORY or
+ * INVALID_ARGUMENT; messages in onnxrun_env_error(), *out written only on OK. */
 ONNXRUN_API enum onnxrun_status onnxrun_model_inspect_file(struct onnxrun_env *env, const char *path,
                                                            struct onnxrun_model **out);
 ONNXRUN_API enum onnxrun_status onnxrun_model_inspect_buffer(struct onnxrun_env *env, const void *data,
