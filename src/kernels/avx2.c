@@ -50,6 +50,7 @@ const struct onnxrun__kernels onnxrun__kernels_avx2 = {
 	           .store_fence = store_fence },
 	.col2im_gather = gather,
 	.dw_rows = onnxrun__dw_rows_avx2,
+	.f64 = &onnxrun__f64_avx2,
 };
 
 #endif

@@ -191,6 +191,7 @@ const struct onnxrun__kernels onnxrun__kernels_avx512 = {
 	           .store_pair = store_pair, .store_fence = store_fence },
 	.col2im_gather = gather,
 	.dw_rows = onnxrun__dw_rows_avx512,
+	.f64 = &onnxrun__f64_avx512,
 };
 
 #endif

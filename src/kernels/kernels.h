@@ -140,6 +140,36 @@ typedef void (*onnxrun__col2im_gather_fn)(const struct onnxrun__kgather *kg, con
                                           int64_t nrows, float *yrow, int64_t o_lo, int64_t o_hi, float bias,
                                           float *tmp, int64_t zoff, int64_t zend);
 
+/* ---- float64 ConvTranspose register tiles --------------------------------------------------------
+ * The float64 phase path (ops/conv_transpose/f64.c) runs register tiles of mb output
+ * channels x nw consecutive grid positions of the last axis over a row's list of kk
+ * (input channel, tap) pairs: x row pointers xp[p] (padded, so a tile reads whole vectors)
+ * and packed weight pointers wp[p] (mb weights each). */
+
+#define ONNXRUN__F64_MB_MAX 8  /* most channels of any tile */
+#define ONNXRUN__F64_NW_MAX 64 /* most positions of any tile */
+
+/* tile[m*nw + e] = sum over p < kk, ascending, of wp[p][woff + m] * xp[p][xoff + e], for
+ * m < mb, e < nw. */
+typedef void (*onnxrun__f64_tile_fn)(int64_t kk, const double *const *xp, const double *const *wp, int64_t xoff,
+                                     int64_t woff, double *tile);
+/* y0[m*plane + e*sl] = tile[m*nw + e] + bias[m] (bias NULL: + 0) for m < mc, e < uc; the same
+ * bits on every ISA. */
+typedef void (*onnxrun__f64_store_fn)(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0,
+                                      int64_t plane, int64_t sl, const double *bias);
+
+struct onnxrun__f64_tile {
+	int mb, nw;
+	onnxrun__f64_tile_fn fn;
+};
+
+/* One ISA's tiles (every shape it has, in no particular order) and its store. */
+struct onnxrun__f64_kernels {
+	const struct onnxrun__f64_tile *tiles;
+	int ntiles;
+	onnxrun__f64_store_fn store;
+};
+
 /* ---- one table per ISA -------------------------------------------------------------------------- */
 
 struct onnxrun__kernels {
@@ -149,6 +179,7 @@ struct onnxrun__kernels {
 	struct onnxrun__phase_kernels phase;
 	onnxrun__col2im_gather_fn col2im_gather;
 	onnxrun__dw_rows_fn dw_rows; /* depthwise ConvTranspose rows (depthwise.h) */
+	const struct onnxrun__f64_kernels *f64;
 };
 
 /* ---- tuning ------------------------------------------------------------------------------------

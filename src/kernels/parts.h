@@ -15,4 +15,15 @@ ONNXRUN__HIDDEN void onnxrun__dw_rows_avx2(const struct onnxrun__kdw *j, int64_t
 ONNXRUN__HIDDEN void onnxrun__dw_rows_avx512(const struct onnxrun__kdw *j, int64_t begin, int64_t end, float *tmp);
 #endif
 
+/* float64 ConvTranspose tiles (the AVX-512 list also has two AVX2 tiles) */
+ONNXRUN__HIDDEN extern const struct onnxrun__f64_kernels onnxrun__f64_scalar;
+#if defined(__x86_64__)
+ONNXRUN__HIDDEN extern const struct onnxrun__f64_kernels onnxrun__f64_avx2;
+ONNXRUN__HIDDEN extern const struct onnxrun__f64_kernels onnxrun__f64_avx512;
+ONNXRUN__HIDDEN void onnxrun__f64_tile_avx2_4x1(int64_t kk, const double *const *xp, const double *const *wp,
+                                                int64_t xoff, int64_t woff, double *tile);
+ONNXRUN__HIDDEN void onnxrun__f64_tile_avx2_1x1(int64_t kk, const double *const *xp, const double *const *wp,
+                                                int64_t xoff, int64_t woff, double *tile);
+#endif
+
 #endif

@@ -47,4 +47,5 @@ const struct onnxrun__kernels onnxrun__kernels_scalar = {
 	           .store_fence = store_fence },
 	.col2im_gather = gather,
 	.dw_rows = onnxrun__dw_rows_scalar,
+	.f64 = &onnxrun__f64_scalar,
 };

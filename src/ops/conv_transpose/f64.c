@@ -6,7 +6,7 @@
  * One work item is (batch, group, phase, a block of grid rows (every axis but the last), a
  * chunk of output channels). Per grid row it lists the (input channel, tap) pairs whose input
  * row lies inside x; register tiles of MB output channels x NW consecutive grid positions of
- * the last axis run over that list (AVX-512, AVX2+FMA or plain C, by onnxrun__isa_current()),
+ * the last axis run over that list (the kernel table's float64 tiles, for the ISA in use),
  * then the bias is added and the tile stored into the phase's strided output positions.
  * X is copied once per run with zeros around each row (so tiles read whole vectors, never a
  * bound check), W re-laid out per run as [group][phase][MB block][tap][c][MB].
@@ -19,241 +19,20 @@
 #include "impl.h"
 #include "../../runtime/pool.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #define S ONNXRUN__CONVT_MAX_SPATIAL
 #define F64_MAX_RANK 3
-#define F64_MAX_MB 8
-#define F64_MAX_NW 64
+#define F64_MAX_MB ONNXRUN__F64_MB_MAX
+#define F64_MAX_NW ONNXRUN__F64_NW_MAX
 #define F64_MAX_RB 64
 
-/* tile[m*nw + e] = sum over p < kk of wp[p][woff + m] * xp[p][xoff + e], m < MB, e < NW. */
-typedef void (*f64_tile_fn)(int64_t kk, const double *const *xp, const double *const *wp, int64_t xoff,
-                            int64_t woff, double *tile);
-/* y0[m*plane + e*sl] = tile[m*nw + e] + bias[m] (bias NULL: + 0) for m < mc, e < uc. */
-typedef void (*f64_store_fn)(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0, int64_t plane,
-                             int64_t sl, const double *bias);
-
-struct f64_kernel {
-	int mb, nw;
-	f64_tile_fn fn;
-};
-
-/* ---- tiles ---------------------------------------------------------------------------------- */
-
-/* Plain C. */
-static inline __attribute__((always_inline)) void tile_c_body(int mb, int nw, int64_t kk, const double *const *xp,
-                                                             const double *const *wp, int64_t xoff, int64_t woff,
-                                                             double *tile)
+/* The tile among the ISA's (kernel table) for mg output channels per group and rows of
+ * about q positions: the most channels (up to mg) the ISA has, then the narrowest width
+ * covering q (else the widest). */
+static const struct onnxrun__f64_tile *pick_kernel(const struct onnxrun__f64_kernels *fk, int64_t mg, int64_t q)
 {
-	double acc[F64_MAX_MB * 16];
-	for (int i = 0; i < mb * nw; i++)
-		acc[i] = 0.0;
-	for (int64_t p = 0; p < kk; p++) {
-		const double *x = xp[p] + xoff, *w = wp[p] + woff;
-		for (int m = 0; m < mb; m++)
-			for (int e = 0; e < nw; e++)
-				acc[m * nw + e] += w[m] * x[e];
-	}
-	memcpy(tile, acc, (size_t)(mb * nw) * sizeof *tile);
-}
-
-#define F64_TILE_C(MB, NW)                                                                                   \
-	static void tile_c_##MB##x##NW(int64_t kk, const double *const *xp, const double *const *wp,          \
-	                               int64_t xoff, int64_t woff, double *tile)                               \
-	{                                                                                                      \
-		tile_c_body(MB, NW, kk, xp, wp, xoff, woff, tile);                                             \
-	}
-F64_TILE_C(4, 4)
-F64_TILE_C(4, 8)
-F64_TILE_C(1, 4)
-F64_TILE_C(1, 8)
-F64_TILE_C(1, 16)
-
-static void store_c(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0, int64_t plane, int64_t sl,
-                    const double *bias)
-{
-	for (int64_t m = 0; m < mc; m++) {
-		const double b = bias ? bias[m] : 0.0, *t = tile + m * nw;
-		double *d = y0 + m * plane;
-		for (int64_t e = 0; e < uc; e++)
-			d[e * sl] = t[e] + b;
-	}
-}
-
-static const struct f64_kernel kernels_c[] = {
-	{ 4, 4, tile_c_4x4 }, { 4, 8, tile_c_4x8 }, { 1, 4, tile_c_1x4 }, { 1, 8, tile_c_1x8 }, { 1, 16, tile_c_1x16 },
-};
-
-#if defined(__x86_64__)
-/* AVX2+FMA: MB x NV vectors of 4 doubles in registers (MB*NV <= 12 of the 16). */
-__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) void
-tile_avx2_body(int mb, int nv, int64_t kk, const double *const *xp, const double *const *wp, int64_t xoff,
-               int64_t woff, double *tile)
-{
-	__m256d acc[F64_MAX_MB][8], xv[8];
-	for (int m = 0; m < mb; m++)
-		for (int v = 0; v < nv; v++)
-			acc[m][v] = _mm256_setzero_pd();
-	for (int64_t p = 0; p < kk; p++) {
-		const double *x = xp[p] + xoff, *w = wp[p] + woff;
-		for (int v = 0; v < nv; v++)
-			xv[v] = _mm256_loadu_pd(x + 4 * v);
-		for (int m = 0; m < mb; m++) {
-			const __m256d wv = _mm256_broadcast_sd(w + m);
-			for (int v = 0; v < nv; v++)
-				acc[m][v] = _mm256_fmadd_pd(wv, xv[v], acc[m][v]);
-		}
-	}
-	for (int m = 0; m < mb; m++)
-		for (int v = 0; v < nv; v++)
-			_mm256_storeu_pd(tile + (m * nv + v) * 4, acc[m][v]);
-}
-
-#define F64_TILE_AVX2(MB, NV)                                                                                \
-	__attribute__((target("avx2,fma"))) static void tile_avx2_##MB##x##NV(                                \
-		int64_t kk, const double *const *xp, const double *const *wp, int64_t xoff, int64_t woff,      \
-		double *tile)                                                                                  \
-	{                                                                                                      \
-		tile_avx2_body(MB, NV, kk, xp, wp, xoff, woff, tile);                                          \
-	}
-F64_TILE_AVX2(6, 1)
-F64_TILE_AVX2(6, 2)
-F64_TILE_AVX2(4, 1)
-F64_TILE_AVX2(4, 2)
-F64_TILE_AVX2(4, 3)
-F64_TILE_AVX2(1, 1)
-F64_TILE_AVX2(1, 2)
-F64_TILE_AVX2(1, 4)
-F64_TILE_AVX2(1, 8)
-
-/* Stride 1: vector adds and stores; other strides: plain C. */
-__attribute__((target("avx2,fma"))) static void store_avx2(const double *tile, int64_t nw, int64_t mc, int64_t uc,
-                                                          double *y0, int64_t plane, int64_t sl, const double *bias)
-{
-	if (sl != 1) {
-		store_c(tile, nw, mc, uc, y0, plane, sl, bias);
-		return;
-	}
-	for (int64_t m = 0; m < mc; m++) {
-		const double b = bias ? bias[m] : 0.0, *t = tile + m * nw;
-		const __m256d bv = _mm256_set1_pd(b);
-		double *d = y0 + m * plane;
-		int64_t e = 0;
-		for (; e + 4 <= uc; e += 4)
-			_mm256_storeu_pd(d + e, _mm256_add_pd(_mm256_loadu_pd(t + e), bv));
-		for (; e < uc; e++)
-			d[e] = t[e] + b;
-	}
-}
-
-/* AVX-512: MB x NV vectors of 8 doubles in registers (MB*NV <= 16 of the 32). */
-__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
-tile_avx512_body(int mb, int nv, int64_t kk, const double *const *xp, const double *const *wp, int64_t xoff,
-                 int64_t woff, double *tile)
-{
-	__m512d acc[F64_MAX_MB][8], xv[8];
-	for (int m = 0; m < mb; m++)
-		for (int v = 0; v < nv; v++)
-			acc[m][v] = _mm512_setzero_pd();
-	for (int64_t p = 0; p < kk; p++) {
-		const double *x = xp[p] + xoff, *w = wp[p] + woff;
-		for (int v = 0; v < nv; v++)
-			xv[v] = _mm512_loadu_pd(x + 8 * v);
-		for (int m = 0; m < mb; m++) {
-			const __m512d wv = _mm512_set1_pd(w[m]);
-			for (int v = 0; v < nv; v++)
-				acc[m][v] = _mm512_fmadd_pd(wv, xv[v], acc[m][v]);
-		}
-	}
-	for (int m = 0; m < mb; m++)
-		for (int v = 0; v < nv; v++)
-			_mm512_storeu_pd(tile + (m * nv + v) * 8, acc[m][v]);
-}
-
-#define F64_TILE_AVX512(MB, NV)                                                                              \
-	__attribute__((target("avx512f"))) static void tile_avx512_##MB##x##NV(                               \
-		int64_t kk, const double *const *xp, const double *const *wp, int64_t xoff, int64_t woff,      \
-		double *tile)                                                                                  \
-	{                                                                                                      \
-		tile_avx512_body(MB, NV, kk, xp, wp, xoff, woff, tile);                                        \
-	}
-F64_TILE_AVX512(8, 1)
-F64_TILE_AVX512(8, 2)
-F64_TILE_AVX512(4, 1)
-F64_TILE_AVX512(4, 2)
-F64_TILE_AVX512(4, 4)
-F64_TILE_AVX512(1, 1)
-F64_TILE_AVX512(1, 2)
-F64_TILE_AVX512(1, 4)
-F64_TILE_AVX512(1, 8)
-
-/* Stride 1: masked vector adds and stores. Strides 2 and 4: 8/sl tile values spread over an
- * 8-double window (permute), only the phase's lanes written (masked store). Else plain C. */
-__attribute__((target("avx512f"))) static void store_avx512(const double *tile, int64_t nw, int64_t mc,
-                                                           int64_t uc, double *y0, int64_t plane, int64_t sl,
-                                                           const double *bias)
-{
-	if (sl != 1 && sl != 2 && sl != 4) {
-		store_c(tile, nw, mc, uc, y0, plane, sl, bias);
-		return;
-	}
-	const int per = (int)(8 / sl); /* tile values per 8-double window */
-	const __m512i spread = sl == 1 ? _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7) :
-	                       sl == 2 ? _mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3) :
-	                                 _mm512_setr_epi64(0, 0, 0, 0, 1, 1, 1, 1);
-	const unsigned lanes = sl == 1 ? 0xFF : sl == 2 ? 0x55 : 0x11;
-	for (int64_t m = 0; m < mc; m++) {
-		const __m512d b = _mm512_set1_pd(bias ? bias[m] : 0.0);
-		const double *t = tile + m * nw;
-		double *d = y0 + m * plane;
-		for (int64_t e = 0; e < uc; e += per, d += 8) {
-			const int rem = uc - e < per ? (int)(uc - e) : per;
-			const __m512d v = _mm512_maskz_loadu_pd((__mmask8)((1u << rem) - 1), t + e);
-			const unsigned keep = rem == per ? lanes : lanes & ((1u << (rem * sl)) - 1);
-			_mm512_mask_storeu_pd(d, (__mmask8)keep, _mm512_add_pd(_mm512_permutexvar_pd(spread, v), b));
-		}
-	}
-}
-
-static const struct f64_kernel kernels_avx2[] = {
-	{ 6, 4, tile_avx2_6x1 }, { 6, 8, tile_avx2_6x2 }, { 4, 4, tile_avx2_4x1 }, { 4, 8, tile_avx2_4x2 },
-	{ 4, 12, tile_avx2_4x3 }, { 1, 4, tile_avx2_1x1 }, { 1, 8, tile_avx2_1x2 }, { 1, 16, tile_avx2_1x4 },
-	{ 1, 32, tile_avx2_1x8 },
-};
-
-/* The 4-wide AVX2 tiles serve rows of at most 4 positions. */
-static const struct f64_kernel kernels_avx512[] = {
-	{ 8, 8, tile_avx512_8x1 }, { 8, 16, tile_avx512_8x2 }, { 4, 4, tile_avx2_4x1 }, { 4, 8, tile_avx512_4x1 },
-	{ 4, 16, tile_avx512_4x2 }, { 4, 32, tile_avx512_4x4 }, { 1, 4, tile_avx2_1x1 }, { 1, 8, tile_avx512_1x1 },
-	{ 1, 16, tile_avx512_1x2 }, { 1, 32, tile_avx512_1x4 }, { 1, 64, tile_avx512_1x8 },
-};
-#endif
-
-/* The tile for this ISA, mg output channels per group and rows of about q positions: the
- * most channels (up to mg) the ISA has, then the narrowest width covering q (else the
- * widest). */
-static const struct f64_kernel *pick_kernel(enum onnxrun__isa isa, int64_t mg, int64_t q, f64_store_fn *store)
-{
-	const struct f64_kernel *tab = kernels_c, *best = NULL;
-	size_t n = sizeof kernels_c / sizeof kernels_c[0];
+	const struct onnxrun__f64_tile *tab = fk->tiles, *best = NULL;
+	const size_t n = (size_t)fk->ntiles;
 	int mb = 1;
-	*store = store_c;
-#if defined(__x86_64__)
-	if (isa == ONNXRUN__ISA_AVX512) {
-		tab = kernels_avx512;
-		n = sizeof kernels_avx512 / sizeof kernels_avx512[0];
-		*store = store_avx512;
-	} else if (isa == ONNXRUN__ISA_AVX2) {
-		tab = kernels_avx2;
-		n = sizeof kernels_avx2 / sizeof kernels_avx2[0];
-		*store = store_avx2;
-	}
-#else
-	(void)isa;
-#endif
 	for (size_t i = 0; i < n; i++)
 		if (tab[i].mb <= mg && tab[i].mb > mb)
 			mb = tab[i].mb;
@@ -270,8 +49,8 @@ static const struct f64_kernel *pick_kernel(enum onnxrun__isa isa, int64_t mg, i
 
 struct f64_job {
 	const struct onnxrun__convt_geom *g;
-	const struct f64_kernel *kern;
-	f64_store_fn store;
+	const struct onnxrun__f64_tile *kern;
+	onnxrun__f64_store_fn store;
 	const double *x, *w, *bias;
 	double *y, *xpad, *wpk;
 	int32_t n, last;
@@ -588,6 +367,7 @@ static enum onnxrun_status f64_run(const struct convt_call *c)
 	struct onnxrun_op_context *ctx = c->ctx;
 	const struct onnxrun__convt_geom *g = c->g;
 	struct onnxrun__pool *pool = onnxrun__pool_current();
+	const struct onnxrun__f64_kernels *fk;
 	struct f64_job j;
 	enum onnxrun_status st = ONNXRUN_OK;
 	int64_t *buf = NULL, words = 0, nxpad, nwpk, scratch, items;
@@ -616,8 +396,9 @@ static enum onnxrun_status f64_run(const struct convt_call *c)
 			j.in_rows *= g->in[a];
 		}
 	}
-	j.kern = pick_kernel(onnxrun__isa_current(), j.mg,
-	                     convt_ceil_div(g->out[j.last], g->strides[j.last]), &j.store);
+	fk = c->kt->f64;
+	j.kern = pick_kernel(fk, j.mg, convt_ceil_div(g->out[j.last], g->strides[j.last]));
+	j.store = fk->store;
 	j.nmb = (j.mg + j.kern->mb - 1) / j.kern->mb;
 	words += j.nphase * (2 * S + 6) + j.kprod * j.n;
 	if (!(buf = onnxrun__calloc(ctx->env, (size_t)words, sizeof *buf)))

@@ -1,0 +1,86 @@
+/*
+ * avx2_f64.c - the AVX2+FMA float64 ConvTranspose tiles and store (kernels.h, struct
+ * onnxrun__f64_kernels).
+ */
+#include "generic_f64.h"
+#include "parts.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define T256 __attribute__((target("avx2,fma")))
+
+/* AVX2+FMA: MB x NV vectors of 4 doubles in registers (MB*NV <= 12 of the 16). */
+T256 ONNXRUN__INLINE void tile_avx2_body(int mb, int nv, int64_t kk, const double *const *xp, const double *const *wp,
+                                         int64_t xoff, int64_t woff, double *tile)
+{
+	__m256d acc[ONNXRUN__F64_MB_MAX][8], xv[8];
+	for (int m = 0; m < mb; m++)
+		for (int v = 0; v < nv; v++)
+			acc[m][v] = _mm256_setzero_pd();
+	for (int64_t p = 0; p < kk; p++) {
+		const double *x = xp[p] + xoff, *w = wp[p] + woff;
+		for (int v = 0; v < nv; v++)
+			xv[v] = _mm256_loadu_pd(x + 4 * v);
+		for (int m = 0; m < mb; m++) {
+			const __m256d wv = _mm256_broadcast_sd(w + m);
+			for (int v = 0; v < nv; v++)
+				acc[m][v] = _mm256_fmadd_pd(wv, xv[v], acc[m][v]);
+		}
+	}
+	for (int m = 0; m < mb; m++)
+		for (int v = 0; v < nv; v++)
+			_mm256_storeu_pd(tile + (m * nv + v) * 4, acc[m][v]);
+}
+
+#define F64_TILE_AVX2(LINKAGE, NAME, MB, NV)                                                                 \
+	T256 LINKAGE void NAME(int64_t kk, const double *const *xp, const double *const *wp, int64_t xoff,     \
+	                       int64_t woff, double *tile)                                                    \
+	{                                                                                                      \
+		tile_avx2_body(MB, NV, kk, xp, wp, xoff, woff, tile);                                          \
+	}
+F64_TILE_AVX2(static, tile_avx2_6x1, 6, 1)
+F64_TILE_AVX2(static, tile_avx2_6x2, 6, 2)
+F64_TILE_AVX2(, onnxrun__f64_tile_avx2_4x1, 4, 1) /* also in the AVX-512 list */
+F64_TILE_AVX2(static, tile_avx2_4x2, 4, 2)
+F64_TILE_AVX2(static, tile_avx2_4x3, 4, 3)
+F64_TILE_AVX2(, onnxrun__f64_tile_avx2_1x1, 1, 1) /* also in the AVX-512 list */
+F64_TILE_AVX2(static, tile_avx2_1x2, 1, 2)
+F64_TILE_AVX2(static, tile_avx2_1x4, 1, 4)
+F64_TILE_AVX2(static, tile_avx2_1x8, 1, 8)
+
+/* Stride 1: vector adds and stores; other strides: plain C. */
+T256 static void store(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0, int64_t plane, int64_t sl,
+                       const double *bias)
+{
+	if (sl != 1) {
+		generic_f64_store(tile, nw, mc, uc, y0, plane, sl, bias);
+		return;
+	}
+	for (int64_t m = 0; m < mc; m++) {
+		const double b = bias ? bias[m] : 0.0, *t = tile + m * nw;
+		const __m256d bv = _mm256_set1_pd(b);
+		double *d = y0 + m * plane;
+		int64_t e = 0;
+		for (; e + 4 <= uc; e += 4)
+			_mm256_storeu_pd(d + e, _mm256_add_pd(_mm256_loadu_pd(t + e), bv));
+		for (; e < uc; e++)
+			d[e] = t[e] + b;
+	}
+}
+
+static const struct onnxrun__f64_tile tiles[] = {
+	{ 6, 4, tile_avx2_6x1 },
+	{ 6, 8, tile_avx2_6x2 },
+	{ 4, 4, onnxrun__f64_tile_avx2_4x1 },
+	{ 4, 8, tile_avx2_4x2 },
+	{ 4, 12, tile_avx2_4x3 },
+	{ 1, 4, onnxrun__f64_tile_avx2_1x1 },
+	{ 1, 8, tile_avx2_1x2 },
+	{ 1, 16, tile_avx2_1x4 },
+	{ 1, 32, tile_avx2_1x8 },
+};
+
+const struct onnxrun__f64_kernels onnxrun__f64_avx2 = { tiles, (int)(sizeof tiles / sizeof tiles[0]), store };
+
+#endif

@@ -1,0 +1,23 @@
+/*
+ * generic_f64.h - plain C body of the float64 ConvTranspose tile store (kernels.h, struct
+ * onnxrun__f64_kernels), inlined into each ISA's store (scalar_f64.c, and the AVX2 and
+ * AVX-512 stores for the strides they do not vectorise) so that each copy is compiled for
+ * that ISA (generic.h says why).
+ */
+#ifndef ONNXRUN_KERNELS_GENERIC_F64_H
+#define ONNXRUN_KERNELS_GENERIC_F64_H
+
+#include "generic.h"
+
+ONNXRUN__INLINE void generic_f64_store(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0,
+                                       int64_t plane, int64_t sl, const double *bias)
+{
+	for (int64_t m = 0; m < mc; m++) {
+		const double b = bias ? bias[m] : 0.0, *t = tile + m * nw;
+		double *d = y0 + m * plane;
+		for (int64_t e = 0; e < uc; e++)
+			d[e * sl] = t[e] + b;
+	}
+}
+
+#endif

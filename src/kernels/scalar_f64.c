@@ -1,0 +1,46 @@
+/*
+ * scalar_f64.c - the plain C float64 ConvTranspose tiles and store (kernels.h, struct
+ * onnxrun__f64_kernels).
+ */
+#include "generic_f64.h"
+#include "parts.h"
+
+/* Plain C. */
+ONNXRUN__INLINE void tile_c_body(int mb, int nw, int64_t kk, const double *const *xp, const double *const *wp,
+                                 int64_t xoff, int64_t woff, double *tile)
+{
+	double acc[ONNXRUN__F64_MB_MAX * 16];
+	for (int i = 0; i < mb * nw; i++)
+		acc[i] = 0.0;
+	for (int64_t p = 0; p < kk; p++) {
+		const double *x = xp[p] + xoff, *w = wp[p] + woff;
+		for (int m = 0; m < mb; m++)
+			for (int e = 0; e < nw; e++)
+				acc[m * nw + e] += w[m] * x[e];
+	}
+	memcpy(tile, acc, (size_t)(mb * nw) * sizeof *tile);
+}
+
+#define F64_TILE_C(MB, NW)                                                                                   \
+	static void tile_c_##MB##x##NW(int64_t kk, const double *const *xp, const double *const *wp,          \
+	                               int64_t xoff, int64_t woff, double *tile)                               \
+	{                                                                                                      \
+		tile_c_body(MB, NW, kk, xp, wp, xoff, woff, tile);                                             \
+	}
+F64_TILE_C(4, 4)
+F64_TILE_C(4, 8)
+F64_TILE_C(1, 4)
+F64_TILE_C(1, 8)
+F64_TILE_C(1, 16)
+
+static void store(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0, int64_t plane, int64_t sl,
+                  const double *bias)
+{
+	generic_f64_store(tile, nw, mc, uc, y0, plane, sl, bias);
+}
+
+static const struct onnxrun__f64_tile tiles[] = {
+	{ 4, 4, tile_c_4x4 }, { 4, 8, tile_c_4x8 }, { 1, 4, tile_c_1x4 }, { 1, 8, tile_c_1x8 }, { 1, 16, tile_c_1x16 },
+};
+
+const struct onnxrun__f64_kernels onnxrun__f64_scalar = { tiles, (int)(sizeof tiles / sizeof tiles[0]), store };
