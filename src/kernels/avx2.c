@@ -51,6 +51,8 @@ const struct onnxrun__kernels onnxrun__kernels_avx2 = {
 	.col2im_gather = gather,
 	.dw_rows = onnxrun__dw_rows_avx2,
 	.f64 = &onnxrun__f64_avx2,
+	.widen = onnxrun__widen_avx2,
+	.narrow = onnxrun__narrow_avx2,
 };
 
 #endif

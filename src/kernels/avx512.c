@@ -192,6 +192,8 @@ const struct onnxrun__kernels onnxrun__kernels_avx512 = {
 	.col2im_gather = gather,
 	.dw_rows = onnxrun__dw_rows_avx512,
 	.f64 = &onnxrun__f64_avx512,
+	.widen = onnxrun__widen_avx512,
+	.narrow = onnxrun__narrow_avx512,
 };
 
 #endif

@@ -2,12 +2,39 @@
  * cpu.c - what this CPU can run and how large its caches are, read once; the ISA in use
  * (ONNXRUN_KERNEL=scalar|avx2|avx512 forces one); the tuning derived from the caches.
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "kernels.h"
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+#include "parts.h"
+
+static struct onnxrun__cpu_features features;
+static pthread_once_t features_once = PTHREAD_ONCE_INIT;
+
+static void detect_features(void)
+{
+#if defined(__x86_64__)
+	unsigned int a, b, c, d;
+	__builtin_cpu_init();
+	features.avx2 = __builtin_cpu_supports("avx2");
+	features.fma = __builtin_cpu_supports("fma");
+	features.avx512f = __builtin_cpu_supports("avx512f");
+	/* CPUID leaf 1, ECX bit 29 (clang 14's __builtin_cpu_supports does not know "f16c") */
+	features.f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+#endif
+}
+
+const struct onnxrun__cpu_features *onnxrun__cpu_features(void)
+{
+	pthread_once(&features_once, detect_features);
+	return &features;
+}
 
 /* The tables this build has (NULL where the ISA's files were compiled for another CPU
  * family): each ISA's file set defines its table only where its instructions exist. */
@@ -31,15 +58,13 @@ static const struct onnxrun__kernels *table(enum onnxrun__isa isa)
 
 bool onnxrun__isa_supported(enum onnxrun__isa isa)
 {
+	const struct onnxrun__cpu_features *f = onnxrun__cpu_features();
 	if (!table(isa))
 		return false;
-#if defined(__x86_64__)
-	__builtin_cpu_init();
 	if (isa == ONNXRUN__ISA_AVX512)
-		return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+		return f->avx512f && f->fma;
 	if (isa == ONNXRUN__ISA_AVX2)
-		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#endif
+		return f->avx2 && f->fma;
 	return isa == ONNXRUN__ISA_SCALAR;
 }
 

@@ -170,6 +170,13 @@ struct onnxrun__f64_kernels {
 	onnxrun__f64_store_fn store;
 };
 
+/* ---- float16 / bfloat16 <-> float32 ---------------------------------------------------------------
+ * dst[i] = src[i] converted, i < n, bf16 choosing bfloat16 over float16: bit for bit what
+ * the runtime's onnxrun__f16_to_f32 / _bf16_to_f32 / f32_to_f16 / f32_to_bf16 give for every
+ * input (round to nearest even, NaNs kept, signalling ones included), on every ISA. */
+typedef void (*onnxrun__widen_fn)(bool bf16, const uint16_t *src, float *dst, int64_t n);
+typedef void (*onnxrun__narrow_fn)(bool bf16, const float *src, uint16_t *dst, int64_t n);
+
 /* ---- one table per ISA -------------------------------------------------------------------------- */
 
 struct onnxrun__kernels {
@@ -180,6 +187,8 @@ struct onnxrun__kernels {
 	onnxrun__col2im_gather_fn col2im_gather;
 	onnxrun__dw_rows_fn dw_rows; /* depthwise ConvTranspose rows (depthwise.h) */
 	const struct onnxrun__f64_kernels *f64;
+	onnxrun__widen_fn widen;
+	onnxrun__narrow_fn narrow;
 };
 
 /* ---- tuning ------------------------------------------------------------------------------------

@@ -26,4 +26,18 @@ ONNXRUN__HIDDEN void onnxrun__f64_tile_avx2_1x1(int64_t kk, const double *const 
                                                 int64_t xoff, int64_t woff, double *tile);
 #endif
 
+/* float16/bfloat16 conversions */
+#if defined(__x86_64__)
+ONNXRUN__HIDDEN void onnxrun__widen_avx2(bool bf16, const uint16_t *src, float *dst, int64_t n);
+ONNXRUN__HIDDEN void onnxrun__narrow_avx2(bool bf16, const float *src, uint16_t *dst, int64_t n);
+ONNXRUN__HIDDEN void onnxrun__widen_avx512(bool bf16, const uint16_t *src, float *dst, int64_t n);
+ONNXRUN__HIDDEN void onnxrun__narrow_avx512(bool bf16, const float *src, uint16_t *dst, int64_t n);
+#endif
+
+/* What this CPU has (all false off x86-64), read once by the first call (thread-safe). */
+struct onnxrun__cpu_features {
+	bool avx2, fma, avx512f, f16c;
+};
+ONNXRUN__HIDDEN const struct onnxrun__cpu_features *onnxrun__cpu_features(void);
+
 #endif

@@ -5,6 +5,7 @@
  * the table to cpu.c.
  */
 #include "generic.h"
+#include "generic_half.h"
 #include "parts.h"
 
 _Alignas(64) const float onnxrun__kzero_row[ONNXRUN__GEMM_NR_MAX];
@@ -39,6 +40,16 @@ static void gather(const struct onnxrun__kgather *kg, const float *const *zrows,
 	generic_gather(kg, zrows, nrows, yrow, o_lo, o_hi, bias, tmp, zoff, zend);
 }
 
+static void widen(bool bf16, const uint16_t *src, float *dst, int64_t n)
+{
+	generic_widen(bf16, src, dst, n);
+}
+
+static void narrow(bool bf16, const float *src, uint16_t *dst, int64_t n)
+{
+	generic_narrow(bf16, src, dst, n);
+}
+
 const struct onnxrun__kernels onnxrun__kernels_scalar = {
 	.isa = ONNXRUN__ISA_SCALAR,
 	.name = "scalar",
@@ -48,4 +59,6 @@ const struct onnxrun__kernels onnxrun__kernels_scalar = {
 	.col2im_gather = gather,
 	.dw_rows = onnxrun__dw_rows_scalar,
 	.f64 = &onnxrun__f64_scalar,
+	.widen = widen,
+	.narrow = narrow,
 };
