@@ -53,6 +53,8 @@ const struct onnxrun__kernels onnxrun__kernels_avx2 = {
 	.f64 = &onnxrun__f64_avx2,
 	.widen = onnxrun__widen_avx2,
 	.narrow = onnxrun__narrow_avx2,
+	.d2s = { .row2 = onnxrun__d2s_row2_avx2, .row4 = NULL, .row2_stream = NULL, .row4_stream = NULL,
+	         .stream_fence = NULL },
 };
 
 #endif

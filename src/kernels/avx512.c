@@ -194,6 +194,9 @@ const struct onnxrun__kernels onnxrun__kernels_avx512 = {
 	.f64 = &onnxrun__f64_avx512,
 	.widen = onnxrun__widen_avx512,
 	.narrow = onnxrun__narrow_avx512,
+	.d2s = { .row2 = onnxrun__d2s_row2_avx512, .row4 = onnxrun__d2s_row4_avx512,
+	         .row2_stream = onnxrun__d2s_row2_avx512_stream, .row4_stream = onnxrun__d2s_row4_avx512_stream,
+	         .stream_fence = store_fence },
 };
 
 #endif

@@ -177,6 +177,21 @@ struct onnxrun__f64_kernels {
 typedef void (*onnxrun__widen_fn)(bool bf16, const uint16_t *src, float *dst, int64_t n);
 typedef void (*onnxrun__narrow_fn)(bool bf16, const float *src, uint16_t *dst, int64_t n);
 
+/* ---- DepthToSpace row interleaves ----------------------------------------------------------------
+ * One output row of DepthToSpace with block size b, 4-byte elements: dst[w*b + j] =
+ * src[j][w] for j < b, w < width. A pure copy: the same bits on every ISA. */
+typedef void (*onnxrun__d2s_row_fn)(uint32_t *dst, const uint32_t *const *src, int64_t width);
+
+struct onnxrun__d2s_kernels {
+	/* b = 2 and b = 4 (NULL: the ISA has none; the op copies with plain C) */
+	onnxrun__d2s_row_fn row2, row4;
+	/* The same with non-temporal stores (no read for ownership, no eviction of the input),
+	 * for a 64-byte-aligned dst; NULL: the ISA has none. */
+	onnxrun__d2s_row_fn row2_stream, row4_stream;
+	/* Orders the non-temporal stores before the work item ends (set with the stream rows). */
+	void (*stream_fence)(void);
+};
+
 /* ---- one table per ISA -------------------------------------------------------------------------- */
 
 struct onnxrun__kernels {
@@ -189,6 +204,7 @@ struct onnxrun__kernels {
 	const struct onnxrun__f64_kernels *f64;
 	onnxrun__widen_fn widen;
 	onnxrun__narrow_fn narrow;
+	struct onnxrun__d2s_kernels d2s;
 };
 
 /* ---- tuning ------------------------------------------------------------------------------------

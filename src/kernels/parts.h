@@ -34,6 +34,15 @@ ONNXRUN__HIDDEN void onnxrun__widen_avx512(bool bf16, const uint16_t *src, float
 ONNXRUN__HIDDEN void onnxrun__narrow_avx512(bool bf16, const float *src, uint16_t *dst, int64_t n);
 #endif
 
+/* DepthToSpace row interleaves */
+#if defined(__x86_64__)
+ONNXRUN__HIDDEN void onnxrun__d2s_row2_avx2(uint32_t *dst, const uint32_t *const *src, int64_t width);
+ONNXRUN__HIDDEN void onnxrun__d2s_row2_avx512(uint32_t *dst, const uint32_t *const *src, int64_t width);
+ONNXRUN__HIDDEN void onnxrun__d2s_row4_avx512(uint32_t *dst, const uint32_t *const *src, int64_t width);
+ONNXRUN__HIDDEN void onnxrun__d2s_row2_avx512_stream(uint32_t *dst, const uint32_t *const *src, int64_t width);
+ONNXRUN__HIDDEN void onnxrun__d2s_row4_avx512_stream(uint32_t *dst, const uint32_t *const *src, int64_t width);
+#endif
+
 /* What this CPU has (all false off x86-64), read once by the first call (thread-safe). */
 struct onnxrun__cpu_features {
 	bool avx2, fma, avx512f, f16c;

@@ -61,4 +61,5 @@ const struct onnxrun__kernels onnxrun__kernels_scalar = {
 	.f64 = &onnxrun__f64_scalar,
 	.widen = widen,
 	.narrow = narrow,
+	.d2s = { .row2 = NULL, .row4 = NULL, .row2_stream = NULL, .row4_stream = NULL, .stream_fence = NULL },
 };

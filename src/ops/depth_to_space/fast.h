@@ -1,5 +1,5 @@
 /*
- * depth_to_space_fast.h - DepthToSpace fast path for 4-byte elements (depth_to_space_fast.c).
+ * fast.h - DepthToSpace fast path for 4-byte elements (fast.c).
  */
 #ifndef ONNXRUN_OPS_DEPTH_TO_SPACE_FAST_H
 #define ONNXRUN_OPS_DEPTH_TO_SPACE_FAST_H
@@ -12,11 +12,10 @@
 ONNXRUN__HIDDEN bool onnxrun__d2s_fast(struct onnxrun_op_context *ctx, const struct onnxrun_tensor *x,
                                        struct onnxrun_tensor *y, int64_t b, bool crd);
 
-/* Outputs of at least this many bytes are written with streaming (non-temporal) stores on
- * the AVX-512 paths: at 12-25 MB they ran 1.5-2.5x faster than cached stores (no
- * read-for-ownership, no eviction of the input); at 4 MB there was no gain, so smaller
- * outputs, likely read again soon by the next node, stay in cache. Default 8 MiB.
- * Settable for tests (not thread-safe: set it before running). */
+/* Outputs of at least this many bytes are written with streaming (non-temporal) stores
+ * where the kernel table has streaming rows (no read for ownership, no eviction of the
+ * input); smaller outputs, likely read again soon by the next node, stay in cache. Default
+ * 8 MiB. Settable for tests (not thread-safe: set it before running). */
 ONNXRUN__HIDDEN void onnxrun__d2s_set_stream_min(size_t bytes);
 ONNXRUN__HIDDEN size_t onnxrun__d2s_stream_min(void);
 
