@@ -56,9 +56,10 @@ static void convert_items(void *ctx, int tid, int64_t begin, int64_t end)
 		j->kt->widen(j->bf16, (const uint16_t *)j->src + lo, (float *)j->dst + lo, hi - lo);
 }
 
-static void convert(struct onnxrun_op_context *ctx, bool bf16, bool narrow, const void *src, void *dst, int64_t n)
+static void convert(const struct convt_call *c, bool bf16, bool narrow, const void *src, void *dst, int64_t n)
 {
-	struct convert_job j = { onnxrun__kernels_current(), bf16, narrow, src, dst, n };
+	struct onnxrun_op_context *ctx = c->ctx;
+	struct convert_job j = { c->kt, bf16, narrow, src, dst, n };
 	struct onnxrun__pool *pool = onnxrun__pool_current();
 	int threads = ctx->threads < 1 ? 1 : ctx->threads;
 	if (n <= CHUNK)
@@ -117,11 +118,11 @@ static enum onnxrun_status half_run(const struct convt_call *c)
 	if (!(buf = onnxrun__malloc(ctx->env, bytes)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node,
 		                          "out of memory allocating %zu bytes of float32 scratch", bytes);
-	convert(ctx, bf16, false, c->x, buf + at.x, nx);
+	convert(c, bf16, false, c->x, buf + at.x, nx);
 	if (c->b)
-		convert(ctx, bf16, false, c->b, buf + at.b, g->out_channels);
+		convert(c, bf16, false, c->b, buf + at.b, g->out_channels);
 	if (need_w)
-		convert(ctx, bf16, false, c->w, buf + at.w, c->w_numel);
+		convert(c, bf16, false, c->w, buf + at.w, c->w_numel);
 	c32.dtype = ONNXRUN_DTYPE_FLOAT;
 	c32.x = buf + at.x;
 	c32.b = c->b ? buf + at.b : NULL;
@@ -129,7 +130,7 @@ static enum onnxrun_status half_run(const struct convt_call *c)
 	c32.y = buf + at.y;
 	st = c->run_list(&c32);
 	if (!st)
-		convert(ctx, bf16, true, buf + at.y, c->y, ny);
+		convert(c, bf16, true, buf + at.y, c->y, ny);
 	onnxrun__free(ctx->env, buf);
 	return st;
 }
