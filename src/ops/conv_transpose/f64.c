@@ -1,7 +1,6 @@
 /*
- * conv_transpose_f64.c - float64 ConvTranspose on the phase decomposition
- * (conv_transpose_fast.h): output position o = q*s + r - pad_begin per axis, phase r reading
- * x[q - delta] for its taps k (k*d = r mod s, delta = (k*d - r)/s).
+ * f64.c - float64 ConvTranspose on the phase decomposition (taps.h): output position
+ * o = q*s + r - pad_begin per axis, phase r reading x[q - delta] for its taps.
  *
  * One work item is (batch, group, phase, a block of grid rows (every axis but the last), a
  * chunk of output channels). Per grid row it lists the (input channel, tap) pairs whose input
@@ -56,33 +55,16 @@ struct f64_job {
 	int32_t n, last;
 	int64_t cg, mg, nmb, kprod, nphase, tmax, in_rows, out_sp, lp, imin;
 	int64_t ys[S], rs[S]; /* output element strides; input row strides (axes but the last) */
-	int64_t *start[S], *kof[S]; /* per axis: taps of residue r are kof[a][start[a][r] .. start[a][r+1]) */
-	int64_t *qlo, *qn;          /* per phase and axis: first grid position and count */
-	int64_t *nt, *woff, *rows, *nrb, *rb_first; /* per phase: taps, packed-weight offset, grid rows,
-	                                             * row blocks, first row block's global index */
+	struct onnxrun__convt_taps tp; /* the taps of each phase */
+	int64_t *qlo, *qn;             /* per phase and axis: first grid position and count */
+	const int64_t *nt;             /* per phase: taps (tp.ntaps) */
+	int64_t *woff, *rows, *nrb, *rb_first; /* per phase: packed-weight offset, grid rows, row
+	                                        * blocks, first row block's global index */
 	int64_t *tfirst, *delta; /* per phase: first tap's index into delta (n per tap: delta per axis) */
 	int64_t rb, trb, mchunks, mchunk, wgroup;
 	char *scratch;
 	size_t scratch_stride;
 };
-
-static void phase_residues(const struct f64_job *j, int64_t ph, int64_t *r)
-{
-	for (int32_t a = j->n - 1; a >= 0; a--) {
-		r[a] = ph % j->g->strides[a];
-		ph /= j->g->strides[a];
-	}
-}
-
-/* Kernel indices of tap t of phase r, per axis (last axis innermost). */
-static void tap_kernel(const struct f64_job *j, const int64_t *r, int64_t t, int64_t *k)
-{
-	for (int32_t a = j->n - 1; a >= 0; a--) {
-		const int64_t cnt = j->start[a][r[a] + 1] - j->start[a][r[a]];
-		k[a] = j->kof[a][j->start[a][r[a]] + t % cnt];
-		t /= cnt;
-	}
-}
 
 static const char *f64_accepts(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
                                const struct onnxrun__kernels *kt)
@@ -96,63 +78,38 @@ static const char *f64_accepts(const struct onnxrun__convt_geom *g, enum onnxrun
 	return onnxrun__convt_positions_decline(g, true);
 }
 
-/* Fills the per-axis tap lists, the per-phase grid boxes, tap deltas and packed-weight
- * offsets in buf (sized by the caller). */
+/* Fills the per-phase grid boxes, tap deltas and packed-weight offsets in buf (sized by the
+ * caller); the tap lists are j->tp. */
 static void f64_layout(struct f64_job *j, int64_t *buf)
 {
 	const struct onnxrun__convt_geom *g = j->g;
 	int64_t *p = buf, r[S];
-	for (int32_t a = 0; a < j->n; a++) {
-		const int64_t s = g->strides[a], d = g->dilations[a], K = g->kernel[a];
-		j->start[a] = p;
-		j->kof[a] = p + s + 1;
-		p += s + 1 + K;
-		for (int64_t k = 0; k < K; k++)
-			j->start[a][(k * d) % s + 1]++;
-		for (int64_t q = 0; q < s; q++)
-			j->start[a][q + 1] += j->start[a][q];
-		for (int64_t q = 0, fill = 0; q < s; q++)
-			for (int64_t k = 0; k < K; k++)
-				if ((k * d) % s == q)
-					j->kof[a][fill++] = k;
-	}
 	j->qlo = p;
 	j->qn = p + j->nphase * S;
 	p += 2 * j->nphase * S;
-	j->nt = p;
-	j->woff = p + j->nphase;
-	j->rows = p + 2 * j->nphase;
-	j->nrb = p + 3 * j->nphase;
-	j->rb_first = p + 4 * j->nphase;
-	j->tfirst = p + 5 * j->nphase;
-	j->delta = p + 6 * j->nphase;
+	j->nt = j->tp.ntaps;
+	j->tmax = j->tp.tmax;
+	j->woff = p;
+	j->rows = p + j->nphase;
+	j->nrb = p + 2 * j->nphase;
+	j->rb_first = p + 3 * j->nphase;
+	j->tfirst = p + 4 * j->nphase;
+	j->delta = p + 5 * j->nphase;
 	for (int64_t ph = 0, off = 0; ph < j->nphase; ph++) {
-		int64_t nt = 1, rows = 1;
-		phase_residues(j, ph, r);
-		for (int32_t a = 0; a < j->n; a++) {
-			/* o = q*s + r - pad_begin in [0, out) */
-			const int64_t lo = convt_ceil_div(g->pad_begin[a] - r[a], g->strides[a]);
-			const int64_t hi = convt_floor_div(g->out[a] - 1 + g->pad_begin[a] - r[a], g->strides[a]);
-			j->qlo[ph * S + a] = lo;
-			j->qn[ph * S + a] = hi >= lo ? hi - lo + 1 : 0;
-			nt *= j->start[a][r[a] + 1] - j->start[a][r[a]];
-			if (a < j->last)
-				rows *= j->qn[ph * S + a];
-		}
+		const int64_t nt = j->nt[ph];
+		int64_t rows = 1;
+		convt_phase_residues(&j->tp, ph, r);
+		convt_phase_grid(g, r, j->qlo + ph * S, j->qn + ph * S);
+		for (int32_t a = 0; a < j->last; a++)
+			rows *= j->qn[ph * S + a];
 		if (!j->qn[ph * S + j->last])
 			rows = 0;
-		j->nt[ph] = nt;
-		j->tmax = nt > j->tmax ? nt : j->tmax;
 		j->woff[ph] = off;
 		off += j->nmb * j->cg * nt * j->kern->mb;
 		j->rows[ph] = rows;
 		j->tfirst[ph] = ph ? j->tfirst[ph - 1] + j->nt[ph - 1] : 0;
-		for (int64_t t = 0; t < nt; t++) {
-			int64_t k[S];
-			tap_kernel(j, r, t, k);
-			for (int32_t a = 0; a < j->n; a++)
-				j->delta[(j->tfirst[ph] + t) * j->n + a] = (k[a] * g->dilations[a] - r[a]) / g->strides[a];
-		}
+		for (int64_t t = 0; t < nt; t++)
+			convt_tap(&j->tp, r, t, NULL, j->delta + (j->tfirst[ph] + t) * j->n);
 	}
 	j->wgroup = j->nmb * j->cg * j->kprod * j->kern->mb;
 }
@@ -166,14 +123,14 @@ static void f64_pad_range(struct f64_job *j)
 	const int64_t s = g->strides[L], nw = j->kern->nw;
 	int64_t imin = 0, imax = g->in[L] - 1;
 	for (int64_t r = 0; r < s; r++) {
-		const int64_t t0 = j->start[L][r], t1 = j->start[L][r + 1];
+		const int64_t t0 = j->tp.start[L][r], t1 = j->tp.start[L][r + 1];
 		/* phases of residue r along the last axis share qlo and qn there; phase r itself
 		 * (residue 0 on the other axes) has them */
 		const int64_t qlo = j->qlo[r * S + L], qn = j->qn[r * S + L];
 		if (t0 == t1 || !qn)
 			continue;
-		const int64_t dmin = (j->kof[L][t0] * g->dilations[L] - r) / s;
-		const int64_t dmax = (j->kof[L][t1 - 1] * g->dilations[L] - r) / s;
+		const int64_t dmin = (j->tp.k_of[L][t0] * g->dilations[L] - r) / s;
+		const int64_t dmax = (j->tp.k_of[L][t1 - 1] * g->dilations[L] - r) / s;
 		imin = qlo - dmax < imin ? qlo - dmax : imin;
 		const int64_t hi = qlo + (qn + nw - 1) / nw * nw - 1 - dmin;
 		imax = hi > imax ? hi : imax;
@@ -203,19 +160,16 @@ static void pack_items(void *arg, int tid, int64_t begin, int64_t end)
 {
 	const struct f64_job *j = arg;
 	const int64_t MB = j->kern->mb;
-	int64_t r[S], k[S];
+	int64_t r[S];
 	(void)tid;
 	for (int64_t it = begin; it < end; it++) {
 		const int64_t grp = it / j->nmb, mb = it % j->nmb;
 		for (int64_t ph = 0; ph < j->nphase; ph++) {
 			const int64_t nt = j->nt[ph];
 			double *dst = j->wpk + grp * j->wgroup + j->woff[ph] + mb * j->cg * nt * MB;
-			phase_residues(j, ph, r);
+			convt_phase_residues(&j->tp, ph, r);
 			for (int64_t t = 0; t < nt; t++) {
-				int64_t kf = 0;
-				tap_kernel(j, r, t, k);
-				for (int32_t a = 0; a < j->n; a++)
-					kf = kf * j->g->kernel[a] + k[a];
+				const int64_t kf = convt_tap(&j->tp, r, t, NULL, NULL);
 				for (int64_t c = 0; c < j->cg; c++)
 					for (int64_t mm = 0; mm < MB; mm++) {
 						const int64_t m = mb * MB + mm;
@@ -302,7 +256,7 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 		const int64_t nrows = row0 + j->rb < j->rows[ph] ? j->rb : j->rows[ph] - row0;
 		const int64_t mb1 = (mc + 1) * j->mchunk < j->nmb ? (mc + 1) * j->mchunk : j->nmb;
 		const int64_t qn = j->qn[ph * S + j->last];
-		phase_residues(j, ph, r);
+		convt_phase_residues(&j->tp, ph, r);
 		for (int64_t i = 0; i < nrows; i++)
 			cnt[i] = row_list(j, nb, grp, ph, r, row0 + i, xp + i * lmax, wp + i * lmax, &yrow[i]);
 		for (int64_t mb = mc * j->mchunk; mb < mb1; mb++) {
@@ -390,7 +344,6 @@ static enum onnxrun_status f64_run(const struct convt_call *c)
 		j.out_sp *= g->out[a];
 		j.kprod *= g->kernel[a];
 		j.nphase *= g->strides[a];
-		words += g->strides[a] + 1 + g->kernel[a];
 		if (a < j.last) {
 			j.rs[a] = j.in_rows;
 			j.in_rows *= g->in[a];
@@ -400,7 +353,11 @@ static enum onnxrun_status f64_run(const struct convt_call *c)
 	j.kern = pick_kernel(fk, j.mg, convt_ceil_div(g->out[j.last], g->strides[j.last]));
 	j.store = fk->store;
 	j.nmb = (j.mg + j.kern->mb - 1) / j.kern->mb;
-	words += j.nphase * (2 * S + 6) + j.kprod * j.n;
+	words = j.nphase * (2 * S + 5) + j.kprod * j.n;
+	if ((st = onnxrun__convt_taps_make(ctx->env, g, &j.tp)) == ONNXRUN_ERROR_OUT_OF_MEMORY)
+		goto oom;
+	if (st) /* more phases than the decomposition takes: accepts() keeps them away */
+		goto out;
 	if (!(buf = onnxrun__calloc(ctx->env, (size_t)words, sizeof *buf)))
 		goto oom;
 	f64_layout(&j, buf);
@@ -434,6 +391,7 @@ out:
 	onnxrun__free(ctx->env, j.wpk);
 	onnxrun__free(ctx->env, j.xpad);
 	onnxrun__free(ctx->env, buf);
+	onnxrun__convt_taps_free(ctx->env, &j.tp);
 	return st;
 }
 
