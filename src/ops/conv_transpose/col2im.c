@@ -213,12 +213,10 @@ static enum onnxrun_status col2im_compute(const struct convt_call *c, const stru
 #define COL2IM_MIN_CG 4
 #define COL2IM_MAX_TAPS 64
 
-static const char *col2im_accepts(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
-                                  const struct onnxrun__kernels *kt)
+static const char *col2im_accepts(const struct convt_query *q)
 {
+	const struct onnxrun__convt_geom *g = q->g;
 	const int64_t cg = g->in_channels / g->group, mg = g->out_channels / g->group;
-	(void)dtype;
-	(void)kt;
 	if (g->n < 1 || g->n > 2)
 		return "not 1-D or 2-D";
 	if (cg < COL2IM_MIN_CG || mg > COL2IM_MAX_MG)

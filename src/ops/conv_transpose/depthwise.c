@@ -95,11 +95,9 @@ static enum onnxrun_status dw_compute(struct onnxrun_op_context *ctx, const stru
 
 /* ---- the entry ---------------------------------------------------------------------------- */
 
-static const char *dw_accepts(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
-                              const struct onnxrun__kernels *kt)
+static const char *dw_accepts(const struct convt_query *q)
 {
-	(void)dtype;
-	(void)kt;
+	const struct onnxrun__convt_geom *g = q->g;
 	if (g->n < 1 || g->n > 2)
 		return "not 1-D or 2-D";
 	if (g->in_channels != g->group || g->out_channels != g->group)

@@ -66,11 +66,9 @@ struct f64_job {
 	size_t scratch_stride;
 };
 
-static const char *f64_accepts(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
-                               const struct onnxrun__kernels *kt)
+static const char *f64_accepts(const struct convt_query *q)
 {
-	(void)dtype;
-	(void)kt;
+	const struct onnxrun__convt_geom *g = q->g;
 	if (g->n < 1 || g->n > F64_MAX_RANK)
 		return "rank above 3";
 	if (!onnxrun__convt_taps_fit(g) || g->in_channels < 1 || g->out_channels < 1 || g->group < 1)

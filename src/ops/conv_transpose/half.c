@@ -88,12 +88,9 @@ static bool scratch_layout(int64_t nx, int64_t ny, int64_t nb, int64_t nw, struc
 	return true;
 }
 
-static const char *half_accepts(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
-                                const struct onnxrun__kernels *kt)
+static const char *half_accepts(const struct convt_query *q)
 {
-	(void)g;
-	(void)kt;
-	return convt_is_half(dtype) ? NULL : "not float16 or bfloat16";
+	return convt_is_half(q->dtype) ? NULL : "not float16 or bfloat16";
 }
 
 /* Widens X and the bias (and W, unless the op's state holds it packed: the float32 entries

@@ -14,6 +14,14 @@
 
 struct convt_impl;
 
+/* What decides whether an entry takes a node: its geometry, dtype, and the ISA in use. At
+ * load g is not concrete (X's sizes unknown). */
+struct convt_query {
+	const struct onnxrun__convt_geom *g;
+	enum onnxrun_dtype dtype;
+	const struct onnxrun__kernels *kt;
+};
+
 /* One run as an implementation sees it. Data pointers are of `dtype` (b NULL without a
  * bias); y has the inferred shape and numel > 0. */
 struct convt_call {
@@ -42,11 +50,9 @@ struct convt_impl {
 	const char *name;
 	/* The one dtype the entry takes, or UNDEFINED when accepts() decides alone. */
 	enum onnxrun_dtype dtype;
-	/* NULL when the entry takes a node of geometry g (and dtype) on the ISA of kt, else why
-	 * not (a fixed string). At load g is not concrete (X's sizes unknown): the answer then
-	 * says whether the entry may take it. */
-	const char *(*accepts)(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
-	                       const struct onnxrun__kernels *kt);
+	/* NULL when the entry takes the node (of its dtype), else why not (a fixed string). At
+	 * load the answer says whether the entry may take it. */
+	const char *(*accepts)(const struct convt_query *q);
 	/* What the entry prepares once from a constant W (op.c does it at load): its weights
 	 * packed in this layout, or nothing (CONVT_LAYOUT_NONE). */
 	enum convt_layout layout;

@@ -59,7 +59,8 @@ static const struct convt_impl *const impls[] = {
 static bool takes(const struct convt_impl *im, const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
                   const struct onnxrun__kernels *kt)
 {
-	return (im->dtype == ONNXRUN_DTYPE_UNDEFINED || im->dtype == dtype) && !im->accepts(g, dtype, kt);
+	const struct convt_query q = { g, dtype, kt };
+	return (im->dtype == ONNXRUN_DTYPE_UNDEFINED || im->dtype == dtype) && !im->accepts(&q);
 }
 
 static enum onnxrun_status run_entry(const struct convt_impl *im, const struct convt_call *c)

@@ -703,11 +703,9 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 
 /* ---- the entry ---------------------------------------------------------------------------- */
 
-static const char *phase_accepts(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
-                                 const struct onnxrun__kernels *kt)
+static const char *phase_accepts(const struct convt_query *q)
 {
-	(void)dtype;
-	(void)kt;
+	const struct onnxrun__convt_geom *g = q->g;
 	if (!onnxrun__convt_taps_fit(g))
 		return "more phases or kernel positions than the decomposition takes";
 	return onnxrun__convt_positions_decline(g, true);

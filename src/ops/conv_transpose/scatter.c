@@ -142,12 +142,9 @@ static void fill_bias(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dt
 	}
 }
 
-static const char *scatter_accepts(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dtype,
-                                   const struct onnxrun__kernels *kt)
+static const char *scatter_accepts(const struct convt_query *q)
 {
-	(void)g;
-	(void)kt;
-	return dtype == ONNXRUN_DTYPE_FLOAT || dtype == ONNXRUN_DTYPE_DOUBLE ? NULL : "not float or double";
+	return q->dtype == ONNXRUN_DTYPE_FLOAT || q->dtype == ONNXRUN_DTYPE_DOUBLE ? NULL : "not float or double";
 }
 
 static enum onnxrun_status scatter_run(const struct convt_call *c)
