@@ -13,7 +13,7 @@ reference in this file, written from the ONNX operator spec:
   * ConvTranspose: a direct scatter loop,
         out[n, g*Mg + m, i*s - pad_begin + k*d] += x[n, g*Cg + c, i] * w[g*Cg + c, m, k]
     plus bias, with output size and pads from the spec's equations (floor
-    division for the begin/end split, as in DESIGN.md section 3);
+    division for the begin/end split, see docs/design.md, 'ConvTranspose semantics');
   * DepthToSpace: the spec's reshape/transpose formulas for DCR and CRD.
 
 Every model's values (graph outputs and every intermediate) are cross-checked
@@ -45,7 +45,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# CLI comparison defaults (DESIGN.md section 4), used for the float32 margin check.
+# CLI comparison defaults (docs/design.md, 'Command-line contract'), for the float32 margin check.
 CLI_RTOL = 1e-3
 CLI_ATOL = 1e-7
 
@@ -55,7 +55,7 @@ IR_FOR_OPSET = {1: 3, 7: 3, 9: 4, 10: 5, 11: 6, 12: 7, 13: 7, 14: 7, 15: 8,
 
 
 # --------------------------------------------------------------------------
-# ConvTranspose geometry (ONNX spec; DESIGN.md section 3)
+# ConvTranspose geometry (ONNX spec; docs/design.md, 'ConvTranspose semantics')
 # --------------------------------------------------------------------------
 
 def conv_transpose_geometry(in_spatial, kernel, a):

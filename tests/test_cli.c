@@ -1,6 +1,6 @@
 /*
  * test_cli.c - runs the onnxrun binary (ONNXRUN_CLI_PATH) with posix_spawn, capturing its
- * stdout and stderr into files, and checks exit codes and output against DESIGN.md §4.
+ * stdout and stderr into files; checks exit codes and output per docs/design.md's CLI contract.
  * Tensor files and small models are made with the library and tests/model_builder.h.
  */
 #include <dirent.h>

@@ -635,7 +635,7 @@ static void test_ir_version_newer_warns(void **state)
 	onnxrun_env_free(env);
 }
 
-/* DESIGN §3: DepthToSpace opsets newer than 28 load with a warning, newest version used. */
+/* docs/design.md, 'Opsets and IR versions': opsets newer than 28 warn, newest version used. */
 static void test_opset_newer_warns(void **state)
 {
 	struct onnxrun_env *env = th_env();

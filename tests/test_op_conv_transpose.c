@@ -405,7 +405,7 @@ static void test_errors_attributes(void **state)
 		set_ints(&t, cases[i].name, cases[i].count, cases[i].v);
 		expect_error(&t, in, 2, ONNXRUN_ERROR_INVALID_MODEL, cases[i].what);
 	}
-	/* the message quoted in STYLE.md */
+	/* the message quoted in docs/design.md, 'Errors and statuses' */
 	base2d(&t, in, 11);
 	set_ints(&t, "strides", INTS(2, 1));
 	set_ints(&t, "output_padding", INTS(2, 0));

@@ -4,7 +4,7 @@
  * with onnxrun_model_load_buffer, run in a session, and its output compared with a
  * deliberately naive reference written here from the ONNX spec text:
  *  - ConvTranspose: the output size and pads computed from the spec's equations (floor
- *    division of the total padding, DESIGN.md §3), then a direct scatter loop
+ *    division of the total padding; docs/design.md, ConvTranspose), then a direct scatter loop
  *    y[n, g*M/g + m, i*s - pad_begin + k*d] += x[n, g*C/g + c, i] * w[g*C/g + c, m, k];
  *  - DepthToSpace: the spec's reshape / 6-D transpose / reshape, as a generic permutation.
  * Also: every load-time error the op issue lists, each naming node, attribute and values.

@@ -1,5 +1,5 @@
 /*
- * args.c - command-line parsing for onnxrun (DESIGN.md §4).
+ * args.c - command-line parsing for onnxrun (docs/design.md, 'Command-line contract').
  */
 #include <errno.h>
 #include <math.h>

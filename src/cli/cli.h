@@ -15,7 +15,7 @@
 
 #include "onnxrun.h"
 
-/* Process exit codes of the tool (DESIGN.md §4). */
+/* Process exit codes of the tool (docs/design.md, 'Command-line contract'). */
 enum cli_exit {
 	CLI_EXIT_OK = 0,
 	CLI_EXIT_MISMATCH = 1,

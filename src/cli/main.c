@@ -1,6 +1,6 @@
 /*
  * main.c - the onnxrun command-line tool: loads a model, binds inputs, runs (or benchmarks)
- * it, compares or summarizes the outputs and writes them on request. DESIGN.md §4 is the
+ * it, compares or summarizes the outputs and writes them on request. docs/design.md has the
  * contract; everything goes through the public API in onnxrun.h.
  */
 #include <stdlib.h>

@@ -96,7 +96,7 @@ def floor_half(t):
 
 
 def ct_geometry(c):
-    """Output size and pads per the spec (DESIGN.md §3); also what ONNX Runtime is documented to
+    """Output size and pads per the spec and docs/design.md; also what ONNX Runtime is documented to
     do (negative total padding clamped to 0), for classification."""
     out, pb, ort_out, ort_pb = [], [], [], []
     for i in range(c["n"]):

@@ -1,6 +1,6 @@
 /*
  * conv_transpose_shape.c - ConvTranspose attribute validation, output shape and pads
- * (ONNX ConvTranspose-1/11/22, as decided in DESIGN.md §3).
+ * (ONNX ConvTranspose-1/11/22, as decided in docs/design.md, 'ConvTranspose semantics').
  */
 #include <string.h>
 

@@ -33,7 +33,7 @@ struct onnxrun__convt_geom {
 
 /* Validates the node's attributes and input types (inputs[0] X, [1] W, optional [2] B,
  * which is absent when n_inputs == 2 or its dtype is UNDEFINED) against the ONNX spec and
- * DESIGN.md §3, and fills *g with what can be known. Unknown dims never fail; known ones
+ * docs/design.md ('ConvTranspose semantics') and fills *g. Unknown dims never fail; known ones
  * are checked. Errors name the node and the attribute or input at fault. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_geom_make(const struct onnxrun__node *node,
                                                              const struct onnxrun_type *inputs,
