@@ -355,7 +355,7 @@ static void test_suite_like(void **state)
 }
 
 /* 2-D, batch 1, rows of 32+ positions per phase and 32+ output channels per group: the
- * per-tile staged copy of x (conv_transpose_phase.c, B rows at base + offset). Zero pads on
+ * per-tile staged copy of x (ops/conv_transpose/phase.c, B rows at base + offset). Zero pads on
  * both sides, rows above and below x, dilation, asymmetric pads, output padding, panel
  * remainders at row ends, several tiles and groups. */
 static void test_staged_rows(void **state)

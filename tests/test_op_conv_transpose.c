@@ -1170,7 +1170,7 @@ static void test_fast_half_declines(void **state)
 	}
 }
 
-/* ---- float64 on its own fast path (conv_transpose_f64.c) and the threaded scatter -------- */
+/* ---- float64 on its own entry (ops/conv_transpose/f64.c) and the threaded scatter -------- */
 
 /* Fills x, w, b of a built node with the config's values in [-1, 1). */
 static void fill_inputs(const struct cfg *c, struct onnxrun_tensor *x, struct onnxrun_tensor *w,

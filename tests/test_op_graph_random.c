@@ -13,7 +13,7 @@
  * micro-kernel ISA this CPU has, on 1 and 2 threads: within the bound of the reference,
  * bitwise equal across thread counts and to the float32 model's output rounded once; and an
  * allocation-failure sweep over such a model (clean OUT_OF_MEMORY, nothing leaked). The same
- * shapes in float64 (conv_transpose_f64.c) under every ISA on 1, 2 and 4 threads: within the
+ * shapes in float64 (ops/conv_transpose/f64.c) under every ISA on 1, 2 and 4 threads: within the
  * bound, bitwise equal across thread counts.
  *
  * Counts scale with the environment variable ONNXRUN_RANDOM_SCALE (default 1 = full counts:

@@ -9,7 +9,7 @@
 
 #define T512 __attribute__((target("avx512f,fma")))
 
-/* Tile of MR rows x NV vectors of 16 floats over k steps (see gemm.h for the layout). The
+/* Tile of MR rows x NV vectors of 16 floats over k steps (see kernels.h for the layout). The
  * accumulators are named variables (not an array) so they never leave the registers; the
  * rows and vectors beyond MR/NV are dead code once MR and NV are constants. */
 #define ACC_DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps();
@@ -121,7 +121,7 @@ static inline __attribute__((always_inline)) T512 void tile_ind(int64_t k, const
 	ACC_ALL(ACC_STORE)
 }
 
-/* The wide tile with B row p as two masked half-rows (gemm.h). */
+/* The wide tile with B row p as two masked half-rows (kernels.h). */
 static inline __attribute__((always_inline)) T512 void tile_ind2(int64_t k, const float *a,
                                                                  const float *const *bptr,
                                                                  const uint16_t *bmask, float *c,

@@ -1,5 +1,5 @@
 /*
- * conv_transpose_col2im.c - ConvTranspose with few output channels per group (rank 1 or 2):
+ * col2im.c - the float32 GEMM + overlap-add entry, for few output channels per group (rank 1 or 2):
  * Z = W^T x as one GEMM per chunk (rows: output channel x kernel tap, reduction over the
  * group's input channels, columns: input positions), then overlap-add of Z into y.
  *

@@ -1,5 +1,5 @@
 /*
- * conv_transpose_shape.c - ConvTranspose attribute validation, output shape and pads
+ * geometry.c - ConvTranspose attribute validation, output shape and pads
  * (ONNX ConvTranspose-1/11/22, as decided in docs/design.md, 'ConvTranspose semantics').
  */
 #include <string.h>

@@ -1,9 +1,9 @@
 /*
- * conv_transpose.h - ConvTranspose geometry shared by its infer and compute
- * (conv_transpose_shape.c computes it, conv_transpose.c uses it).
+ * geometry.h - ConvTranspose geometry shared by its infer and compute (geometry.c computes
+ * it; op.c and every implementation use it).
  */
-#ifndef ONNXRUN_OPS_CONV_TRANSPOSE_H
-#define ONNXRUN_OPS_CONV_TRANSPOSE_H
+#ifndef ONNXRUN_OPS_CONV_TRANSPOSE_GEOMETRY_H
+#define ONNXRUN_OPS_CONV_TRANSPOSE_GEOMETRY_H
 
 #include "../ops.h"
 

@@ -1,8 +1,8 @@
 /*
- * conv_transpose_half.c - float16/bfloat16 ConvTranspose on the float32 fast paths: X, the
- * bias (and W when it was not pre-packed at load, or for the depthwise path, which reads W
- * directly) are widened into float32 scratch, the float32 path runs into a float32 output,
- * and each output is rounded once to the storage type (round to nearest even). The
+ * half.c - the float16/bfloat16 entry: X, the bias (and W when it was not packed at load)
+ * are widened into float32 scratch, the node runs through the float32 entries of the list
+ * into a float32 output, and each output is rounded once to the storage type (round to
+ * nearest even). The
  * conversions are those of src/runtime (onnxrun__f16_to_f32 ...), run by the kernel table's
  * widen/narrow entries of the ISA in use (vectorised, bitwise equal for every input:
  * test_f16.c), and split over the thread pool.

@@ -1,10 +1,12 @@
 /*
- * conv_transpose_phase.c - the per-phase implicit GEMM (conv_transpose_fast.h): for each
- * (group, phase, panel of up to nr positions), prepare the B panel (K rows of nr floats,
- * zeros where the tap falls outside x: packed, or read in place from x as row pointers or
- * masked half-rows) and run the micro-kernel over every panel of mr output channels; the
- * epilogue adds the bias and stores into the phase's strided output positions (two phases
- * whose outputs interleave are stored together). Large weights run over several B panels at
+ * phase.c - the float32 phase GEMM entry: each phase of the decomposition (taps.h) is an
+ * implicit GEMM, M = output channels of a group, N = positions (batch x the phase's grid),
+ * K = input channels of a group x the phase's taps, on weights packed in the phase layout
+ * (packing.h). For each (group, phase, panel of up to nr positions), prepare the B panel (K
+ * rows of nr floats, zeros where the tap falls outside x: packed, or read in place from x as
+ * row pointers or masked half-rows) and run the micro-kernel over every panel of mr output
+ * channels; the epilogue adds the bias and stores into the phase's strided output positions
+ * (two phases whose outputs interleave are stored together). Large weights run over several B panels at
  * a time. Every output element is written by exactly one work item, as one dot product over
  * K in order, so results do not depend on the thread count.
  */
