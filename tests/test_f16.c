@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "ops/conv_transpose/impl.h"
+#include "isa_list.h"
 #include "runtime/runtime.h"
 
 static float from_bits(uint32_t u)
@@ -311,7 +312,6 @@ static void test_exhaustive_halfway(void **state)
 
 /* ---- vectorised array conversions ------------------------------------------------------- */
 
-static const enum onnxrun__isa vec_isas[] = { ONNXRUN__ISA_SCALAR, ONNXRUN__ISA_AVX2, ONNXRUN__ISA_AVX512 };
 static enum onnxrun__isa vec_isa;
 
 /* One value through the vector code: lane `lane` of a 19-element call (one full 16-wide
@@ -358,6 +358,7 @@ static void test_vector_conversions(void **state)
 			f[u * per + k] = from_bits(u << 16 | lo);
 		}
 	}
+	TEST_ALL_ISAS(vec_isas);
 	for (size_t ii = 0; ii < sizeof vec_isas / sizeof vec_isas[0]; ii++) {
 		vec_isa = vec_isas[ii];
 		if (!onnxrun__isa_supported(vec_isa))

@@ -15,6 +15,7 @@
 
 #include "model_builder.c"
 #include "kernels/kernels.h"
+#include "isa_list.h"
 
 #define MAXS 3
 
@@ -162,7 +163,7 @@ static float *run(struct onnxrun_model *model, const struct cfg *c, struct onnxr
 
 static int check_config(const struct cfg *c, uint64_t seed, long *compared)
 {
-	static const enum onnxrun__isa isas[] = { ONNXRUN__ISA_AVX512, ONNXRUN__ISA_AVX2, ONNXRUN__ISA_SCALAR };
+	TEST_ALL_ISAS(isas);
 	struct th_rng rng;
 	struct onnxrun_env *env = th_env();
 	int64_t xd[MAXS + 2], wd[MAXS + 2], out[MAXS];
@@ -405,7 +406,7 @@ static void test_depthwise_wide(void **state)
  * tails, other b strided) and 1/2 threads against the spec's index formula, exactly. */
 static void test_depth_to_space(void **state)
 {
-	static const enum onnxrun__isa isas[] = { ONNXRUN__ISA_AVX512, ONNXRUN__ISA_AVX2, ONNXRUN__ISA_SCALAR };
+	TEST_ALL_ISAS(isas);
 	struct th_rng r;
 	(void)state;
 	th_rng_seed(&r, 77);

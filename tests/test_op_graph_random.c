@@ -37,6 +37,7 @@
 #include "model_builder.c"
 #include "kernels/kernels.h"
 #include "runtime/runtime.h"
+#include "isa_list.h"
 
 #define CT_CONFIGS 5000
 #define D2S_CONFIGS 2500
@@ -780,7 +781,7 @@ static void *half_run(struct onnxrun_env *env, const uint8_t *bytes, size_t size
  * the half path is the float32 path plus one rounding). */
 static void ct_half_fast_check(struct onnxrun_env *env, uint64_t seed, struct stats *st)
 {
-	static const enum onnxrun__isa isas[] = { ONNXRUN__ISA_AVX512, ONNXRUN__ISA_AVX2, ONNXRUN__ISA_SCALAR };
+	TEST_ALL_ISAS(isas);
 	struct ct_cfg c, c32;
 	char cfg[1024];
 	struct rng r;
@@ -932,7 +933,7 @@ static void ct_f64_fast_random(struct ct_cfg *c, uint64_t seed)
  * reference bound, and bitwise identical across thread counts. */
 static void ct_f64_fast_check(struct onnxrun_env *env, uint64_t seed, struct stats *st)
 {
-	static const enum onnxrun__isa isas[] = { ONNXRUN__ISA_AVX512, ONNXRUN__ISA_AVX2, ONNXRUN__ISA_SCALAR };
+	TEST_ALL_ISAS(isas);
 	struct ct_cfg c;
 	char cfg[1024];
 	struct rng r;

@@ -26,6 +26,7 @@
 #include "runtime/runtime.h"
 /* after runtime.h: th_value_init */
 #include "model_builder.c"
+#include "isa_list.h"
 
 #define D4(a, b, c, d) 4, (const int64_t[]){ a, b, c, d }
 
@@ -33,7 +34,7 @@
 
 static void test_unpack_round_trip(void **state)
 {
-	static const enum onnxrun__isa isas[] = { ONNXRUN__ISA_SCALAR, ONNXRUN__ISA_AVX2, ONNXRUN__ISA_AVX512 };
+	TEST_ALL_ISAS(isas);
 	const enum onnxrun__isa saved = onnxrun__isa_current();
 	struct onnxrun_env *env = th_env();
 	int paths[3] = { 0 }, checked = 0;
@@ -147,7 +148,7 @@ static void test_released_and_rebuilt(void **state)
 	th_ref_conv_transpose2d(&p1, x, w, b, want);
 	th_run_check(env, model, x, (const int64_t[]){ 1, c, 1, 1 }, 0, want, (size_t)(mg * 16), seed, "scatter");
 	/* another ISA than the one packed at load: W rebuilt and packed per run */
-	for (int isa = ONNXRUN__ISA_SCALAR; isa <= ONNXRUN__ISA_AVX512; isa++) {
+	for (int isa = ONNXRUN__ISA_SCALAR; isa < ONNXRUN__ISA_COUNT; isa++) {
 		if (isa == (int)saved || !onnxrun__isa_supported((enum onnxrun__isa)isa))
 			continue;
 		onnxrun__isa_set((enum onnxrun__isa)isa);
