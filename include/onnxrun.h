@@ -51,6 +51,7 @@ enum onnxrun_status {
 	ONNXRUN_ERROR_INVALID_INPUT = 6,    /* an input tensor or tensor file is wrong */
 	ONNXRUN_ERROR_LIMIT = 7,            /* a size or count limit was exceeded */
 	ONNXRUN_ERROR_RUNTIME = 8,          /* an operator failed while running */
+	ONNXRUN_ERROR_CANCELLED = 9,        /* a run was cancelled or passed its deadline */
 };
 
 /* A fixed English description of a status; never NULL. */
@@ -489,6 +490,125 @@ ONNXRUN_API enum onnxrun_status onnxrun_op_fail(struct onnxrun_op_context *ctx, 
 	__attribute__((format(printf, 3, 4)))
 #endif
 	;
+
+/* ------------------------------------------------------------------------------------------
+ * Stopping runs: cancellation and deadlines.
+ *
+ * A run checks for a stop before each node and, inside the ops, before each work item (the
+ * built-in kernels split their work into items of about a millisecond or less on the suite
+ * shapes; custom ops through onnxrun_op_parallel_for). Once a stop is seen, no further item
+ * starts, the items already running finish, what the op computed is discarded, and run
+ * returns ONNXRUN_ERROR_CANCELLED with a message naming the node it stopped in. The session
+ * stays usable: its outputs are invalid (bound outputs, onnxrun_session_set_output, hold
+ * partial results) and the next run computes everything again. Load, prepare and the
+ * copies of onnxrun_session_set_output are not interrupted.
+ */
+
+/* Asks the session's run to stop. Safe to call from any thread while another thread runs
+ * the session, and async-signal-safe (a SIGINT handler may call it); the session must stay
+ * allocated while it is called. The request stays pending until a run consumes it: the run
+ * in progress stops, or, when none is, the next run returns ONNXRUN_ERROR_CANCELLED at once.
+ * A run that returns ONNXRUN_ERROR_CANCELLED clears the request (requests made while it
+ * ran are merged into it). NULL does nothing. */
+ONNXRUN_API void onnxrun_session_cancel(struct onnxrun_session *session);
+/* Withdraws a pending cancel request that no run has consumed (e.g. one from a watchdog
+ * that fired just after the run it guarded returned). Same rules as onnxrun_session_cancel:
+ * any thread, async-signal-safe. NULL does nothing. */
+ONNXRUN_API void onnxrun_session_clear_cancel(struct onnxrun_session *session);
+/* Gives each following run a time budget: a run still going budget_us microseconds after
+ * it started (CLOCK_MONOTONIC; prepare included) stops with ONNXRUN_ERROR_CANCELLED and the
+ * message "node '<name>' (<op_type>): deadline of <budget> s exceeded ...". 0 (the default)
+ * removes the budget. Call it between runs, from the thread that runs the session. Returns
+ * OK or INVALID_ARGUMENT (session NULL). */
+ONNXRUN_API enum onnxrun_status onnxrun_session_set_deadline(struct onnxrun_session *session,
+                                                             uint64_t budget_us);
+
+/* ------------------------------------------------------------------------------------------
+ * Outputs in the caller's memory.
+ */
+
+/* Binds a caller tensor (e.g. from onnxrun_tensor_wrap around a frame buffer) as output i
+ * (as in onnxrun_model_output_info): the node that computes it writes straight into the
+ * tensor's data, without a copy. Outputs that the graph takes from an input or an
+ * initializer, and a second output index bound to a value that is already bound, are
+ * copied into their tensor at the end of a run. The tensor is borrowed: it must stay valid
+ * until it is unbound (tensor NULL) or the session is freed, and its memory must not
+ * overlap an input's or another bound output's. After a successful run,
+ * onnxrun_session_output(i) returns this tensor; after a failed or cancelled one, its
+ * contents are unspecified.
+ * The dtype and shape must equal the ones inferred for the output: checked now against the
+ * model's (possibly symbolic) shape, and again at prepare (and run) against the concrete
+ * one; a mismatch is ONNXRUN_ERROR_INVALID_ARGUMENT with a message naming the output, the
+ * expected and the bound type. STRING outputs cannot be bound. Binding or unbinding makes
+ * the next run prepare again; replacing a bound tensor by another of the same type does
+ * not. Bound outputs are not counted in the session's memory cap. Use the session from one
+ * thread. Returns OK or INVALID_ARGUMENT. */
+ONNXRUN_API enum onnxrun_status onnxrun_session_set_output(struct onnxrun_session *session, size_t i,
+                                                           struct onnxrun_tensor *tensor);
+
+/* ------------------------------------------------------------------------------------------
+ * Shared thread pools.
+ *
+ * By default each session with threads > 1 owns a pool of worker threads. A shared pool lets
+ * many sessions use one set of threads: sessions run on it from their own threads at the
+ * same time, and the pool runs one op at a time for them, in the order they asked (a
+ * session waiting for it still reacts to cancel and deadlines within about a millisecond).
+ * Queueing whole ops, rather than running a busy pool's callers inline on their own
+ * threads, keeps the CPU use of every session together at the pool's thread count.
+ * Determinism is unchanged: work is split by the op into the same items whatever thread
+ * runs them, so results are bitwise identical with a shared pool, a private one, any
+ * thread count and any number of concurrent sessions.
+ */
+
+struct onnxrun_pool;
+
+/* Creates a pool that runs each op on `threads` threads (1..4096): the thread of the
+ * session that runs the op plus threads - 1 workers started now, which block every signal.
+ * The env must outlive the pool. Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY (message in
+ * onnxrun_env_error()). */
+ONNXRUN_API enum onnxrun_status onnxrun_pool_create(struct onnxrun_env *env, int threads,
+                                                    struct onnxrun_pool **out);
+/* Releases the caller's reference: the workers stop once no session uses the pool any
+ * more (they are joined by whichever call drops the last reference: this one, or the
+ * onnxrun_session_free / onnxrun_session_set_pool that detaches the last session). No
+ * thread may be inside onnxrun_pool_create / set_pool on this pool. NULL does nothing. */
+ONNXRUN_API void onnxrun_pool_free(struct onnxrun_pool *pool);
+/* Threads per op of the pool (0 for NULL). */
+ONNXRUN_API int onnxrun_pool_threads(const struct onnxrun_pool *pool);
+/* Makes the session run its ops on pool (the session takes a reference) instead of its own
+ * threads, whose workers are stopped; onnxrun_op_threads is then the pool's thread count.
+ * pool NULL goes back to the session's own threads (onnxrun_session_set_threads; threads
+ * set while a pool is attached take effect then). Call it between runs, from the thread
+ * that uses the session. Returns OK, INVALID_ARGUMENT (session NULL) or OUT_OF_MEMORY
+ * (starting the session's own threads again). */
+ONNXRUN_API enum onnxrun_status onnxrun_session_set_pool(struct onnxrun_session *session,
+                                                         struct onnxrun_pool *pool);
+
+/* ------------------------------------------------------------------------------------------
+ * Parallel work in ops. Built-in and custom ops share the session's threads the same way.
+ */
+
+/* A range of work items [begin, end) run on thread `thread` (0 .. onnxrun_op_threads - 1;
+ * use it only to pick per-thread scratch). */
+typedef void (*onnxrun_parallel_fn)(void *arg, int thread, int64_t begin, int64_t end);
+
+/* Runs fn over items [0, n) on the session's threads (its own pool or a shared one; inline
+ * when it has one thread) and returns when they are done. The split is static: thread t
+ * starts with items [n*t/T, n*(t+1)/T) and threads that finish early take unclaimed items of
+ * the others, one item per call; with one thread, consecutive items may be grouped into one
+ * call. Results stay bitwise identical for every thread count, pool and concurrency as long
+ * as each item computes the same values whichever thread runs it and however items are
+ * grouped (write disjoint outputs, use per-thread scratch, no shared accumulators). Before
+ * each item it checks for a cancel or deadline; then no further item starts and it returns
+ * ONNXRUN_ERROR_CANCELLED, which compute should return at once (the outputs are discarded:
+ * items must not rely on other items having run for memory safety). Called from inside an
+ * item, it runs the items inline on that thread. Returns OK, CANCELLED or INVALID_ARGUMENT
+ * (ctx or fn NULL, n < 0). Call it from compute only. */
+ONNXRUN_API enum onnxrun_status onnxrun_op_parallel_for(struct onnxrun_op_context *ctx, int64_t n,
+                                                        onnxrun_parallel_fn fn, void *arg);
+/* Nonzero once the current run must stop (cancel or deadline): an op with a long serial
+ * loop may check it and return ONNXRUN_ERROR_CANCELLED. 0 outside compute. */
+ONNXRUN_API int onnxrun_op_should_stop(struct onnxrun_op_context *ctx);
 
 #ifdef __cplusplus
 }

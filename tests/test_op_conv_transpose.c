@@ -110,7 +110,7 @@ static enum onnxrun_status run_infer(struct tnode *t, struct onnxrun_type *in, s
 	memset(out, 0, sizeof *out);
 	out->shape.rank = -1;
 	err->msg[0] = 0;
-	return t->node.op->infer(&(struct onnxrun_op_context){ &t->node, err, NULL, 1, NULL, NULL, NULL }, in, n_in, out, 1);
+	return t->node.op->infer(&(struct onnxrun_op_context){ &t->node, err, NULL, 1, NULL, NULL, NULL, NULL, NULL }, in, n_in, out, 1);
 }
 
 /* Asserts a successful infer with the given output dims (-1 = unknown). */
@@ -516,7 +516,7 @@ static struct onnxrun_tensor *run_node_threads(struct onnxrun_env *env, struct t
 {
 	struct onnxrun_type out;
 	struct onnxrun__err err;
-	struct onnxrun_op_context ctx = { &t->node, &err, env, threads, NULL, NULL, NULL };
+	struct onnxrun_op_context ctx = { &t->node, &err, env, threads, NULL, NULL, NULL, NULL, NULL };
 	struct onnxrun_tensor *y;
 	struct onnxrun__pool *pool;
 	enum onnxrun_status st = run_infer(t, in, n_in, &out, &err);
@@ -996,7 +996,7 @@ static bool check_fast_half(struct onnxrun_env *env, struct cfg *c, enum onnxrun
 	struct onnxrun_type in[3], out;
 	struct onnxrun__convt_geom g;
 	struct onnxrun__err err;
-	struct onnxrun_op_context ctx = { NULL, &err, env, 1, NULL, NULL, NULL };
+	struct onnxrun_op_context ctx = { NULL, &err, env, 1, NULL, NULL, NULL, NULL, NULL };
 	struct onnxrun_tensor *x, *w, *b, *y;
 	uint64_t s = c->seed * 31 + 1;
 	const size_t n_in = c->bias ? 3 : 2;
@@ -1131,7 +1131,7 @@ static void test_fast_half_declines(void **state)
 		struct onnxrun_type in[3], out;
 		struct onnxrun__convt_geom g;
 		struct onnxrun__err err;
-		struct onnxrun_op_context ctx = { NULL, &err, f->env, 1, NULL, NULL, NULL };
+		struct onnxrun_op_context ctx = { NULL, &err, f->env, 1, NULL, NULL, NULL, NULL, NULL };
 		bool done = true;
 		int64_t compared = 0;
 		memset(&c, 0, sizeof c);
@@ -1268,7 +1268,7 @@ static bool check_fast_f64(struct onnxrun_env *env, struct cfg *c, enum onnxrun_
 	ref_scatter(c, x, w, b, ref, abssum);
 	for (size_t ti = 0; ti < sizeof thread_counts / sizeof thread_counts[0] && ok; ti++) {
 		const int threads = thread_counts[ti];
-		struct onnxrun_op_context ctx = { &t.node, &err, env, threads, NULL, NULL, NULL };
+		struct onnxrun_op_context ctx = { &t.node, &err, env, threads, NULL, NULL, NULL, NULL, NULL };
 		struct onnxrun__pool *pool = pool_begin(env, threads);
 		bool done = false;
 		enum onnxrun_status st;
@@ -1378,7 +1378,7 @@ static void assert_fast_declines(struct onnxrun_env *env, struct tnode *t, struc
 	struct onnxrun_type out;
 	struct onnxrun__convt_geom g;
 	struct onnxrun__err err;
-	struct onnxrun_op_context ctx = { &t->node, &err, env, 1, NULL, NULL, NULL };
+	struct onnxrun_op_context ctx = { &t->node, &err, env, 1, NULL, NULL, NULL, NULL, NULL };
 	const struct onnxrun_tensor *const *ins = (const struct onnxrun_tensor *const *)tensors;
 	struct onnxrun_tensor *y;
 	const char *name;

@@ -72,7 +72,7 @@ static enum onnxrun_status run_infer(struct tnode *t, struct onnxrun_type *in, s
 	memset(out, 0, sizeof *out);
 	out->shape.rank = -1;
 	err->msg[0] = 0;
-	return t->node.op->infer(&(struct onnxrun_op_context){ &t->node, err, NULL, 1, NULL, NULL, NULL }, in, 1, out, 1);
+	return t->node.op->infer(&(struct onnxrun_op_context){ &t->node, err, NULL, 1, NULL, NULL, NULL, NULL, NULL }, in, 1, out, 1);
 }
 
 static void expect_dims(struct tnode *t, struct onnxrun_type *in, int64_t n, int64_t c, int64_t h, int64_t w)
@@ -198,7 +198,7 @@ static void test_errors(void **state)
 	tnode_init(&t, 13);
 	set_int(&t, "blocksize", (int64_t)1 << 32);
 	expect_error(&t, &in, "squared overflows int64");
-	assert_int_equal(t.node.op->infer(&(struct onnxrun_op_context){ &t.node, &err, NULL, 1, NULL, NULL, NULL }, &in, 0, &out, 1),
+	assert_int_equal(t.node.op->infer(&(struct onnxrun_op_context){ &t.node, &err, NULL, 1, NULL, NULL, NULL, NULL, NULL }, &in, 0, &out, 1),
 	                 ONNXRUN_ERROR_INVALID_MODEL);
 }
 
@@ -231,7 +231,7 @@ static struct onnxrun_tensor *run_node(struct onnxrun_env *env, struct tnode *t,
 {
 	struct onnxrun_type in, out;
 	struct onnxrun__err err;
-	struct onnxrun_op_context ctx = { &t->node, &err, env, 1, NULL, NULL, NULL };
+	struct onnxrun_op_context ctx = { &t->node, &err, env, 1, NULL, NULL, NULL, NULL, NULL };
 	struct onnxrun_tensor *y = NULL;
 	memset(&in, 0, sizeof in);
 	in.dtype = x->dtype;

@@ -215,6 +215,7 @@ const char *onnxrun_status_str(enum onnxrun_status status)
 	case ONNXRUN_ERROR_INVALID_INPUT: return "invalid input";
 	case ONNXRUN_ERROR_LIMIT: return "limit exceeded";
 	case ONNXRUN_ERROR_RUNTIME: return "runtime error";
+	case ONNXRUN_ERROR_CANCELLED: return "cancelled";
 	}
 	return "unknown status";
 }

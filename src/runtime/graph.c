@@ -315,7 +315,7 @@ static enum onnxrun_status infer_node(const struct onnxrun_model *m, size_t k, s
 		out[o].shape.rank = -1;
 	}
 	{
-		struct onnxrun_op_context ctx = { node, err, m->env, 1, node->op_state, m, NULL };
+		struct onnxrun_op_context ctx = { node, err, m->env, 1, node->op_state, m, NULL, NULL, NULL };
 		st = node->op->infer(&ctx, in, node->n_inputs, out, node->n_outputs);
 	}
 	if (st)
@@ -489,7 +489,7 @@ enum onnxrun_status onnxrun__graph_init_ops(struct onnxrun_model *m, struct onnx
 	/* an inspection never runs: no pre-packing, only the copies below */
 	for (size_t k = 0; k < m->n_nodes && !m->inspect_only; k++) {
 		struct onnxrun__node *node = &m->nodes[k];
-		struct onnxrun_op_context ctx = { node, err, m->env, 1, NULL, m, &node->rebuilds };
+		struct onnxrun_op_context ctx = { node, err, m->env, 1, NULL, m, &node->rebuilds, NULL, NULL };
 		enum onnxrun_status st;
 		node->rebuilds = 0;
 		if (!node->op->init)

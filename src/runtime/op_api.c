@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "pool.h"
 
 enum onnxrun_status onnxrun_env_register_op(struct onnxrun_env *env, const struct onnxrun_op *op)
 {
@@ -77,6 +77,24 @@ void *onnxrun_op_state(const struct onnxrun_op_context *ctx)
 int onnxrun_op_threads(const struct onnxrun_op_context *ctx)
 {
 	return ctx ? ctx->threads : 1;
+}
+
+enum onnxrun_status onnxrun_op_parallel_for(struct onnxrun_op_context *ctx, int64_t n, onnxrun_parallel_fn fn,
+                                            void *arg)
+{
+	if (!ctx || !fn || n < 0)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	/* onnxrun_parallel_fn and the pool's item function have the same signature */
+	if (onnxrun__pool_run_ctl(ctx->pool, onnxrun_op_threads(ctx), n, fn, arg, ctx->ctl))
+		return ONNXRUN_OK;
+	/* the session replaces this message with the cancel or deadline one */
+	return ctx->node ? onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_CANCELLED, ctx->node, "run stopped")
+	                 : ONNXRUN_ERROR_CANCELLED;
+}
+
+int onnxrun_op_should_stop(struct onnxrun_op_context *ctx)
+{
+	return ctx && onnxrun__runctl_check(ctx->ctl);
 }
 
 int onnxrun_op_has_attr(const struct onnxrun_op_context *ctx, const char *name)

@@ -176,9 +176,12 @@ struct onnxrun__attr {
 struct onnxrun_model;
 struct onnxrun__node;
 struct onnxrun_op_context;
+struct onnxrun__pool;
+struct onnxrun__runctl;
 
 /* What an op callback sees (struct onnxrun_op in onnxrun.h): the node, where errors go, the
- * env, the thread count and the node's state from init. */
+ * env, the thread count and the node's state from init; in compute, the session's pool and
+ * run control (onnxrun_op_parallel_for). */
 struct onnxrun_op_context {
 	const struct onnxrun__node *node;
 	struct onnxrun__err *err;
@@ -187,6 +190,8 @@ struct onnxrun_op_context {
 	void *state;
 	const struct onnxrun_model *model; /* for constant inputs; NULL in op unit tests */
 	uint32_t *rebuilds;                /* init only: the node's `rebuilds` (else NULL) */
+	struct onnxrun__pool *pool;        /* compute: the session's pool (NULL: one thread) */
+	struct onnxrun__runctl *ctl;       /* compute: the run's stop state (NULL: none) */
 };
 
 struct onnxrun__node {

@@ -1,9 +1,11 @@
 /*
- * session.c - run state of a model: bound inputs and dims, concrete shapes (re-inferred only
- * when an input shape changes), the planned arena of intermediates, and the run loop.
+ * session.c - run state of a model: bound inputs, outputs and dims, concrete shapes
+ * (re-inferred only when an input shape changes), the planned arena of intermediates, the
+ * run loop with its cancel and deadline checks, and the session's threads (its own pool or
+ * a shared one).
  */
+#include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "graph.h"
 #include "pool.h"
@@ -18,7 +20,13 @@ struct onnxrun_session {
 	const struct onnxrun_env *env;
 	struct onnxrun__err err;
 	int threads;
-	struct onnxrun__pool *pool; /* threads > 1: the ops' worker threads */
+	struct onnxrun__pool *pool;   /* threads > 1 and no shared pool: the ops' worker threads */
+	struct onnxrun_pool *shared;  /* onnxrun_session_set_pool (a reference), or NULL */
+	atomic_int cancel;            /* onnxrun_session_cancel's pending request */
+	uint64_t budget_ns;           /* onnxrun_session_set_deadline; 0: none */
+	struct onnxrun__runctl ctl;   /* the stop state of the current run */
+	struct onnxrun_tensor **bound; /* per graph output: caller tensor (set_output) or NULL */
+	int32_t *primary;             /* per value: the first output index bound to it, else -1 */
 	size_t n_binds;
 	struct dim_bind *binds;
 	const struct onnxrun_tensor **feeds; /* per value: caller tensors of inputs */
@@ -68,11 +76,17 @@ enum onnxrun_status onnxrun_session_create(const struct onnxrun_model *m, struct
 	s->pub_dims = onnxrun__calloc(env, nv * ONNXRUN_MAX_RANK, sizeof *s->pub_dims);
 	s->in_ptrs = onnxrun__calloc(env, io, sizeof *s->in_ptrs);
 	s->out_ptrs = onnxrun__calloc(env, io, sizeof *s->out_ptrs);
+	s->bound = onnxrun__calloc(env, m->n_outputs ? m->n_outputs : 1, sizeof *s->bound);
+	s->primary = onnxrun__malloc(env, nv * sizeof *s->primary);
+	atomic_init(&s->cancel, 0);
+	s->ctl.cancel = &s->cancel;
+	atomic_init(&s->ctl.stopped, ONNXRUN__STOP_NONE);
 	if (!s->feeds || !s->types || !s->fed || !s->scratch || !s->tensors || !s->pub_dims || !s->in_ptrs ||
-	    !s->out_ptrs) {
+	    !s->out_ptrs || !s->bound || !s->primary) {
 		onnxrun_session_free(s);
 		return ONNXRUN_ERROR_OUT_OF_MEMORY;
 	}
+	memset(s->primary, 0xff, nv * sizeof *s->primary);
 	*out = s;
 	return ONNXRUN_OK;
 }
@@ -110,7 +124,10 @@ void onnxrun_session_free(struct onnxrun_session *s)
 	onnxrun__free(env, s->prof_ns);
 	onnxrun__free(env, s->in_ptrs);
 	onnxrun__free(env, s->out_ptrs);
+	onnxrun__free(env, s->bound);
+	onnxrun__free(env, s->primary);
 	onnxrun__pool_free(s->pool);
+	onnxrun_pool_free(s->shared);
 	onnxrun__free(env, s);
 }
 
@@ -126,7 +143,7 @@ enum onnxrun_status onnxrun_session_set_threads(struct onnxrun_session *s, int t
 	if (threads < 1)
 		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "threads must be >= 1, not %d",
 		                     threads);
-	if (threads != onnxrun__pool_threads(s->pool)) {
+	if (!s->shared && threads != onnxrun__pool_threads(s->pool)) {
 		struct onnxrun__pool *p = NULL;
 		if (threads > 1 && onnxrun__pool_create(s->env, threads, &p))
 			return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory creating %d threads",
@@ -135,6 +152,58 @@ enum onnxrun_status onnxrun_session_set_threads(struct onnxrun_session *s, int t
 		s->pool = p;
 	}
 	s->threads = threads;
+	return ONNXRUN_OK;
+}
+
+enum onnxrun_status onnxrun_session_set_pool(struct onnxrun_session *s, struct onnxrun_pool *pool)
+{
+	if (!s)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	onnxrun__err_clear(&s->err);
+	if (pool == s->shared)
+		return ONNXRUN_OK;
+	if (pool) {
+		onnxrun__shared_pool_ref(pool);
+		onnxrun__pool_free(s->pool);
+		s->pool = NULL;
+	} else if (s->threads > 1 && onnxrun__pool_create(s->env, s->threads, &s->pool)) {
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory creating %d threads",
+		                     s->threads);
+	}
+	onnxrun_pool_free(s->shared);
+	s->shared = pool;
+	return ONNXRUN_OK;
+}
+
+/* The pool the session's ops run on and the threads they may use. */
+static struct onnxrun__pool *run_pool(const struct onnxrun_session *s)
+{
+	return s->shared ? onnxrun__shared_pool(s->shared) : s->pool;
+}
+
+static int run_threads(const struct onnxrun_session *s)
+{
+	return s->shared ? onnxrun_pool_threads(s->shared) : s->threads;
+}
+
+void onnxrun_session_cancel(struct onnxrun_session *s)
+{
+	if (s)
+		atomic_store_explicit(&s->cancel, 1, memory_order_relaxed);
+}
+
+void onnxrun_session_clear_cancel(struct onnxrun_session *s)
+{
+	if (s)
+		atomic_store_explicit(&s->cancel, 0, memory_order_relaxed);
+}
+
+enum onnxrun_status onnxrun_session_set_deadline(struct onnxrun_session *s, uint64_t budget_us)
+{
+	if (!s)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	onnxrun__err_clear(&s->err);
+	s->budget_ns = budget_us > UINT64_MAX / 1000 ? UINT64_MAX / 2 : budget_us * 1000;
 	return ONNXRUN_OK;
 }
 
@@ -271,6 +340,131 @@ enum onnxrun_status onnxrun_session_set_input_by_name(struct onnxrun_session *s,
 	              s->model->values[v].kind != ONNXRUN__VALUE_DEFAULTED))
 		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "model has no input named '%s'", name);
 	return set_feed(s, v, t);
+}
+
+/* ---- outputs in caller memory ---- */
+
+static void type_of(const struct onnxrun_tensor *t, struct onnxrun_type *out);
+static const struct onnxrun_tensor *value_tensor(const struct onnxrun_session *s, int32_t v);
+
+/* Checks bound tensor t of output i against type `want` (unknown parts match anything). */
+static enum onnxrun_status check_bound(struct onnxrun_session *s, size_t i, const struct onnxrun_tensor *t,
+                                       const struct onnxrun_type *want)
+{
+	const struct onnxrun__value *v = &s->model->values[s->model->outputs[i]];
+	struct onnxrun_type got;
+	bool same = !want->dtype || want->dtype == t->dtype;
+	char a[256], b[256];
+	if (same && want->shape.rank >= 0) {
+		same = want->shape.rank == t->rank;
+		for (int32_t d = 0; same && d < t->rank; d++)
+			same = want->shape.dims[d] < 0 || want->shape.dims[d] == t->dims[d];
+	}
+	if (same)
+		return ONNXRUN_OK;
+	type_of(t, &got);
+	return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT,
+	                     "output '%s' (index %zu): the bound tensor is %s %s but the output is %s %s "
+	                     "(onnxrun_session_set_output)", v->name, i, onnxrun_dtype_name(t->dtype),
+	                     onnxrun__shape_str(&got.shape, a, sizeof a),
+	                     want->dtype ? onnxrun_dtype_name(want->dtype) : "of unknown dtype",
+	                     want->shape.rank >= 0 ? onnxrun__shape_str(&want->shape, b, sizeof b) : "[unknown shape]");
+}
+
+enum onnxrun_status onnxrun_session_set_output(struct onnxrun_session *s, size_t i, struct onnxrun_tensor *t)
+{
+	const struct onnxrun_model *m;
+	enum onnxrun_status st;
+	if (!s)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	onnxrun__err_clear(&s->err);
+	m = s->model;
+	if (i >= m->n_outputs)
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT,
+		                     "output index %zu is out of range (%zu outputs)", i, m->n_outputs);
+	if (t && t->dtype == ONNXRUN_DTYPE_STRING)
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT,
+		                     "output '%s' (index %zu): string outputs cannot be bound",
+		                     m->values[m->outputs[i]].name, i);
+	if (t && (st = check_bound(s, i, t, &m->values[m->outputs[i]].type)))
+		return st;
+	if (!t != !s->bound[i])
+		s->prepared = false; /* the plan allocates unbound outputs only */
+	s->bound[i] = t;
+	return ONNXRUN_OK;
+}
+
+/* True when [a, a+na) and [b, b+nb) share a byte. */
+static bool overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+	const char *x = a, *y = b;
+	return na && nb && x < y + nb && y < x + na;
+}
+
+/* After inference: every bound output against its concrete type, and its memory against
+ * the fed inputs' and the other bound outputs' (except a copy of the same value onto the
+ * same bytes). Sets primary[]: the output index each node-computed value is written to. */
+static enum onnxrun_status check_bindings(struct onnxrun_session *s)
+{
+	const struct onnxrun_model *m = s->model;
+	enum onnxrun_status st;
+	for (size_t i = 0; i < m->n_outputs; i++)
+		s->primary[m->outputs[i]] = -1;
+	for (size_t i = 0; i < m->n_outputs; i++) {
+		const struct onnxrun_tensor *t = s->bound[i];
+		const int32_t v = m->outputs[i];
+		if (!t)
+			continue;
+		if ((st = check_bound(s, i, t, &s->types[v])))
+			return st;
+		if (m->values[v].producer >= 0 && s->primary[v] < 0)
+			s->primary[v] = (int32_t)i;
+		for (size_t k = 0; k < m->n_inputs; k++) {
+			const struct onnxrun_tensor *f = s->feeds[m->inputs[k]];
+			if (f && overlap(t->data, t->nbytes, f->data, f->nbytes) && m->values[v].producer >= 0)
+				return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT,
+				                     "output '%s' (index %zu): the bound tensor's memory overlaps input '%s'",
+				                     m->values[v].name, i, m->values[m->inputs[k]].name);
+		}
+		for (size_t j = 0; j < i; j++) {
+			const struct onnxrun_tensor *u = s->bound[j];
+			if (u && overlap(t->data, t->nbytes, u->data, u->nbytes) &&
+			    (m->outputs[j] != v || u->data != t->data))
+				return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT,
+				                     "output '%s' (index %zu): the bound tensor's memory overlaps the one "
+				                     "bound to output '%s' (index %zu)", m->values[v].name, i,
+				                     m->values[m->outputs[j]].name, j);
+		}
+	}
+	return ONNXRUN_OK;
+}
+
+/* Before a run: node outputs that are bound are written straight into the bound memory
+ * (the tensor bound at this run; prepare made the session's tensor borrow it). */
+static void point_at_bindings(struct onnxrun_session *s)
+{
+	const struct onnxrun_model *m = s->model;
+	for (size_t i = 0; i < m->n_outputs; i++) {
+		const int32_t v = m->outputs[i];
+		if (s->bound[i] && s->primary[v] == (int32_t)i)
+			s->tensors[v]->data = s->bound[i]->data;
+	}
+}
+
+/* After a run: bound outputs that nothing wrote into (a graph input or initializer as an
+ * output, or a second index of a value bound elsewhere) get a copy. */
+static void copy_bindings(struct onnxrun_session *s)
+{
+	const struct onnxrun_model *m = s->model;
+	for (size_t i = 0; i < m->n_outputs; i++) {
+		const int32_t v = m->outputs[i];
+		const struct onnxrun_tensor *src;
+		if (!s->bound[i] || s->primary[v] == (int32_t)i)
+			continue;
+		src = value_tensor(s, v);
+		if (src && src->data != s->bound[i]->data && s->bound[i]->nbytes)
+			memmove(s->bound[i]->data, src->data, s->bound[i]->nbytes);
+	}
 }
 
 /* ---- prepare: concrete types, plan, buffers ---- */
@@ -474,6 +668,8 @@ static enum onnxrun_status plan_arena(struct onnxrun_session *s, struct onnxrun_
 			int32_t v = node->outputs[o];
 			if (v < 0)
 				continue;
+			if (m->values[v].is_output && s->primary[v] >= 0)
+				continue; /* written into the caller's memory */
 			if (m->values[v].is_output || s->types[v].dtype == ONNXRUN_DTYPE_STRING) {
 				if ((st = need_bytes(s, k, v, false, &need.outputs, &need, &bytes)))
 					return st;
@@ -525,6 +721,8 @@ static enum onnxrun_status make_tensors(struct onnxrun_session *s, const struct 
 				continue;
 			if (item_of[v] >= 0 && items[item_of[v]].size)
 				at = (char *)s->arena + items[item_of[v]].offset;
+			if (m->values[v].is_output && s->primary[v] >= 0)
+				at = s->bound[s->primary[v]]->data; /* NULL when empty: nothing allocated */
 			st = onnxrun__tensor_new(s->env, s->types[v].dtype, s->types[v].shape.rank,
 			                         s->types[v].shape.dims, at, &s->err, &s->tensors[v]);
 			if (st) {
@@ -532,7 +730,7 @@ static enum onnxrun_status make_tensors(struct onnxrun_session *s, const struct 
 				                    m->values[v].name);
 				return st;
 			}
-			if (m->values[v].is_output)
+			if (m->values[v].is_output && s->primary[v] < 0)
 				s->planned += s->tensors[v]->nbytes;
 			if (onnxrun_tensor_set_name(s->tensors[v], m->values[v].name))
 				return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -588,6 +786,8 @@ enum onnxrun_status onnxrun_session_prepare(struct onnxrun_session *s)
 		if (m->values[v].producer >= 0 && !onnxrun__shape_concrete(&s->types[v].shape))
 			return onnxrun__node_fail(&s->err, ONNXRUN_ERROR_RUNTIME, &m->nodes[m->values[v].producer],
 			                          "output '%s' has no concrete shape", m->values[v].name);
+	if ((st = check_bindings(s)))
+		return st;
 	if ((st = allocate(s))) {
 		release_buffers(s);
 		return st;
@@ -616,17 +816,12 @@ static bool feeds_changed(const struct onnxrun_session *s)
 
 /* ---- run ---- */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static enum onnxrun_status run_node(struct onnxrun_session *s, size_t k)
 {
 	const struct onnxrun__node *node = &s->model->nodes[k];
-	struct onnxrun_op_context ctx = { node, &s->err, s->env, s->threads, node->op_state, s->model, NULL };
+	struct onnxrun__pool *pool = run_pool(s);
+	struct onnxrun_op_context ctx = { node, &s->err, s->env, run_threads(s), node->op_state, s->model, NULL,
+		                          pool, &s->ctl };
 	enum onnxrun_status st;
 	for (size_t i = 0; i < node->n_inputs; i++)
 		s->in_ptrs[i] = node->inputs[i] >= 0 ? value_tensor(s, node->inputs[i]) : NULL;
@@ -636,25 +831,55 @@ static enum onnxrun_status run_node(struct onnxrun_session *s, size_t k)
 			onnxrun__tensor_strings_clear(t);
 		s->out_ptrs[o] = t;
 	}
-	uint64_t t0 = s->prof_ns ? now_ns() : 0;
-	onnxrun__pool_set_current(s->pool);
+	uint64_t t0 = s->prof_ns ? onnxrun__now_ns() : 0;
+	onnxrun__pool_set_current(pool);
+	onnxrun__runctl_set_current(&s->ctl);
 	st = node->op->compute(&ctx, s->in_ptrs, node->n_inputs, s->out_ptrs, node->n_outputs);
+	onnxrun__runctl_set_current(NULL);
 	onnxrun__pool_set_current(NULL);
 	if (s->prof_ns)
-		s->prof_ns[k] += now_ns() - t0;
+		s->prof_ns[k] += onnxrun__now_ns() - t0;
 	if (st && !s->err.msg[0])
 		onnxrun__node_fail(&s->err, st, node, "failed: %s", onnxrun_status_str(st));
 	return st;
+}
+
+/* Ends a run that was told to stop (s->ctl.stopped) in node k (before it started, when
+ * `before`; k == n_nodes: before the run started): clears the cancel request and reports
+ * ONNXRUN_ERROR_CANCELLED naming the node. */
+static enum onnxrun_status run_stopped(struct onnxrun_session *s, size_t k, bool before, uint64_t start)
+{
+	const struct onnxrun_model *m = s->model;
+	const bool deadline = atomic_load_explicit(&s->ctl.stopped, memory_order_relaxed) == ONNXRUN__STOP_DEADLINE;
+	const char *where = k >= m->n_nodes ? " before it started" : before ? " before the node started" : "";
+	char why[200];
+	atomic_store_explicit(&s->cancel, 0, memory_order_relaxed);
+	s->ran = false;
+	if (deadline)
+		snprintf(why, sizeof why,
+		         "deadline of %g s exceeded (onnxrun_session_set_deadline): run stopped%s after %.3g s",
+		         (double)s->budget_ns / 1e9, where, (double)(onnxrun__now_ns() - start) / 1e9);
+	else
+		snprintf(why, sizeof why, "run cancelled%s (onnxrun_session_cancel)", where);
+	if (k >= m->n_nodes)
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_CANCELLED, "%s", why);
+	return onnxrun__node_fail(&s->err, ONNXRUN_ERROR_CANCELLED, &m->nodes[k], "%s", why);
 }
 
 enum onnxrun_status onnxrun_session_run(struct onnxrun_session *s)
 {
 	const struct onnxrun_model *m;
 	enum onnxrun_status st;
+	uint64_t start;
 	if (!s)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;
 	onnxrun__err_clear(&s->err);
 	m = s->model;
+	start = onnxrun__now_ns();
+	s->ctl.deadline_ns = s->budget_ns ? start + s->budget_ns : 0;
+	atomic_store_explicit(&s->ctl.stopped, ONNXRUN__STOP_NONE, memory_order_relaxed);
+	if (onnxrun__runctl_check(&s->ctl))
+		return run_stopped(s, m->n_nodes, true, start);
 	for (size_t i = 0; i < m->n_inputs; i++)
 		if (!s->feeds[m->inputs[i]])
 			return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_INPUT, "input '%s' is not set",
@@ -662,9 +887,20 @@ enum onnxrun_status onnxrun_session_run(struct onnxrun_session *s)
 	if ((!s->prepared || feeds_changed(s)) && (st = onnxrun_session_prepare(s)))
 		return st;
 	s->ran = false;
-	for (size_t k = 0; k < m->n_nodes; k++)
-		if ((st = run_node(s, k)))
+	if ((st = check_bindings(s)))
+		return st;
+	point_at_bindings(s);
+	for (size_t k = 0; k < m->n_nodes; k++) {
+		if (onnxrun__runctl_check(&s->ctl))
+			return run_stopped(s, k, true, start);
+		st = run_node(s, k);
+		/* a stop seen during the node may have skipped work items: its result is dropped */
+		if (onnxrun__runctl_check(&s->ctl))
+			return run_stopped(s, k, false, start);
+		if (st)
 			return st;
+	}
+	copy_bindings(s);
 	s->ran = true;
 	if (s->prof_ns)
 		s->prof_runs++;
@@ -700,7 +936,7 @@ enum onnxrun_status onnxrun_session_output(const struct onnxrun_session *s, size
 {
 	if (!s || !out || i >= s->model->n_outputs || !s->ran)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;
-	*out = value_tensor(s, s->model->outputs[i]);
+	*out = s->bound[i] ? s->bound[i] : value_tensor(s, s->model->outputs[i]);
 	return *out ? ONNXRUN_OK : ONNXRUN_ERROR_INVALID_ARGUMENT;
 }
 
