@@ -529,9 +529,9 @@ ONNXRUN_API enum onnxrun_status onnxrun_session_set_deadline(struct onnxrun_sess
 
 /* Binds a caller tensor (e.g. from onnxrun_tensor_wrap around a frame buffer) as output i
  * (as in onnxrun_model_output_info): the node that computes it writes straight into the
- * tensor's data, without a copy. Outputs that the graph takes from an input or an
- * initializer, and a second output index bound to a value that is already bound, are
- * copied into their tensor at the end of a run. The tensor is borrowed: it must stay valid
+ * tensor's data, without a copy, and later nodes that read the value read it there. An
+ * output that the graph takes straight from an input or an initializer is copied into its
+ * tensor at the end of a run (nothing computes it). The tensor is borrowed: it must stay valid
  * until it is unbound (tensor NULL) or the session is freed, and its memory must not
  * overlap an input's or another bound output's. After a successful run,
  * onnxrun_session_output(i) returns this tensor; after a failed or cancelled one, its
