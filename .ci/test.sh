@@ -3,7 +3,8 @@
 #  1. the CTest suite (cmocka unit, op, conformance, API and CLI tests; valgrind memcheck of
 #     the CLI; install + examples via pkg-config and find_package);
 #  2. the same cmocka suite built with AddressSanitizer + UndefinedBehaviorSanitizer;
-#  3. the API tests (a model shared by four threads) under ThreadSanitizer;
+#  3. the tests that use threads under ThreadSanitizer: the API (a model shared by four
+#     threads), cancellation, shared pools, onnxrun_op_parallel_for;
 #  4. each libFuzzer target (tests/fuzz: model, tensor_pb, npy) for FUZZ_SECONDS (default 60)
 #     under ASan + UBSan; any crash, leak, hang or OOM fails (see docs/security.md).
 set -euo pipefail
@@ -39,8 +40,9 @@ cmake --build build-asan -j"$jobs" >/dev/null
 
 echo "== ThreadSanitizer"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXRUN_WERROR=ON -DONNXRUN_TSAN=ON >/dev/null
-cmake --build build-tsan -j"$jobs" --target test_api >/dev/null
-(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^test_api$')
+tsan_tests="test_api test_cancel test_shared_pool test_op_parallel"
+cmake --build build-tsan -j"$jobs" --target $tsan_tests >/dev/null
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R "^(${tsan_tests// /|})\$")
 
 echo "== Fuzzing (libFuzzer + ASan + UBSan, ${FUZZ_SECONDS:-60} s per target)"
 for target in model tensor_pb npy; do

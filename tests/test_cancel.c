@@ -184,13 +184,13 @@ static struct onnxrun_session *spin_session(struct spin_fixture *f, int threads,
 	return s;
 }
 
-/* Item 100 of 200,000 cancels: later items are not started, the message names the node,
+/* Item 100 of 20,000 cancels: later items are not started, the message names the node,
  * the next run is complete. Threads 1-4, own threads and a shared pool. */
 static void test_cancel_from_an_item(void **state)
 {
 	struct spin_fixture f;
 	(void)state;
-	spin_setup(&f, 200000);
+	spin_setup(&f, 20000);
 	for (int shared = 0; shared <= 1; shared++)
 		for (int threads = 1; threads <= 4; threads++) {
 			struct onnxrun_pool *pool = NULL;
@@ -281,13 +281,13 @@ static void test_cancel_before_run(void **state)
 	spin_teardown(&f);
 }
 
-/* A 2 ms budget against 100,000 items of 100 us (10 s): stopped with a deadline message
+/* A 2 ms budget against 20,000 items of 100 us (2 s): stopped with a deadline message
  * naming the node; without the budget the next run is complete. */
 static void test_deadline(void **state)
 {
 	struct spin_fixture f;
 	(void)state;
-	spin_setup(&f, 100000);
+	spin_setup(&f, 20000);
 	for (int threads = 1; threads <= 2; threads++) {
 		struct onnxrun_session *s = spin_session(&f, threads, NULL);
 		const char *msg;
