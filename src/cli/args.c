@@ -24,6 +24,7 @@ enum opt_id {
 	OPT_ATOL,
 	OPT_DOT,
 	OPT_NO_MMAP,
+	OPT_TIMEOUT,
 };
 
 /* value: 0 none, 1 required, 2 optional (only as --name=VALUE) */
@@ -39,7 +40,7 @@ static const struct opt_def opt_defs[] = {
 	{"threads", 1, OPT_THREADS}, {"info", 0, OPT_INFO},       {"bench", 1, OPT_BENCH},
 	{"profile", 0, OPT_PROFILE}, {"rtol", 1, OPT_RTOL},       {"atol", 1, OPT_ATOL},
 	{"dot", 1, OPT_DOT},         {"max-memory", 1, OPT_MAX_MEMORY},
-	{"no-mmap", 0, OPT_NO_MMAP},
+	{"no-mmap", 0, OPT_NO_MMAP}, {"timeout", 1, OPT_TIMEOUT},
 };
 
 /* Prints the usage text. */
@@ -73,10 +74,17 @@ void cli_print_usage(FILE *f)
 	      "                      K/M/G suffix (default 8G)\n"
 	      "      --no-mmap       read the model and its external data into memory\n"
 	      "                      instead of mapping the files\n"
+	      "      --timeout S     stop a run still going after S seconds (a decimal\n"
+	      "                      number; each run of --bench gets S): exit status 2\n"
+	      "                      and the node it stopped in\n"
 	      "  -h, --help          print this help and exit\n"
 	      "      --version       print the version and exit\n"
 	      "\n"
-	      "exit status: 0 success, 1 an output differs from the expected one, 2 error\n",
+	      "Ctrl-C stops the run in progress cleanly (exit status 130); pressed again, it\n"
+	      "ends the tool at once.\n"
+	      "\n"
+	      "exit status: 0 success, 1 an output differs from the expected one, 2 error,\n"
+	      "130 interrupted by Ctrl-C\n",
 	      f);
 }
 
@@ -99,6 +107,32 @@ int cli_parse_count(const char *opt, const char *s, long max, long *out)
 	}
 	*out = v;
 	return CLI_OK;
+}
+
+/* The longest --timeout: a day. */
+#define MAX_TIMEOUT_S 86400.0
+
+/* Parses a duration in seconds: a finite decimal number > 0 and at most a day. */
+int cli_parse_seconds(const char *opt, const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (s[0] == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v <= 0 || v > MAX_TIMEOUT_S) {
+		cli_error("--%s needs a number of seconds > 0 and at most %g, not '%s'", opt, MAX_TIMEOUT_S, s);
+		return CLI_ERROR;
+	}
+	*out = v;
+	return CLI_OK;
+}
+
+/* Seconds as whole microseconds, at least 1. */
+uint64_t cli_seconds_to_us(double seconds)
+{
+	double us = ceil(seconds * 1e6);
+	return us < 1 ? 1 : (uint64_t)us;
 }
 
 /* Parses a byte count: a decimal integer >= 1, optionally followed by K, M or G (powers of
@@ -213,6 +247,7 @@ static int apply_option(enum opt_id id, const char *name, const char *val,
 	case OPT_PROFILE: opts->profile = 1; return CLI_OK;
 	case OPT_MAX_MEMORY: return parse_bytes(name, val, &opts->max_memory);
 	case OPT_NO_MMAP: opts->no_mmap = 1; return CLI_OK;
+	case OPT_TIMEOUT: return cli_parse_seconds(name, val, &opts->timeout);
 	}
 	return CLI_ERROR;
 }

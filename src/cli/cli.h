@@ -20,6 +20,7 @@ enum cli_exit {
 	CLI_EXIT_OK = 0,
 	CLI_EXIT_MISMATCH = 1,
 	CLI_EXIT_ERROR = 2,
+	CLI_EXIT_INTERRUPTED = 130, /* Ctrl-C stopped a run (128 + SIGINT, as shells report) */
 };
 
 /* Return codes of the tool's internal functions. */
@@ -52,6 +53,7 @@ struct cli_options {
 	long bench_runs; /* 0: no --bench */
 	int profile;     /* --profile: per-node times after the runs */
 	uint64_t max_memory; /* --max-memory, 0: the library's default */
+	double timeout;      /* --timeout SECONDS per run, 0: none */
 	int no_mmap;         /* --no-mmap */
 	double rtol;
 	double atol;
@@ -129,6 +131,13 @@ void cli_print_usage(FILE *f);
 const struct cli_dim *cli_find_dim(const struct cli_options *opts, const char *name);
 int cli_parse_tolerance(const char *opt, const char *s, double *out);
 int cli_parse_count(const char *opt, const char *s, long max, long *out);
+int cli_parse_seconds(const char *opt, const char *s, double *out);
+uint64_t cli_seconds_to_us(double seconds);
+
+/* interrupt.c: Ctrl-C cancels the watched session's run (see the file). */
+void cli_interrupt_install(void);
+void cli_interrupt_watch(struct onnxrun_session *session); /* NULL: none */
+int cli_interrupted(void);
 
 /* main.c */
 int cli_bind_dims(struct onnxrun_session *session, const struct cli_options *opts);

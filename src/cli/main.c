@@ -28,13 +28,19 @@ int cli_bind_dims(struct onnxrun_session *session, const struct cli_options *opt
 	return CLI_OK;
 }
 
-/* Runs the session once; a failure prints the library's message (it names the node). */
+/* Runs the session once; a failure prints the library's message (it names the node). A
+ * cancelled run was stopped by Ctrl-C or, otherwise, by --timeout. */
 static int run_once(struct onnxrun_session *session)
 {
 	enum onnxrun_status st = onnxrun_session_run(session);
 
+	if (st == ONNXRUN_ERROR_CANCELLED && cli_interrupted()) {
+		fprintf(stderr, "onnxrun: interrupted: %s\n", onnxrun_session_error(session));
+		return CLI_ERROR;
+	}
 	if (st != ONNXRUN_OK) {
-		cli_lib_error(onnxrun_session_error(session), st, NULL);
+		cli_lib_error(onnxrun_session_error(session), st,
+		              st == ONNXRUN_ERROR_CANCELLED ? "--timeout" : NULL);
 		return CLI_ERROR;
 	}
 	return CLI_OK;
@@ -92,6 +98,8 @@ static int make_session(const struct onnxrun_model *model, const struct cli_opti
 	st = onnxrun_session_set_threads(*out, threads);
 	if (st == ONNXRUN_OK && opts->profile)
 		st = onnxrun_session_set_profiling(*out, 1);
+	if (st == ONNXRUN_OK && opts->timeout > 0)
+		st = onnxrun_session_set_deadline(*out, cli_seconds_to_us(opts->timeout));
 	if (st != ONNXRUN_OK) {
 		cli_lib_error(onnxrun_session_error(*out), st, "--threads");
 		return CLI_ERROR;
@@ -138,6 +146,7 @@ static int run_model(struct onnxrun_env *env, const struct onnxrun_model *model,
 	if (make_session(model, opts, &session) != CLI_OK ||
 	    cli_data_bind(session, model, data) != CLI_OK)
 		goto done;
+	cli_interrupt_watch(session);
 	int rc = opts->bench_runs > 0 ? run_bench(session, opts->bench_runs, &bench)
 	                              : run_once(session);
 	if (rc != CLI_OK || cli_compare_outputs(session, model, data, opts, &mismatch) != CLI_OK)
@@ -151,6 +160,7 @@ static int run_model(struct onnxrun_env *env, const struct onnxrun_model *model,
 		       bench.median_ms, bench.min_ms);
 	code = mismatch ? CLI_EXIT_MISMATCH : CLI_EXIT_OK;
 done:
+	cli_interrupt_watch(NULL);
 	onnxrun_session_free(session);
 	return code;
 }
@@ -192,8 +202,11 @@ int main(int argc, char **argv)
 	struct cli_options opts;
 	int code;
 
-	if (argc > 1 && strcmp(argv[1], "test") == 0)
-		return cli_test_main(argc - 1, argv + 1);
+	cli_interrupt_install();
+	if (argc > 1 && strcmp(argv[1], "test") == 0) {
+		code = cli_test_main(argc - 1, argv + 1);
+		return cli_interrupted() ? CLI_EXIT_INTERRUPTED : code;
+	}
 	if (cli_parse_args(argc, argv, &opts) != CLI_OK) {
 		code = CLI_EXIT_ERROR;
 	} else if (opts.help) {
@@ -212,5 +225,5 @@ int main(int argc, char **argv)
 		cli_error("cannot write to standard output");
 		code = CLI_EXIT_ERROR;
 	}
-	return code;
+	return cli_interrupted() ? CLI_EXIT_INTERRUPTED : code;
 }

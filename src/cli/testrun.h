@@ -37,6 +37,7 @@ struct tr_options {
 	int fail_fast;
 	int unsupported_is_error; /* --unsupported=error; 0: skip (the default) */
 	int threads; /* 0: all online cores */
+	double timeout; /* --timeout SECONDS per case, 0: none */
 	int help;
 };
 

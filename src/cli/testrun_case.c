@@ -136,6 +136,38 @@ static void drop_suffix(char *s, const char *suffix)
 		s[n - k] = '\0';
 }
 
+/* When the case being run started (cli_now_ms), for --timeout. */
+static double case_start_ms;
+
+/* Runs the session within what is left of the case's --timeout (Ctrl-C cancels it too); a
+ * run stopped by the timeout fails with "timeout after S s (in node ...)". */
+static enum onnxrun_status run_timed(struct onnxrun_session *session, const struct tr_options *opts)
+{
+	enum onnxrun_status st = ONNXRUN_ERROR_CANCELLED;
+	double left = opts->timeout - (cli_now_ms() - case_start_ms) / 1000.0;
+
+	if (opts->timeout <= 0 || left > 0) {
+		if (opts->timeout > 0)
+			onnxrun_session_set_deadline(session, cli_seconds_to_us(left));
+		cli_interrupt_watch(session);
+		st = onnxrun_session_run(session);
+		cli_interrupt_watch(NULL);
+	}
+	if (st == ONNXRUN_ERROR_CANCELLED && cli_interrupted()) {
+		cli_error("interrupted (Ctrl-C)");
+	} else if (st == ONNXRUN_ERROR_CANCELLED) {
+		const char *msg = left > 0 ? onnxrun_session_error(session) : "";
+		const char *end = strstr(msg, ": deadline of");
+		if (strncmp(msg, "node '", 6) == 0 && end != NULL)
+			cli_error("timeout after %g s (in %.*s)", opts->timeout, (int)(end - msg), msg);
+		else
+			cli_error("timeout after %g s", opts->timeout);
+	} else if (st != ONNXRUN_OK) {
+		cli_lib_error(onnxrun_session_error(session), st, NULL);
+	}
+	return st;
+}
+
 /* Loads, binds and runs data set `path`, then compares; errors are captured into s. */
 static void run_set(struct onnxrun_env *env, const struct onnxrun_model *model,
                     const struct tr_case *c, const char *path, const struct tr_options *opts,
@@ -155,10 +187,7 @@ static void run_set(struct onnxrun_env *env, const struct onnxrun_model *model,
 	if (cli_data_collect(env, model, &copts, &data) == CLI_OK &&
 	    make_session(model, opts, &session) == CLI_OK &&
 	    cli_data_bind(session, model, &data) == CLI_OK) {
-		enum onnxrun_status st = onnxrun_session_run(session);
-		if (st != ONNXRUN_OK)
-			cli_lib_error(onnxrun_session_error(session), st, NULL);
-		else
+		if (run_timed(session, opts) == ONNXRUN_OK)
 			compare_set(session, model, &data, c, s);
 	}
 	char *captured = cli_capture_end();
@@ -276,6 +305,7 @@ void tr_run_case(struct tr_case *c, const struct tr_options *opts, int *stop)
 	char *skip = NULL, *error = NULL;
 
 	c->ran = 1;
+	case_start_ms = t0;
 	if (tr_conf_apply(c, &skip, &error) != CLI_OK) {
 		c->result = TR_ERROR;
 		c->message = error;
@@ -290,7 +320,7 @@ void tr_run_case(struct tr_case *c, const struct tr_options *opts, int *stop)
 		load_and_run(env, c, opts, stop);
 	}
 	onnxrun_env_free(env);
-	if (tr_counts_as_failed(c, opts) && opts->fail_fast)
-		*stop = 1;
+	if ((tr_counts_as_failed(c, opts) && opts->fail_fast) || cli_interrupted())
+		*stop = 1; /* Ctrl-C: no further case */
 	c->time_ms = cli_now_ms() - t0;
 }

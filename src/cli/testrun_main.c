@@ -33,6 +33,9 @@ static void print_usage(FILE *f)
 	      "                           default) or counts as an 'error'\n"
 	      "      --allow-unsupported  the same as --unsupported=skip\n"
 	      "      --threads N          worker threads per run (default: all online cores)\n"
+	      "      --timeout S          a case whose runs take longer than S seconds in all\n"
+	      "                           is stopped and reported as an error (\"timeout\n"
+	      "                           after S s\"); the run goes on with the next case\n"
 	      "  -h, --help               print this help and exit\n"
 	      "\n"
 	      "A file " TR_CONF_NAME " in a case folder or any folder above it sets\n"
@@ -47,7 +50,9 @@ static void print_usage(FILE *f)
 	      "  0  every case passed or was skipped; unsupported cases count as skipped\n"
 	      "  1  some case failed or errored, or was unsupported with --unsupported=error\n"
 	      "  2  the run could not be done (bad option, PATH missing or without cases,\n"
-	      "     report file not writable)\n",
+	      "     report file not writable)\n"
+	      "  130  interrupted by Ctrl-C: the case being run is an error, the cases after\n"
+	      "     it are not run\n",
 	      f);
 }
 
@@ -95,7 +100,8 @@ static int parse_option(int argc, char **argv, int *i, struct tr_options *o)
 		return CLI_OK;
 	if (strcmp(name, "--rtol") != 0 && strcmp(name, "--atol") != 0 &&
 	    strcmp(name, "--junit") != 0 && strcmp(name, "--json") != 0 &&
-	    strcmp(name, "--threads") != 0 && strcmp(name, "--unsupported") != 0) {
+	    strcmp(name, "--threads") != 0 && strcmp(name, "--unsupported") != 0 &&
+	    strcmp(name, "--timeout") != 0) {
 		cli_error("unknown option '%s' (see 'onnxrun test --help')", arg);
 		return CLI_ERROR;
 	}
@@ -105,6 +111,8 @@ static int parse_option(int argc, char **argv, int *i, struct tr_options *o)
 		return cli_parse_tolerance("rtol", val, &o->rtol);
 	if (strcmp(name, "--atol") == 0)
 		return cli_parse_tolerance("atol", val, &o->atol);
+	if (strcmp(name, "--timeout") == 0)
+		return cli_parse_seconds("timeout", val, &o->timeout);
 	if (strcmp(name, "--unsupported") == 0) {
 		if (strcmp(val, "skip") != 0 && strcmp(val, "error") != 0) {
 			cli_error("--unsupported must be 'skip' or 'error', not '%s'", val);
