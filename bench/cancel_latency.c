@@ -14,7 +14,8 @@
  * --shared runs the session on a shared pool of N threads instead of its own. First one
  * full run is timed (--no-full: only prepared, for models that take minutes). Prints one
  * line per delay with the worst and median latency over R runs (default 5) and how many
- * runs ended before they could be stopped, then the worst latency over all stopped runs.
+ * runs ended before they could be stopped, then the worst and median latency over all
+ * stopped runs.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -94,7 +95,7 @@ int main(int argc, char **argv)
 		else if (n_delays < 64)
 			delays[n_delays++] = atof(argv[i]);
 	}
-	if (!path || threads < 1 || repeat < 1) {
+	if (!path || threads < 1 || repeat < 1 || repeat > 256) {
 		fprintf(stderr, "usage: cancel_latency MODEL [--threads N] [--shared] [--deadline] [--no-full] "
 		                "[--repeat R] [DELAY_MS...]\n");
 		return 2;
@@ -139,6 +140,7 @@ int main(int argc, char **argv)
 		printf("model %s: threads %d%s, %s %.3f ms\n", path, threads, shared ? " (shared pool)" : "",
 		       full ? "full run" : "prepare", (double)(now_ns() - t0) / 1e6);
 	}
+	static uint64_t all[64 * 256];
 	uint64_t worst = 0;
 	int stopped = 0;
 	printf("%10s %12s %12s %9s\n", "delay ms", "worst ms", "median ms", "finished");
@@ -176,6 +178,7 @@ int main(int argc, char **argv)
 		qsort(lat, (size_t)nl, sizeof *lat, cmp_u64);
 		if (nl && lat[nl - 1] > worst)
 			worst = lat[nl - 1];
+		memcpy(all + stopped, lat, (size_t)nl * sizeof *lat);
 		stopped += nl;
 		if (nl)
 			printf("%10g %12.3f %12.3f %6d/%d\n", delays[d], (double)lat[nl - 1] / 1e6,
@@ -183,7 +186,9 @@ int main(int argc, char **argv)
 		else
 			printf("%10g %12s %12s %6d/%d\n", delays[d], "-", "-", finished, repeat);
 	}
-	printf("worst over %d stopped runs: %.3f ms\n", stopped, (double)worst / 1e6);
+	qsort(all, (size_t)stopped, sizeof *all, cmp_u64);
+	printf("over %d stopped runs: worst %.3f ms, median %.3f ms\n", stopped, (double)worst / 1e6,
+	       stopped ? (double)all[stopped / 2] / 1e6 : 0.0);
 	onnxrun_session_free(s);
 	onnxrun_pool_free(pool);
 	for (size_t i = 0; i < n_in && i < 16; i++)
