@@ -494,14 +494,16 @@ ONNXRUN_API enum onnxrun_status onnxrun_op_fail(struct onnxrun_op_context *ctx, 
 /* ------------------------------------------------------------------------------------------
  * Stopping runs: cancellation and deadlines.
  *
- * A run checks for a stop before each node and, inside the ops, before each work item (the
- * built-in kernels split their work into items of about a millisecond or less on the suite
- * shapes; custom ops through onnxrun_op_parallel_for). Once a stop is seen, no further item
- * starts, the items already running finish, what the op computed is discarded, and run
- * returns ONNXRUN_ERROR_CANCELLED with a message naming the node it stopped in. The session
- * stays usable: its outputs are invalid (bound outputs, onnxrun_session_set_output, hold
- * partial results) and the next run computes everything again. Load, prepare and the
- * copies of onnxrun_session_set_output are not interrupted.
+ * A run checks for a stop before each node and, inside the ops, before each work item (of
+ * the built-in kernels, and of custom ops through onnxrun_op_parallel_for). An item is not
+ * interrupted, so its size bounds the latency: on real layer shapes a run thread does at
+ * most about 2 ms of work between checks, but a model can ask for much larger items (see
+ * docs/embedding.md). Once a stop is seen, no further item starts, the items already
+ * running finish, what the op computed is discarded, and run returns
+ * ONNXRUN_ERROR_CANCELLED with a message naming the node it stopped in. The session stays
+ * usable: its outputs are invalid (bound outputs, onnxrun_session_set_output, hold partial
+ * results) and the next run computes everything again. Load, prepare and the copies of
+ * onnxrun_session_set_output are not interrupted.
  */
 
 /* Asks the session's run to stop. Safe to call from any thread while another thread runs
