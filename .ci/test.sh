@@ -28,6 +28,11 @@ else
 	echo "skipped: not a git checkout"
 fi
 
+# The layering: no include or call cycle among the files of src/ops, and instruction-set code
+# only in src/kernels (docs/kernels.md).
+echo "== layering of src/"
+python3 tests/lint/check_layers.py
+
 echo "== build and test (RelWithDebInfo, -Werror)"
 cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXRUN_WERROR=ON >/dev/null
 cmake --build build-test -j"$jobs" >/dev/null

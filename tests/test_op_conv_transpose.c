@@ -491,21 +491,18 @@ static struct onnxrun_tensor *new_tensor(struct onnxrun_env *env, const struct o
 	return out;
 }
 
-/* A thread pool of `threads` made the current one (as a session's run loop does around
- * compute); NULL for one thread. pool_end undoes it. */
+/* A thread pool of `threads` for an op context's `pool` (as a session gives compute); NULL
+ * for one thread. */
 static struct onnxrun__pool *pool_begin(struct onnxrun_env *env, int threads)
 {
 	struct onnxrun__pool *pool = NULL;
-	if (threads > 1) {
+	if (threads > 1)
 		assert_int_equal(onnxrun__pool_create(env, threads, &pool), ONNXRUN_OK);
-		onnxrun__pool_set_current(pool);
-	}
 	return pool;
 }
 
 static void pool_end(struct onnxrun__pool *pool)
 {
-	onnxrun__pool_set_current(NULL);
 	onnxrun__pool_free(pool);
 }
 
@@ -526,6 +523,7 @@ static struct onnxrun_tensor *run_node_threads(struct onnxrun_env *env, struct t
 	if (y->nbytes)
 		memset(y->data, 0xff, y->nbytes);
 	pool = pool_begin(env, threads);
+	ctx.pool = pool;
 	st = t->node.op->compute(&ctx, (const struct onnxrun_tensor *const *)tensors, n_in, &y, 1);
 	pool_end(pool);
 	if (st)
@@ -1271,6 +1269,7 @@ static bool check_fast_f64(struct onnxrun_env *env, struct cfg *c, enum onnxrun_
 		struct onnxrun_op_context ctx = { &t.node, &err, env, threads, NULL, NULL, NULL, NULL, NULL };
 		struct onnxrun__pool *pool = pool_begin(env, threads);
 		bool done = false;
+		ctx.pool = pool;
 		enum onnxrun_status st;
 		memset(y->data, 0xff, y->nbytes);
 		st = onnxrun__convt_run_entry("float64 phase", &ctx, (const struct onnxrun_tensor *const[]){ x, w, b },

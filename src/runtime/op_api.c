@@ -92,6 +92,16 @@ enum onnxrun_status onnxrun_op_parallel_for(struct onnxrun_op_context *ctx, int6
 	                 : ONNXRUN_ERROR_CANCELLED;
 }
 
+enum onnxrun_status onnxrun__op_parallel(struct onnxrun_op_context *ctx, int max_threads, int64_t n,
+                                         onnxrun_parallel_fn fn, void *arg)
+{
+	const int threads = max_threads < onnxrun_op_threads(ctx) ? max_threads : onnxrun_op_threads(ctx);
+	if (onnxrun__pool_run_ctl(ctx->pool, threads < 1 ? 1 : threads, n, fn, arg, ctx->ctl))
+		return ONNXRUN_OK;
+	return ctx->node ? onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_CANCELLED, ctx->node, "run stopped")
+	                 : ONNXRUN_ERROR_CANCELLED;
+}
+
 int onnxrun_op_should_stop(struct onnxrun_op_context *ctx)
 {
 	return ctx && onnxrun__runctl_check(ctx->ctl);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "pool.h"
+#include "../kernels/relax.h"
 
 #define SPIN_ITERS 4000
 /* Inline runs check for a stop at least this often: calls cover more items while each
@@ -17,32 +18,11 @@
 /* A caller waiting for a shared pool looks at its stop state this often. */
 #define QUEUE_CHECK_NS 1000000u
 
-static _Thread_local struct onnxrun__pool *current;
-static _Thread_local struct onnxrun__runctl *current_ctl;
 /* Set while this thread runs work items (always on workers), and its tid then: a pool run
  * started from inside an item runs inline instead of waiting for the pool it is part of. */
 static _Thread_local int in_item;
 static _Thread_local int item_tid;
 
-struct onnxrun__pool *onnxrun__pool_current(void)
-{
-	return current;
-}
-
-void onnxrun__pool_set_current(struct onnxrun__pool *p)
-{
-	current = p;
-}
-
-struct onnxrun__runctl *onnxrun__runctl_current(void)
-{
-	return current_ctl;
-}
-
-void onnxrun__runctl_set_current(struct onnxrun__runctl *c)
-{
-	current_ctl = c;
-}
 
 uint64_t onnxrun__now_ns(void)
 {
@@ -160,12 +140,6 @@ static void run_inline(onnxrun__pool_fn fn, void *ctx, int tid, int64_t n, struc
 	item_tid = saved_tid;
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
 
 static void *worker_main(void *arg)
 {
@@ -178,7 +152,7 @@ static void *worker_main(void *arg)
 		unsigned g;
 		int spins = 0;
 		while ((g = atomic_load_explicit(&p->gen, memory_order_acquire)) == seen && spins < SPIN_ITERS) {
-			cpu_relax();
+			onnxrun__cpu_relax();
 			spins++;
 		}
 		if (g == seen) {
@@ -382,7 +356,7 @@ bool onnxrun__pool_run_ctl(struct onnxrun__pool *p, int max_threads, int64_t n, 
 	run_share(p, 0);
 	in_item = 0;
 	while (atomic_load_explicit(&p->pending, memory_order_acquire) > 0 && spins < SPIN_ITERS) {
-		cpu_relax();
+		onnxrun__cpu_relax();
 		spins++;
 	}
 	if (atomic_load_explicit(&p->pending, memory_order_acquire) > 0) {
@@ -398,7 +372,7 @@ bool onnxrun__pool_run_ctl(struct onnxrun__pool *p, int max_threads, int64_t n, 
 
 void onnxrun__pool_run(struct onnxrun__pool *p, int max_threads, int64_t n, onnxrun__pool_fn fn, void *ctx)
 {
-	onnxrun__pool_run_ctl(p, max_threads, n, fn, ctx, current_ctl);
+	onnxrun__pool_run_ctl(p, max_threads, n, fn, ctx, NULL);
 }
 
 /* ---- the public shared pool: a reference-counted shared onnxrun__pool ---- */

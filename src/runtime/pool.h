@@ -60,9 +60,7 @@ ONNXRUN__HIDDEN void onnxrun__pool_free(struct onnxrun__pool *p);
 /* Threads in the pool (1 for NULL). */
 ONNXRUN__HIDDEN int onnxrun__pool_threads(const struct onnxrun__pool *p);
 /* Runs fn over items [0, n) on min(threads, max_threads, n) threads and returns when all are
- * done, or when the calling thread's current run control (onnxrun__runctl_current) says
- * stop: no item starts after that. p may be NULL (runs inline, still item by item when there
- * is a run control). A private pool runs one job at a time; a shared one queues its
+ * done. p may be NULL (runs inline). A private pool runs one job at a time; a shared one queues its
  * callers. Called from inside a work item, it runs the items inline on the calling thread
  * (with that thread's tid). */
 ONNXRUN__HIDDEN void onnxrun__pool_run(struct onnxrun__pool *p, int max_threads, int64_t n,
@@ -76,13 +74,5 @@ ONNXRUN__HIDDEN bool onnxrun__pool_run_ctl(struct onnxrun__pool *p, int max_thre
  * onnxrun_pool_free). */
 ONNXRUN__HIDDEN struct onnxrun__pool *onnxrun__shared_pool(const struct onnxrun_pool *sp);
 ONNXRUN__HIDDEN void onnxrun__shared_pool_ref(struct onnxrun_pool *sp);
-
-/* The pool and run control of the session running on this thread (set around each op's
- * compute by the session's run loop; NULL outside of it, and the pool NULL for one thread).
- * onnxrun__pool_run uses the current run control. */
-ONNXRUN__HIDDEN struct onnxrun__pool *onnxrun__pool_current(void);
-ONNXRUN__HIDDEN void onnxrun__pool_set_current(struct onnxrun__pool *p);
-ONNXRUN__HIDDEN struct onnxrun__runctl *onnxrun__runctl_current(void);
-ONNXRUN__HIDDEN void onnxrun__runctl_set_current(struct onnxrun__runctl *c);
 
 #endif

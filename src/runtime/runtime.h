@@ -194,6 +194,11 @@ struct onnxrun_op_context {
 	struct onnxrun__runctl *ctl;       /* compute: the run's stop state (NULL: none) */
 };
 
+/* onnxrun_op_parallel_for on at most max_threads threads (the built-in ops use fewer for
+ * work too small to wake the workers); same statuses. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__op_parallel(struct onnxrun_op_context *ctx, int max_threads, int64_t n,
+                                                         onnxrun_parallel_fn fn, void *arg);
+
 struct onnxrun__node {
 	char *name;    /* "" when unnamed */
 	char *op_type;

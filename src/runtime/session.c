@@ -832,11 +832,7 @@ static enum onnxrun_status run_node(struct onnxrun_session *s, size_t k)
 		s->out_ptrs[o] = t;
 	}
 	uint64_t t0 = s->prof_ns ? onnxrun__now_ns() : 0;
-	onnxrun__pool_set_current(pool);
-	onnxrun__runctl_set_current(&s->ctl);
 	st = node->op->compute(&ctx, s->in_ptrs, node->n_inputs, s->out_ptrs, node->n_outputs);
-	onnxrun__runctl_set_current(NULL);
-	onnxrun__pool_set_current(NULL);
 	if (s->prof_ns)
 		s->prof_ns[k] += onnxrun__now_ns() - t0;
 	if (st && !s->err.msg[0])

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "impl.h"
-#include "../../runtime/pool.h"
 
 /* The problem seen as 2-D: axis 0 is chunked, axis 1 is whole (size 1 for rank 1). */
 struct col_job {
@@ -146,12 +145,11 @@ static enum onnxrun_status col2im_compute(const struct convt_call *c, const stru
 	float *y = c->y;
 	const int64_t nr0 = pk->kern->nr[0];
 	struct col_job j;
-	int threads = ctx->threads < 1 ? 1 : ctx->threads;
+	const int threads = onnxrun_op_threads(ctx);
 	int64_t ichunk, span, ca;
+	enum onnxrun_status st;
 	size_t bytes;
 
-	if (threads > onnxrun__pool_threads(onnxrun__pool_current()))
-		threads = onnxrun__pool_threads(onnxrun__pool_current());
 	memset(&j, 0, sizeof j);
 	j.pk = pk;
 	j.x = x;
@@ -199,9 +197,9 @@ static enum onnxrun_status col2im_compute(const struct convt_call *c, const stru
 	        (size_t)j.k[0] * sizeof(float *) + 64;
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
-	onnxrun__pool_run(onnxrun__pool_current(), threads, g->batch * pk->group * j.nchunk, col_items, &j);
+	st = onnxrun__op_parallel(ctx, threads, g->batch * pk->group * j.nchunk, col_items, &j);
 	onnxrun__free(ctx->env, j.scratch);
-	return ONNXRUN_OK;
+	return st;
 }
 
 /* ---- the entry ---------------------------------------------------------------------------- */

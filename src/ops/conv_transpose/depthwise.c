@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "impl.h"
-#include "../../runtime/pool.h"
 
 /* One run: the kernel's inputs, the rows routine of the ISA in use, per-thread scratch. */
 struct dw_job {
@@ -56,9 +55,8 @@ static enum onnxrun_status dw_compute(struct onnxrun_op_context *ctx, const stru
 {
 	struct dw_job j;
 	int64_t *tables, words = 0;
-	int threads = ctx->threads < 1 ? 1 : ctx->threads;
-	if (threads > onnxrun__pool_threads(onnxrun__pool_current()))
-		threads = onnxrun__pool_threads(onnxrun__pool_current());
+	const int threads = onnxrun_op_threads(ctx);
+	enum onnxrun_status st;
 	memset(&j, 0, sizeof j);
 	j.k.x = x;
 	j.k.w = w;
@@ -87,10 +85,10 @@ static enum onnxrun_status dw_compute(struct onnxrun_op_context *ctx, const stru
 		onnxrun__free(ctx->env, tables);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
-	onnxrun__pool_run(onnxrun__pool_current(), threads, g->batch * j.k.chans * j.k.ax[0].out, dw_items, &j);
+	st = onnxrun__op_parallel(ctx, threads, g->batch * j.k.chans * j.k.ax[0].out, dw_items, &j);
 	onnxrun__free(ctx->env, j.scratch);
 	onnxrun__free(ctx->env, tables);
-	return ONNXRUN_OK;
+	return st;
 }
 
 /* ---- the entry ---------------------------------------------------------------------------- */

@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "impl.h"
-#include "../../runtime/pool.h"
 
 #define S ONNXRUN__CONVT_MAX_SPATIAL
 #define F64_MAX_RANK 3
@@ -318,12 +317,11 @@ static enum onnxrun_status f64_run(const struct convt_call *c)
 {
 	struct onnxrun_op_context *ctx = c->ctx;
 	const struct onnxrun__convt_geom *g = c->g;
-	struct onnxrun__pool *pool = onnxrun__pool_current();
 	const struct onnxrun__f64_kernels *fk;
 	struct f64_job j;
 	enum onnxrun_status st = ONNXRUN_OK;
 	int64_t *buf = NULL, words = 0, nxpad, nwpk, scratch, items;
-	int threads = ctx->threads < 1 ? 1 : ctx->threads;
+	int threads = onnxrun_op_threads(ctx);
 	double work;
 
 	memset(&j, 0, sizeof j);
@@ -360,8 +358,6 @@ static enum onnxrun_status f64_run(const struct convt_call *c)
 		goto oom;
 	f64_layout(&j, buf);
 	f64_pad_range(&j);
-	if (threads > onnxrun__pool_threads(pool))
-		threads = onnxrun__pool_threads(pool);
 	/* multiply-adds in all: below ~64K, waking the workers costs more than it saves */
 	work = (double)g->batch * (double)g->out_channels * (double)j.out_sp * (double)j.cg *
 	       (double)j.kprod / (double)j.nphase;
@@ -377,9 +373,9 @@ static enum onnxrun_status f64_run(const struct convt_call *c)
 	j.scratch = onnxrun__convt_scratch(ctx, threads, (size_t)scratch, &j.scratch_stride);
 	if (!j.xpad || !j.wpk || !j.scratch)
 		goto oom;
-	onnxrun__pool_run(pool, threads, g->batch * g->in_channels * j.in_rows, pad_items, &j);
-	onnxrun__pool_run(pool, threads, g->group * j.nmb, pack_items, &j);
-	onnxrun__pool_run(pool, threads, items, f64_items, &j);
+	if (!(st = onnxrun__op_parallel(ctx, threads, g->batch * g->in_channels * j.in_rows, pad_items, &j)) &&
+	    !(st = onnxrun__op_parallel(ctx, threads, g->group * j.nmb, pack_items, &j)))
+		st = onnxrun__op_parallel(ctx, threads, items, f64_items, &j);
 	goto out;
 oom:
 	st = onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node,

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "impl.h"
-#include "../../runtime/pool.h"
 
 #define CHUNK 16384 /* elements per conversion work item */
 
@@ -56,15 +55,12 @@ static void convert_items(void *ctx, int tid, int64_t begin, int64_t end)
 		j->kt->widen(j->bf16, (const uint16_t *)j->src + lo, (float *)j->dst + lo, hi - lo);
 }
 
-static void convert(const struct convt_call *c, bool bf16, bool narrow, const void *src, void *dst, int64_t n)
+static enum onnxrun_status convert(const struct convt_call *c, bool bf16, bool narrow, const void *src, void *dst,
+                                   int64_t n)
 {
-	struct onnxrun_op_context *ctx = c->ctx;
 	struct convert_job j = { c->kt, bf16, narrow, src, dst, n };
-	struct onnxrun__pool *pool = onnxrun__pool_current();
-	int threads = ctx->threads < 1 ? 1 : ctx->threads;
-	if (n <= CHUNK)
-		threads = 1;
-	onnxrun__pool_run(threads > 1 ? pool : NULL, threads, (n + CHUNK - 1) / CHUNK, convert_items, &j);
+	return onnxrun__op_parallel(c->ctx, n <= CHUNK ? 1 : onnxrun_op_threads(c->ctx), (n + CHUNK - 1) / CHUNK,
+	                            convert_items, &j);
 }
 
 /* ---- the entry ---------------------------------------------------------------------------- */
@@ -115,19 +111,20 @@ static enum onnxrun_status half_run(const struct convt_call *c)
 	if (!(buf = onnxrun__malloc(ctx->env, bytes)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node,
 		                          "out of memory allocating %zu bytes of float32 scratch", bytes);
-	convert(c, bf16, false, c->x, buf + at.x, nx);
-	if (c->b)
-		convert(c, bf16, false, c->b, buf + at.b, g->out_channels);
-	if (need_w)
-		convert(c, bf16, false, c->w, buf + at.w, c->w_numel);
+	st = convert(c, bf16, false, c->x, buf + at.x, nx);
+	if (!st && c->b)
+		st = convert(c, bf16, false, c->b, buf + at.b, g->out_channels);
+	if (!st && need_w)
+		st = convert(c, bf16, false, c->w, buf + at.w, c->w_numel);
 	c32.dtype = ONNXRUN_DTYPE_FLOAT;
 	c32.x = buf + at.x;
 	c32.b = c->b ? buf + at.b : NULL;
 	c32.w = need_w ? buf + at.w : NULL;
 	c32.y = buf + at.y;
-	st = c->run_list(&c32);
 	if (!st)
-		convert(c, bf16, true, buf + at.y, c->y, ny);
+		st = c->run_list(&c32);
+	if (!st)
+		st = convert(c, bf16, true, buf + at.y, c->y, ny);
 	onnxrun__free(ctx->env, buf);
 	return st;
 }

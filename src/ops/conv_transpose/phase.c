@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "impl.h"
-#include "../../runtime/pool.h"
 
 #define S ONNXRUN__CONVT_MAX_SPATIAL
 #define MAX_NB 16 /* most B panels prepared at a time */
@@ -560,12 +559,11 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	const int64_t np = tp->nphase, nr0 = pk->kern->nr[0];
 	struct phase_job j;
 	int64_t *buf, r[S], items;
-	int threads = ctx->threads < 1 ? 1 : ctx->threads;
+	const int threads = onnxrun_op_threads(ctx);
 	const struct onnxrun__tuning *tn = onnxrun__tuning();
+	enum onnxrun_status st;
 	size_t bytes;
 
-	if (threads > onnxrun__pool_threads(onnxrun__pool_current()))
-		threads = onnxrun__pool_threads(onnxrun__pool_current());
 	memset(&j, 0, sizeof j);
 	j.g = g;
 	j.pk = pk;
@@ -696,11 +694,11 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	}
 	for (int t = 0; j.staged && t < threads; t++)
 		*(int64_t *)(j.scratch + (size_t)t * j.scratch_stride + j.st_offset) = -1;
-	onnxrun__pool_run(onnxrun__pool_current(), threads, items, phase_items, &j);
+	st = onnxrun__op_parallel(ctx, threads, items, phase_items, &j);
 	onnxrun__free(ctx->env, j.scratch);
 	onnxrun__free(ctx->env, j.rel);
 	onnxrun__free(ctx->env, buf);
-	return ONNXRUN_OK;
+	return st;
 }
 
 /* ---- the entry ---------------------------------------------------------------------------- */

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "impl.h"
-#include "../../runtime/pool.h"
 
 /* One typed row update of the scatter: y[t*ystride] += wv * x[t] for t < count, element
  * offsets into the output, input and weight arrays. */
@@ -106,22 +105,21 @@ static void scatter_items(void *arg, int tid, int64_t begin, int64_t end)
 /* The scatter over every output plane (batch x output channel), split over the session's
  * thread pool: each plane is written by one work item in the same order whatever the thread
  * count, so results are bitwise identical for every thread count. y must hold the bias. */
-static void convt_scatter(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
+static enum onnxrun_status convt_scatter(struct onnxrun_op_context *ctx, const struct onnxrun__convt_geom *g,
                           const struct convt_arrays *arr)
 {
 	const int64_t in_sz = convt_product(g->in, g->n), k_sz = convt_product(g->kernel, g->n), out_sz = convt_product(g->out, g->n);
 	const int64_t planes = g->batch * g->out_channels;
-	int threads = ctx->threads < 1 ? 1 : ctx->threads;
+	int threads = onnxrun_op_threads(ctx);
 	double work;
 
 	if (in_sz == 0 || k_sz == 0 || out_sz == 0 || planes == 0 || g->in_channels == 0)
-		return;
+		return ONNXRUN_OK;
 	/* multiply-adds in all: below ~64K, waking the workers costs more than it saves */
 	work = (double)planes * (double)(g->in_channels / g->group) * (double)k_sz * (double)in_sz;
 	if (work < 65536.0)
 		threads = 1;
-	onnxrun__pool_run(onnxrun__pool_current(), threads, planes, scatter_items,
-	                  &(struct scatter_job){ g, arr });
+	return onnxrun__op_parallel(ctx, threads, planes, scatter_items, &(struct scatter_job){ g, arr });
 }
 
 /* Fills each output channel plane with its bias (or zero), for float and double. */
@@ -160,9 +158,9 @@ static enum onnxrun_status scatter_run(const struct convt_call *c)
 		w = wf;
 	}
 	fill_bias(c->g, c->dtype, c->b, c->y);
-	convt_scatter(c->ctx, c->g, &(struct convt_arrays){ f32 ? row_f32 : row_f64, c->x, w, c->y });
+	st = convt_scatter(c->ctx, c->g, &(struct convt_arrays){ f32 ? row_f32 : row_f64, c->x, w, c->y });
 	onnxrun__free(c->ctx->env, wown);
-	return ONNXRUN_OK;
+	return st;
 }
 
 const struct convt_impl onnxrun__convt_scatter = { "scatter", ONNXRUN_DTYPE_UNDEFINED, scatter_accepts, CONVT_LAYOUT_NONE,

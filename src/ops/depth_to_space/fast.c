@@ -10,7 +10,6 @@
 
 #include "fast.h"
 #include "../../kernels/kernels.h"
-#include "../../runtime/pool.h"
 
 /* Plain C: one strided pass per source row. */
 static void row_generic(uint32_t *dst, const uint32_t *const *src, int64_t width, int64_t b)
@@ -72,16 +71,16 @@ static void d2s_items(void *arg, int tid, int64_t begin, int64_t end)
 		j->fence(); /* streaming stores visible before the pool reports the item done */
 }
 
-bool onnxrun__d2s_fast(struct onnxrun_op_context *ctx, const struct onnxrun_tensor *x, struct onnxrun_tensor *y,
-                       int64_t b, bool crd)
+enum onnxrun_status onnxrun__d2s_fast(struct onnxrun_op_context *ctx, const struct onnxrun_tensor *x,
+                                      struct onnxrun_tensor *y, int64_t b, bool crd, bool *done)
 {
 	const struct onnxrun__d2s_kernels *dk = &onnxrun__kernels_current()->d2s;
 	struct d2s_job j;
-	struct onnxrun__pool *pool = onnxrun__pool_current();
-	int threads = ctx->threads < 1 ? 1 : ctx->threads;
+	int threads = onnxrun_op_threads(ctx);
 	int64_t items;
+	*done = false;
 	if (onnxrun_dtype_size(x->dtype) != 4 || x->dtype == ONNXRUN_DTYPE_STRING || b > 64 || b < 1)
-		return false;
+		return ONNXRUN_OK;
 	j.x = x->data;
 	j.y = y->data;
 	j.c = x->dims[1];
@@ -102,6 +101,6 @@ bool onnxrun__d2s_fast(struct onnxrun_op_context *ctx, const struct onnxrun_tens
 	/* small tensors: one thread (waking workers costs more than the copy) */
 	if (y->nbytes < (size_t)256 * 1024)
 		threads = 1;
-	onnxrun__pool_run(pool, threads, items, d2s_items, &j);
-	return true;
+	*done = true;
+	return onnxrun__op_parallel(ctx, threads, items, d2s_items, &j);
 }

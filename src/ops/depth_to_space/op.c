@@ -162,8 +162,11 @@ static enum onnxrun_status d2s_compute(struct onnxrun_op_context *ctx,
 	    y->dims[1] != cout || y->dims[2] != h * a.b || y->dims[3] != w * a.b)
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_RUNTIME, node,
 		                          "output tensor does not have the inferred type and shape");
-	if (y->numel == 0 || onnxrun__d2s_fast(ctx, x, y, a.b, a.crd))
+	if (y->numel == 0)
 		return ONNXRUN_OK;
+	bool done;
+	if ((st = onnxrun__d2s_fast(ctx, x, y, a.b, a.crd, &done)) || done)
+		return st;
 	switch (x->dtype == ONNXRUN_DTYPE_STRING ? 0 : es) {
 	case 1: row = row_1; break;
 	case 2: row = row_2; break;
