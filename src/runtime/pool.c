@@ -23,7 +23,6 @@
 static _Thread_local int in_item;
 static _Thread_local int item_tid;
 
-
 uint64_t onnxrun__now_ns(void)
 {
 	struct timespec ts;
@@ -139,7 +138,6 @@ static void run_inline(onnxrun__pool_fn fn, void *ctx, int tid, int64_t n, struc
 	in_item = saved_in;
 	item_tid = saved_tid;
 }
-
 
 static void *worker_main(void *arg)
 {

@@ -60,13 +60,16 @@ ONNXRUN__HIDDEN void onnxrun__pool_free(struct onnxrun__pool *p);
 /* Threads in the pool (1 for NULL). */
 ONNXRUN__HIDDEN int onnxrun__pool_threads(const struct onnxrun__pool *p);
 /* Runs fn over items [0, n) on min(threads, max_threads, n) threads and returns when all are
- * done. p may be NULL (runs inline). A private pool runs one job at a time; a shared one queues its
- * callers. Called from inside a work item, it runs the items inline on the calling thread
- * (with that thread's tid). */
+ * done. p may be NULL (runs inline). A private pool runs one job at a time; a shared one
+ * queues its callers. Called from inside a work item, it runs the items inline on the
+ * calling thread (with that thread's tid). */
 ONNXRUN__HIDDEN void onnxrun__pool_run(struct onnxrun__pool *p, int max_threads, int64_t n,
                                        onnxrun__pool_fn fn, void *ctx);
-/* onnxrun__pool_run with an explicit run control (NULL: never stops). Returns false when
- * the run was stopped (some items may not have run). */
+/* onnxrun__pool_run with a run control (NULL: never stops), checked before each item (and
+ * between inline calls, which then grow from one item while each takes under 0.25 ms): once
+ * it says stop, no further item starts. Returns false when the run was stopped (some items
+ * may not have run). The ops reach it through onnxrun__op_parallel and
+ * onnxrun_op_parallel_for with the session's pool and run control. */
 ONNXRUN__HIDDEN bool onnxrun__pool_run_ctl(struct onnxrun__pool *p, int max_threads, int64_t n,
                                            onnxrun__pool_fn fn, void *ctx, struct onnxrun__runctl *ctl);
 
