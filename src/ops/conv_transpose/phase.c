@@ -21,6 +21,9 @@
  * alone, which is correct, only slower. Layers have a few phases. */
 #define GROUP_MAX_PHASES 256
 #define PAIR_MAX_CLASSES 64
+/* Most multiply-adds in one work item (a few milliseconds at the AVX-512 peak): the
+ * smallest step at which a run can stop (onnxrun_session_cancel, deadlines). */
+#define ITEM_MAX_FMAS (double)(1 << 28)
 
 /* Where the runs of a panel start in the grid: batch b and grid position q[] of the run's
  * first element (the runs themselves, columns and output offsets, are struct onnxrun__krun). */
@@ -546,6 +549,21 @@ static void plan_split(struct phase_job *j, int threads)
 		want = want > panels ? panels : want;
 		j->mchunk = (panels + want - 1) / want;
 		j->mchunks = (panels + j->mchunk - 1) / j->mchunk;
+	}
+	/* items of more than ITEM_MAX_FMAS multiply-adds (huge layers): smaller tiles, then
+	 * channel chunks, so a cancel or deadline, checked between items, stops a run soon */
+	const double fmas = (double)g->batch * (double)g->out_channels * (double)j->out_sp * (double)j->cg *
+	                    (double)j->pk->taps.kprod / (double)nphase;
+	while (fmas / (double)(g->group * j->ntiles * j->nclass * j->mchunks) > ITEM_MAX_FMAS) {
+		if (j->trows > align) {
+			j->trows = (j->trows / 2 + align - 1) / align * align;
+			j->ntiles = (j->nrows + j->trows - 1) / j->trows;
+		} else if (j->mchunk > 1) {
+			j->mchunk = (j->mchunk + 1) / 2;
+			j->mchunks = (j->pk->mpanels + j->mchunk - 1) / j->mchunk;
+		} else {
+			break;
+		}
 	}
 }
 
