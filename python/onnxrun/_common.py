@@ -12,15 +12,15 @@ def parse_memory(value, what="max_memory"):
         return 0
     if isinstance(value, bool):
         raise TypeError("%s must be an int or a string such as '512M', not bool" % what)
-    if isinstance(value, int):
-        if value < 0:
-            raise ValueError("%s must be >= 0, got %d" % (what, value))
-        return value
     if isinstance(value, str):
         m = _SIZE.match(value.strip())
         if not m:
             raise ValueError("%s needs a byte count such as 1048576, '512M' or '8G', not %r"
                              % (what, value))
-        return int(m.group(1)) << _SHIFT[m.group(2).lower()]
+        value = int(m.group(1)) << _SHIFT[m.group(2).lower()]
+    if isinstance(value, int):
+        if not 0 <= value < 1 << 64:
+            raise ValueError("%s must be a byte count in 0..2**64-1, got %d" % (what, value))
+        return value
     raise TypeError("%s must be an int or a string such as '512M', not %s"
                     % (what, type(value).__name__))

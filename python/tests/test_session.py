@@ -272,8 +272,9 @@ def test_threads_and_max_memory():
         capped.run(None, feed)
     assert e.value.status == 7
     assert onnxrun.InferenceSession(path, max_memory="1M").max_memory == 1 << 20
-    with pytest.raises(ValueError):
-        onnxrun.InferenceSession(path, max_memory="12X")
+    for bad in ("12X", -1, 1 << 64, "99999999999999999999G"):
+        with pytest.raises(ValueError):
+            onnxrun.InferenceSession(path, max_memory=bad)
 
 
 def test_ort_style_options_and_providers():

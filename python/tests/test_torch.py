@@ -1,7 +1,10 @@
-"""A PyTorch model exported with torch.onnx.export runs in onnxrun and matches PyTorch (the
-worked example of docs/python.md). Needs python3-torch, which CI does not install: skipped,
-with the reason shown, when torch is not importable."""
+"""A PyTorch model exported with torch.onnx.export runs in onnxrun and matches PyTorch,
+including the worked example of docs/python.md (python/examples/pytorch_export.py). Needs
+python3-torch, which CI does not install: skipped, with the reason shown, when torch is not
+importable."""
 import io
+import os
+import runpy
 
 import numpy as np
 import pytest
@@ -47,6 +50,17 @@ def test_exported_upsampler_matches_pytorch():
         got, = sess.run(None, {"image": x.numpy()})
         assert got.shape == want.shape == (batch, 3, 64, 64)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_docs_example(tmp_path, capsys):
+    example = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples",
+                           "pytorch_export.py")
+    got, expected = runpy.run_path(example)["main"](str(tmp_path / "upsampler.onnx"))
+    assert got.shape == expected.shape == (4, 3, 128, 128)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+    out = capsys.readouterr().out
+    assert "['ConvTranspose', 'DepthToSpace', 'ConvTranspose']" in out
+    assert "max abs difference from PyTorch" in out
 
 
 def test_exported_grouped_dilated_conv_transpose_1d():
