@@ -709,6 +709,8 @@ static PyObject *Session_run(SessionObject *self, PyObject *args)
 			PyErr_Format(PyExc_TypeError, "input names must be str, not %s", Py_TYPE(name)->tp_name);
 			goto done;
 		}
+		if (!PyUnicode_AsUTF8(name)) /* caches the UTF-8 form used below */
+			goto done;
 		want = feed_dtype(self, name, &index);
 		if (PyErr_Occurred() || stage_array(PyTuple_GET_ITEM(kv, 1), name, want, &staged[i]) < 0)
 			goto done;
@@ -855,8 +857,11 @@ static PyObject *Session_value_info(SessionObject *self, PyObject *arg)
 	enum onnxrun_status st;
 	if (check_ready(self) < 0 || !(name = PyUnicode_AsUTF8(arg)))
 		return NULL;
-	if ((st = onnxrun_model_value_info(self->model, name, &vi)))
-		return raise_status(st, "model has no value with this name");
+	if ((st = onnxrun_model_value_info(self->model, name, &vi))) {
+		char msg[256];
+		snprintf(msg, sizeof msg, "model has no value named '%.200s'", name);
+		return raise_status(st, msg);
+	}
 	return value_info_tuple(&vi);
 }
 
@@ -945,6 +950,7 @@ static PyObject *Session_time_c_api(SessionObject *self, PyObject *args)
 	long runs;
 	Py_ssize_t n_feed = 0, staged_count = 0;
 	struct staged *staged = NULL;
+	const char **names = NULL;
 	size_t n_out;
 	void *sink = NULL;
 	size_t sink_size = 0;
@@ -958,13 +964,20 @@ static PyObject *Session_time_c_api(SessionObject *self, PyObject *args)
 		return NULL;
 	n_feed = PyList_GET_SIZE(items);
 	staged = PyMem_Calloc((size_t)(n_feed ? n_feed : 1), sizeof *staged);
-	if (!staged) {
+	names = PyMem_Calloc((size_t)(n_feed ? n_feed : 1), sizeof *names);
+	if (!staged || !names) {
 		PyErr_NoMemory();
 		goto done;
 	}
 	for (Py_ssize_t i = 0; i < n_feed; i++) {
 		PyObject *kv = PyList_GET_ITEM(items, i);
 		Py_ssize_t index;
+		/* The loop below runs without the GIL: no Python calls there. */
+		if (!PyUnicode_Check(PyTuple_GET_ITEM(kv, 0)) || !(names[i] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kv, 0)))) {
+			if (!PyErr_Occurred())
+				PyErr_SetString(PyExc_TypeError, "input names must be str");
+			goto done;
+		}
 		if (stage_array(PyTuple_GET_ITEM(kv, 1), PyTuple_GET_ITEM(kv, 0),
 		                feed_dtype(self, PyTuple_GET_ITEM(kv, 0), &index), &staged[i]) < 0)
 			goto done;
@@ -988,8 +1001,7 @@ static PyObject *Session_time_c_api(SessionObject *self, PyObject *args)
 			st = onnxrun_tensor_wrap(self->env, staged[i].dtype, PyArray_NDIM(a), dims, PyArray_DATA(a),
 			                         (size_t)PyArray_NBYTES(a), &staged[i].tensor);
 			if (!st)
-				st = onnxrun_session_set_input_by_name(self->session, PyUnicode_AsUTF8(staged[i].name),
-				                                       staged[i].tensor);
+				st = onnxrun_session_set_input_by_name(self->session, names[i], staged[i].tensor);
 		}
 		if (!st)
 			st = onnxrun_session_run(self->session);
@@ -1029,6 +1041,7 @@ done:
 	if (staged)
 		release_staged(staged, staged_count);
 	PyMem_Free(staged);
+	PyMem_Free(names);
 	Py_XDECREF(items);
 	return result;
 }
