@@ -82,26 +82,32 @@ def thread_speedup(case, rounds, runs):
 
     for s in sessions:
         work(s)
-    seq, par = [], []
+    seq, par, seq_cpu, par_cpu = [], [], [], []
     for _ in range(rounds):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         work(sessions[0])
         work(sessions[1])
         seq.append(time.perf_counter() - t0)
+        seq_cpu.append((time.process_time() - c0) / seq[-1])
         threads = [threading.Thread(target=work, args=(s,)) for s in sessions]
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         par.append(time.perf_counter() - t0)
+        par_cpu.append((time.process_time() - c0) / par[-1])
     ratios = [s / p for s, p in zip(seq, par)]
+    # CPU time over wall time: above 1 only if both threads were computing at once (the
+    # process's CPU time counts all its threads), whatever else the machine is running.
     print("threads: %s, two sessions (1 thread each), %d runs each: one Python thread %.1f ms, "
           "two Python threads %.1f ms (medians of %d rounds): speedup %.2fx (per round: %s); "
-          "%d cores online"
+          "process CPU time / wall time: %.2f with one thread, %.2f with two; %d cores online, "
+          "load average %.1f"
           % (case, runs, statistics.median(seq) * 1e3, statistics.median(par) * 1e3, rounds,
              statistics.median(seq) / statistics.median(par), ", ".join("%.2f" % r for r in ratios),
-             os.cpu_count()))
+             statistics.median(seq_cpu), statistics.median(par_cpu), os.cpu_count(),
+             os.getloadavg()[0]))
 
 
 def rss():
