@@ -69,6 +69,11 @@ def suite_model(case, out_dir):
 
 
 def thread_speedup(case, rounds, runs):
+    """Two sessions of one model, 1 thread each: `runs` runs on each, first one after the
+    other in one Python thread, then in two Python threads at once. The same is done with
+    the runs issued from C (Session._time_c_api: the whole loop without the GIL), which is
+    what two threads can get on this machine at this moment; the Python figure should match
+    it. Rounds alternate the four measurements."""
     with tempfile.TemporaryDirectory() as tmp:
         path = suite_model(case, tmp)
         sessions = [onnxrun.InferenceSession(path, threads=1) for _ in range(2)]
@@ -76,38 +81,46 @@ def thread_speedup(case, rounds, runs):
     x = np.random.default_rng(0).uniform(-1, 1, arg.shape).astype(np.float32)
     feed = {arg.name: x}
 
-    def work(sess):
+    def py_work(sess):
         for _ in range(runs):
             sess.run(None, feed)
 
+    def c_work(sess):
+        sess._sess._time_c_api(feed, runs)
+
+    def timed(fn, parallel):
+        t0, c0 = time.perf_counter(), time.process_time()
+        if parallel:
+            threads = [threading.Thread(target=fn, args=(s,)) for s in sessions]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        else:
+            for s in sessions:
+                fn(s)
+        wall = time.perf_counter() - t0
+        return wall, (time.process_time() - c0) / wall
+
     for s in sessions:
-        work(s)
-    seq, par, seq_cpu, par_cpu = [], [], [], []
+        py_work(s)
+    res = {k: [] for k in ("py1", "py2", "c1", "c2")}
     for _ in range(rounds):
-        t0, c0 = time.perf_counter(), time.process_time()
-        work(sessions[0])
-        work(sessions[1])
-        seq.append(time.perf_counter() - t0)
-        seq_cpu.append((time.process_time() - c0) / seq[-1])
-        threads = [threading.Thread(target=work, args=(s,)) for s in sessions]
-        t0, c0 = time.perf_counter(), time.process_time()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        par.append(time.perf_counter() - t0)
-        par_cpu.append((time.process_time() - c0) / par[-1])
-    ratios = [s / p for s, p in zip(seq, par)]
-    # CPU time over wall time: above 1 only if both threads were computing at once (the
-    # process's CPU time counts all its threads), whatever else the machine is running.
-    print("threads: %s, two sessions (1 thread each), %d runs each: one Python thread %.1f ms, "
-          "two Python threads %.1f ms (medians of %d rounds): speedup %.2fx (per round: %s); "
-          "process CPU time / wall time: %.2f with one thread, %.2f with two; %d cores online, "
-          "load average %.1f"
-          % (case, runs, statistics.median(seq) * 1e3, statistics.median(par) * 1e3, rounds,
-             statistics.median(seq) / statistics.median(par), ", ".join("%.2f" % r for r in ratios),
-             statistics.median(seq_cpu), statistics.median(par_cpu), os.cpu_count(),
-             os.getloadavg()[0]))
+        res["py1"].append(timed(py_work, False))
+        res["py2"].append(timed(py_work, True))
+        res["c1"].append(timed(c_work, False))
+        res["c2"].append(timed(c_work, True))
+    med = {k: statistics.median(w for w, _ in v) for k, v in res.items()}
+    cpu = {k: statistics.median(c for _, c in v) for k, v in res.items()}
+    # CPU time over wall time: above 1 only while both threads compute at once (the process's
+    # CPU time counts all its threads).
+    print("threads: %s, two sessions (1 thread each), %d runs each, medians of %d rounds: "
+          "Python threads %.1f ms one after the other, %.1f ms at once: speedup %.2fx "
+          "(CPU/wall %.2f -> %.2f); the same runs issued from C without the GIL: %.1f -> %.1f ms, "
+          "speedup %.2fx (CPU/wall %.2f -> %.2f); %d cores online, load average %.1f"
+          % (case, runs, rounds, med["py1"] * 1e3, med["py2"] * 1e3, med["py1"] / med["py2"],
+             cpu["py1"], cpu["py2"], med["c1"] * 1e3, med["c2"] * 1e3, med["c1"] / med["c2"],
+             cpu["c1"], cpu["c2"], os.cpu_count(), os.getloadavg()[0]))
 
 
 def rss():
