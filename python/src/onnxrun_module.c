@@ -21,6 +21,7 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -79,6 +80,24 @@ static PyObject *raise_status(enum onnxrun_status st, const char *message)
 	Py_XDECREF(code);
 	PyErr_SetObject(exc_type, exc);
 	Py_DECREF(exc);
+	return NULL;
+}
+
+/* raise_status for errors the binding itself finds, with a PyUnicode_FromFormat message, so
+ * that they carry `status` like the library's. */
+static PyObject *raise_format(enum onnxrun_status st, const char *fmt, ...)
+{
+	va_list ap;
+	PyObject *msg;
+	va_start(ap, fmt);
+	msg = PyUnicode_FromFormatV(fmt, ap);
+	va_end(ap);
+	if (msg) {
+		const char *text = PyUnicode_AsUTF8(msg);
+		if (text)
+			raise_status(st, text);
+		Py_DECREF(msg);
+	}
 	return NULL;
 }
 
@@ -178,7 +197,7 @@ static int stage_array(PyObject *value, PyObject *name, enum onnxrun_dtype want,
 	t = dtype_of_descr(PyArray_DESCR(arr));
 	if (t == ONNXRUN_DTYPE_UNDEFINED) {
 		PyObject *dt = PyObject_Str((PyObject *)PyArray_DESCR(arr));
-		PyErr_Format(InvalidInput, "input '%U': numpy dtype %S has no ONNX tensor type", name,
+		raise_format(ONNXRUN_ERROR_INVALID_INPUT, "input '%U': numpy dtype %S has no ONNX tensor type", name,
 		             dt ? dt : Py_None);
 		Py_XDECREF(dt);
 		Py_DECREF(arr);
@@ -246,7 +265,7 @@ static int make_tensor(struct onnxrun_env *env, struct staged *s)
 				data = PyBytes_AS_STRING(item);
 				size = PyBytes_GET_SIZE(item);
 			} else {
-				PyErr_Format(InvalidInput,
+				raise_format(ONNXRUN_ERROR_INVALID_INPUT,
 				             "input '%U': element %zd of a string tensor is %s, not str or bytes", s->name,
 				             (Py_ssize_t)i, item ? Py_TYPE(item)->tp_name : "NULL");
 				return -1;
@@ -445,12 +464,13 @@ static int Session_init(SessionObject *self, PyObject *args, PyObject *kwds)
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|iKO", kwlist, &source, &threads, &max_memory, &base_dir_obj))
 		return -1;
 	if (threads < 1) {
-		PyErr_Format(InvalidArgument, "threads must be >= 1, got %d", threads);
+		raise_format(ONNXRUN_ERROR_INVALID_ARGUMENT, "threads must be >= 1, got %d", threads);
 		return -1;
 	}
 	self->threads = threads;
 	self->max_memory = max_memory;
-	self->lock = PyThread_allocate_lock();
+	if (!self->lock)
+		self->lock = PyThread_allocate_lock();
 	if (!self->lock) {
 		PyErr_NoMemory();
 		return -1;
@@ -682,7 +702,7 @@ static PyObject *Session_run(SessionObject *self, PyObject *args)
 		PyObject *idx = PyUnicode_Check(name) ? PyDict_GetItemWithError(self->output_index, name) : NULL;
 		if (!idx) {
 			if (!PyErr_Occurred())
-				PyErr_Format(InvalidArgument, "model has no output named %R (outputs: %R)", name,
+				raise_format(ONNXRUN_ERROR_INVALID_ARGUMENT, "model has no output named %R (outputs: %R)", name,
 				             self->output_names);
 			goto done;
 		}
@@ -1119,7 +1139,7 @@ static PyObject *mod_load_tensor(PyObject *mod, PyObject *args, PyObject *kwds)
 	path = PyBytes_AS_STRING(path_bytes);
 	pb = ends_with(path, ".pb");
 	if (!pb && !ends_with(path, ".npy")) {
-		PyErr_Format(InvalidArgument, "tensor file '%s': the name must end in .pb or .npy", path);
+		raise_format(ONNXRUN_ERROR_INVALID_ARGUMENT, "tensor file '%s': the name must end in .pb or .npy", path);
 		goto done;
 	}
 	if ((st = onnxrun_env_create(NULL, &env))) {
@@ -1165,7 +1185,7 @@ static PyObject *mod_save_tensor(PyObject *mod, PyObject *args, PyObject *kwds)
 	path = PyBytes_AS_STRING(path_bytes);
 	pb = ends_with(path, ".pb");
 	if (!pb && !ends_with(path, ".npy")) {
-		PyErr_Format(InvalidArgument, "tensor file '%s': the name must end in .pb or .npy", path);
+		raise_format(ONNXRUN_ERROR_INVALID_ARGUMENT, "tensor file '%s': the name must end in .pb or .npy", path);
 		goto done;
 	}
 	if (!name)
@@ -1175,7 +1195,7 @@ static PyObject *mod_save_tensor(PyObject *mod, PyObject *args, PyObject *kwds)
 	if (!name || stage_array(value, name, as_bf16 ? ONNXRUN_DTYPE_BFLOAT16 : ONNXRUN_DTYPE_UNDEFINED, &s) < 0)
 		goto done;
 	if (as_bf16 && s.dtype != ONNXRUN_DTYPE_BFLOAT16) {
-		PyErr_SetString(InvalidArgument, "bfloat16=True needs a uint16 array of bfloat16 bits");
+		raise_status(ONNXRUN_ERROR_INVALID_ARGUMENT, "bfloat16=True needs a uint16 array of bfloat16 bits");
 		goto done;
 	}
 	if ((st = onnxrun_env_create(NULL, &env))) {

@@ -90,8 +90,9 @@ def test_output_names_select_and_order():
 
 def test_unknown_output_name_raises_before_running():
     sess, feed, _ = load_case(os.path.join(MODELS, "multi_use"))
-    with pytest.raises(onnxrun.InvalidArgument, match="no output named 'nope'"):
+    with pytest.raises(onnxrun.InvalidArgument, match="no output named 'nope'") as e:
         sess.run(["y1", "nope"], feed)
+    assert e.value.status == 1  # errors found by the binding carry a status too
     with pytest.raises(onnxrun.InvalidArgument):
         sess.run([3], feed)
 
