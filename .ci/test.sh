@@ -3,9 +3,11 @@
 #  1. the CTest suite (cmocka unit, op, conformance, API and CLI tests; valgrind memcheck of
 #     the CLI; install + examples via pkg-config and find_package);
 #  2. the same cmocka suite built with AddressSanitizer + UndefinedBehaviorSanitizer;
-#  3. the tests that use threads under ThreadSanitizer: the API (a model shared by four
+#  3. the Python package (python/): built and installed offline with pip from this checkout
+#     into build-python/site, then its pytest suite (docs/python.md);
+#  4. the tests that use threads under ThreadSanitizer: the API (a model shared by four
 #     threads), cancellation, shared pools, onnxrun_op_parallel_for;
-#  4. each libFuzzer target (tests/fuzz: model, tensor_pb, npy) for FUZZ_SECONDS (default 60)
+#  5. each libFuzzer target (tests/fuzz: model, tensor_pb, npy) for FUZZ_SECONDS (default 60)
 #     under ASan + UBSan; any crash, leak, hang or OOM fails (see docs/security.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +45,14 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DONNXRUN_WERROR=ON -DONNXRUN_
 cmake --build build-asan -j"$jobs" >/dev/null
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -E 'valgrind|install')
 
+echo "== Python package (pip install ./python offline, pytest)"
+# Debian's python3 explicitly: a pyenv python3 may come first on PATH and lacks numpy/onnx.
+rm -rf build-python
+ONNXRUN_WERROR=1 ONNXRUN_BUILD_JOBS="$jobs" /usr/bin/python3 -m pip install -q --no-build-isolation \
+	--no-index --no-deps --disable-pip-version-check --root-user-action=ignore \
+	--target build-python/site ./python
+PYTHONPATH="$PWD/build-python/site" /usr/bin/python3 -m pytest -q -rs -p no:cacheprovider python/tests
+
 echo "== ThreadSanitizer"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXRUN_WERROR=ON -DONNXRUN_TSAN=ON >/dev/null
 tsan_tests="test_api test_cancel test_shared_pool test_op_parallel"
@@ -55,4 +65,4 @@ for target in model tensor_pb npy; do
 done
 
 # Reaching this line means every stage passed (set -e stops at the first failure).
-echo "stages: 4 passed, 0 failed"
+echo "stages: 5 passed, 0 failed"

@@ -1,0 +1,68 @@
+"""onnxrun for Python: ONNX Runtime's session API and an ONNX backend over the onnxrun C library.
+
+    import onnxrun as ort            # code written for onnxruntime.InferenceSession runs as is
+    sess = ort.InferenceSession("model.onnx")
+    y, = sess.run(None, {sess.get_inputs()[0].name: x})
+
+Everything runs in the C library (include/onnxrun.h): this package converts numpy arrays to
+and from its tensors and raises its errors as exceptions. See docs/python.md.
+"""
+import os as _os
+
+
+class ModelWarning(UserWarning):
+    """A warning the C library logged while loading a model (e.g. an unused initializer)."""
+
+
+from . import _onnxrun  # noqa: E402  (ModelWarning must exist first: the extension looks it up)
+from ._onnxrun import (  # noqa: E402,F401
+    Error,
+    FileError,
+    InvalidArgument,
+    InvalidInput,
+    InvalidModel,
+    LimitExceeded,
+    OutOfMemory,
+    RuntimeFailure,
+    Unsupported,
+)
+from ._session import (  # noqa: E402,F401
+    GraphOptimizationLevel,
+    InferenceSession,
+    ModelMetadata,
+    NodeArg,
+    NodeInfo,
+    SessionOptions,
+    get_all_providers,
+    get_available_providers,
+    get_device,
+)
+from ._tensors import load_tensor, save_tensor  # noqa: E402,F401
+
+__version__ = _onnxrun.version()
+
+# bfloat16 has no numpy dtype of its own. With ml_dtypes importable, bfloat16 tensors come
+# out as ml_dtypes.bfloat16 arrays and such arrays go in; without it they are uint16 arrays
+# holding the raw bits (a uint16 array fed to a bfloat16 input is taken as such bits).
+try:
+    import ml_dtypes as _ml_dtypes
+    import numpy as _np
+
+    bfloat16 = _np.dtype(_ml_dtypes.bfloat16)
+    _onnxrun.set_bfloat16_dtype(bfloat16)
+except ImportError:
+    bfloat16 = None
+
+
+def cli_path():
+    """Path of the onnxrun command-line tool shipped in the package (python3 -m onnxrun runs it)."""
+    return _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "bin", "onnxrun")
+
+
+__all__ = [
+    "Error", "FileError", "InvalidArgument", "InvalidInput", "InvalidModel", "LimitExceeded",
+    "OutOfMemory", "RuntimeFailure", "Unsupported", "ModelWarning",
+    "InferenceSession", "NodeArg", "NodeInfo", "ModelMetadata", "SessionOptions",
+    "GraphOptimizationLevel", "get_all_providers", "get_available_providers", "get_device",
+    "load_tensor", "save_tensor", "cli_path", "bfloat16", "__version__",
+]
