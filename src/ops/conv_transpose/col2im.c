@@ -150,15 +150,8 @@ static enum onnxrun_status col2im_compute(const struct convt_call *c, const stru
 	enum onnxrun_status st;
 	size_t bytes;
 
-	memset(&j, 0, sizeof j);
-	j.pk = pk;
-	j.x = x;
-	j.bias = bias;
-	j.y = y;
-	j.cin = g->in_channels;
-	j.mout = g->out_channels;
-	j.cg = pk->cin / pk->group;
-	j.mg = pk->mg;
+	j = (struct col_job){ .pk = pk, .x = x, .bias = bias, .y = y, .cin = g->in_channels, .mout = g->out_channels,
+	                      .cg = pk->cin / pk->group, .mg = pk->mg };
 	/* rank 2: axes (0, 1); rank 1: a size-1 axis 0 and the real axis as axis 1 */
 	for (int a = 0; a < 2; a++) {
 		const int src = g->n == 2 ? a : 0;
