@@ -28,8 +28,11 @@
  * split between the threads (an 8 MiB footprint, inside a current server's shared L3). Each
  * timed repetition repeats the copy until every thread has moved ~64 MiB (a single 256 KiB
  * copy takes microseconds, shorter than the barriers around it); best of 11 repetitions.
- * The footprints are fixed rather than read from the cache sizes because a VM can report
- * sizes that are not the host's (this 2-vCPU guest's glibc reports a 508 MiB L3).
+ * The footprints are fixed rather than derived from the cache sizes because a VM can report
+ * sizes that are not the host's (this 2-vCPU guest's glibc reports a 508 MiB L3). The sizes
+ * the system reports (sysconf: L2 per core, L3 shared; null when unknown) are printed as
+ * cache_l2_bytes and cache_l3_bytes: bench/report.py uses them to tell which level a case's
+ * tensors fit in.
  *
  * Prints one JSON object on stdout (cpu_s: this process's CPU time, which bench/run.sh uses
  * to tell how busy the machine was with other work meanwhile).
@@ -405,6 +408,15 @@ int main(int argc, char **argv)
 	       l3b[nc - 1], l3m[0], l3m[nc - 1], L3_COPY_BYTES);
 	printf("\"memcpy_gbs\":[%.2f,%.2f],\"memcpy_gbs_median\":[%.2f,%.2f],", mb[0], mb[nc - 1], mm[0],
 	       mm[nc - 1]);
+	const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE), l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+	if (l2 > 0)
+		printf("\"cache_l2_bytes\":%ld,", l2);
+	else
+		printf("\"cache_l2_bytes\":null,");
+	if (l3 > 0)
+		printf("\"cache_l3_bytes\":%ld,", l3);
+	else
+		printf("\"cache_l3_bytes\":null,");
 	printf("\"memcpy_buffer_bytes\":%u,\"memcpy_convention\":\"GB/s = 2 * buffer bytes (read + "
 	       "write) / seconds / 1e9, best of copies\",\"fma_accumulators\":%d,",
 	       MEMCPY_BYTES, NACC);

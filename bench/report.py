@@ -92,15 +92,18 @@ def fma_limits(peak, prefix):
 
 
 def bandwidth_level(peak, nbytes, threads):
-    """The copy bandwidth (GB/s, read + write counted) of the smallest measured level whose copy
-    footprint holds nbytes: L2 (source + destination of every thread's private copy), L3 (the
-    shared copy's source + destination), else DRAM (the 256 MiB memcpy). Returns (level, GB/s)."""
+    """The copy bandwidth (GB/s, read + write counted) of the smallest cache level that holds
+    nbytes: L2 (T x the per-core size), L3 (shared), else DRAM (the 256 MiB memcpy). The sizes
+    are the ones the system reports (peak.json cache_l2_bytes / cache_l3_bytes), or the measured
+    copy's footprint when unknown. A level too large by the report (a VM's) only makes the bound
+    lower, never one the case cannot meet. Returns (level, GB/s)."""
     pt = peak["threads"]
     levels = []
     if peak.get("copy_l2_gbs") and peak.get("copy_l2_bytes_per_thread"):
-        levels.append(("L2", 2 * peak["copy_l2_bytes_per_thread"] * threads, peak["copy_l2_gbs"]))
+        per_core = peak.get("cache_l2_bytes") or 2 * peak["copy_l2_bytes_per_thread"]
+        levels.append(("L2", per_core * threads, peak["copy_l2_gbs"]))
     if peak.get("copy_l3_gbs") and peak.get("copy_l3_bytes"):
-        levels.append(("L3", 2 * peak["copy_l3_bytes"], peak["copy_l3_gbs"]))
+        levels.append(("L3", peak.get("cache_l3_bytes") or 2 * peak["copy_l3_bytes"], peak["copy_l3_gbs"]))
     for name, cap, values in levels:
         if nbytes <= cap:
             return name, peak_at(values, threads, pt)
@@ -130,6 +133,12 @@ def roofline(peak, meta, threads):
     if t_mem is None or t_fma is None:
         return None, None
     return (t_fma, "compute") if t_fma >= t_mem else (t_mem, "memory " + level)
+
+
+def fmt_size(v):
+    if not v:
+        return "unknown"
+    return f"{v / 2**20:.0f} MiB" if v >= 2**20 else f"{v / 2**10:.0f} KiB"
 
 
 def fmt_ms(v):
@@ -492,6 +501,10 @@ def cmd_table(a):
     ] if peak.get("fma64_avx2_gflops") else []) + ([
         f"| L2 copy GB/s ({peak['copy_l2_bytes_per_thread'] >> 10} KiB per thread, best) | {peak['copy_l2_gbs'][0]} | {peak['copy_l2_gbs'][-1]} |",
         f"| L3 copy GB/s ({peak['copy_l3_bytes'] >> 20} MiB shared, best) | {peak['copy_l3_gbs'][0]} | {peak['copy_l3_gbs'][-1]} |",
+        "",
+        "The roofline takes a case's tensors as cache-resident when they fit in the cache sizes the "
+        f"system reports: L2 {fmt_size(peak.get('cache_l2_bytes'))} per core, L3 {fmt_size(peak.get('cache_l3_bytes'))} "
+        "(a VM may report sizes that are not the host's; larger sizes only lower the bound).",
     ] if peak.get("copy_l2_gbs") else []) + [
         "",
         (f"Other load while peak.c ran: {peak['other_cpus']:.2f} CPUs"
