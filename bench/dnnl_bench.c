@@ -195,8 +195,8 @@ static void read_case(const char *dir, struct deconv_case *c)
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		/* bench/make_models.py writes deconv.txt for every ConvTranspose case */
-		not_applicable("not a ConvTranspose case (no deconv.txt): oneDNN's deconvolution does not "
-		               "express it (DepthToSpace has no oneDNN primitive here)");
+		not_applicable("not a ConvTranspose case (no deconv.txt): DepthToSpace is not a "
+		               "deconvolution, the one oneDNN primitive timed here");
 	}
 	memset(c, 0, sizeof *c);
 	c->group = 1;

@@ -6,7 +6,9 @@
       Prints one JSON line: the oracle check of onnxrun's output against ONNX Runtime's for
       the same input (max abs error, max abs error / max |ref|, flag above 1e-3) and whether
       every other onnxrun thread count gave a bitwise-identical output. Without --ref (no peer
-      output: float64 cases) only the bitwise check. With --peer TOOL (dnnl_blocked,
+      output: float64 cases), --numpy-ref CASE_DIR computes the reference from that directory's
+      model.onnx and input.bin in float64 with numpy (conv_transpose_ref below) and flags a
+      relative error above 1e-10; without either, only the bitwise check. With --peer TOOL (dnnl_blocked,
       dnnl_nchw) the line is that peer's output (--got) against onnxrun's (--ref), same rule.
 
   report.py table --raw RAW.jsonl --models DIR --peak PEAK.json --out DIR [--meta META.json]
@@ -23,19 +25,73 @@ import sys
 import numpy as np
 
 ORACLE_TOL = 1e-3  # max |onnxrun - ORT| / max |ORT| above this is a disagreement
+# float64 against the numpy float64 reference: summation order alone gives ~1e-14 relative
+# on these reductions (up to 8192 terms); anything computed in float32 gives ~1e-7
+ORACLE_TOL_F64 = 1e-10
+
+
+def conv_transpose_ref(x, w, b, attrs):
+    """ConvTranspose per the ONNX spec (explicit pads, strides, dilations, output_padding,
+    group), in x's dtype: every kernel tap adds x (contracted with that tap's weights over the
+    group's input channels) into a strided slice of the full output, which is then cropped by
+    the pads."""
+    import itertools
+    n, c = x.shape[:2]
+    sp = x.shape[2:]
+    nd = len(sp)
+    g = attrs.get("group", 1)
+    mg = w.shape[1]
+    k = w.shape[2:]
+    st = attrs.get("strides", [1] * nd)
+    dil = attrs.get("dilations", [1] * nd)
+    pads = attrs.get("pads", [0] * (2 * nd))
+    opad = attrs.get("output_padding", [0] * nd)
+    full = [st[i] * (sp[i] - 1) + opad[i] + (k[i] - 1) * dil[i] + 1 for i in range(nd)]
+    y = np.zeros((n, g * mg, *full), dtype=x.dtype)
+    xg = x.reshape(n, g, c // g, *sp)
+    wg = w.reshape(g, c // g, mg, *k)
+    for tap in itertools.product(*[range(kk) for kk in k]):
+        contrib = np.einsum("ngc...,gcm->ngm...", xg, wg[(slice(None),) * 3 + tap], optimize=True)
+        sl = tuple(slice(tap[i] * dil[i], tap[i] * dil[i] + st[i] * (sp[i] - 1) + 1, st[i]) for i in range(nd))
+        y[(slice(None), slice(None)) + sl] += contrib.reshape(n, g * mg, *sp)
+    y = y[(slice(None), slice(None)) + tuple(slice(pads[i], full[i] - pads[nd + i]) for i in range(nd))]
+    if b is not None:
+        y = y + b.reshape((1, -1) + (1,) * nd)
+    return y
+
+
+def numpy_reference(case_dir, dtype):
+    """The reference output of a generated ConvTranspose case (bench/make_models.py's files)."""
+    import onnx
+    from onnx import numpy_helper
+    model = onnx.load(os.path.join(case_dir, "model.onnx"))
+    with open(os.path.join(case_dir, "meta.json")) as f:
+        meta = json.load(f)
+    if meta["op"] != "ConvTranspose":
+        raise SystemExit(f"--numpy-ref: {case_dir} is not a ConvTranspose case")
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    x = np.fromfile(os.path.join(case_dir, "input.bin"), dtype=dtype).reshape(meta["x"])
+    return conv_transpose_ref(x, inits["W"], inits.get("B"), meta["attrs"]).ravel()
 
 
 def cmd_compare(a):
     dt = "<f8" if a.dtype == "float64" else "<f4"
     got = np.fromfile(a.got, dtype=dt)
     ref = np.fromfile(a.ref, dtype=dt) if a.ref else None
+    tol = ORACLE_TOL
     out = {"oracle": a.case}
+    if ref is None and a.numpy_ref:
+        ref = numpy_reference(a.numpy_ref, dt)
+        tol = ORACLE_TOL_F64 if a.dtype == "float64" else ORACLE_TOL
+        out["ref"] = f"numpy {a.dtype}"
+        out["tol"] = tol
     if a.peer:
         out["peer"] = a.peer
     if ref is None:
         out.update(ok=None, dtype=a.dtype, elements=int(got.size), finite=bool(np.isfinite(got).all()))
     elif ref.size != got.size:
-        names = (("onnxrun", a.peer) if a.peer else ("ORT", "onnxrun"))
+        names = (("onnxrun", a.peer) if a.peer else
+                 ("numpy reference", "onnxrun") if out.get("ref") else ("ORT", "onnxrun"))
         out.update(ok=False, error=f"size differs: {names[0]} {ref.size} vs {names[1]} {got.size} elements")
     else:
         finite = bool(np.isfinite(got).all())
@@ -43,7 +99,7 @@ def cmd_compare(a):
         max_abs = float(d.max()) if d.size else 0.0
         scale = float(np.abs(ref).max()) if ref.size else 0.0
         rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else math.inf)
-        out.update(ok=bool(finite and rel <= ORACLE_TOL), max_abs=max_abs, max_ref=scale,
+        out.update(ok=bool(finite and rel <= tol), max_abs=max_abs, max_ref=scale,
                    max_rel=rel, finite=finite, elements=int(ref.size))
     same = []
     for p in a.also or []:
@@ -372,6 +428,8 @@ def cmd_table(a):
             ora = "no peer output" + (", T>1 bitwise = T=1" if orc.get("bitwise_same_across_threads") else "")
         else:
             ora = ("ok" if orc["ok"] else "**DISAGREE**") + f" rel {orc['max_rel']:.1e}"
+            if orc.get("ref"):
+                ora += f" (vs {orc['ref']} reference, tolerance {orc['tol']:.0e})"
         if orc is not None and c["threads"] == 1 and orc.get("bitwise_same_across_threads") is False:
             ora += ", **T>1 not bitwise = T=1**"
         peer_ora = []
@@ -627,6 +685,7 @@ def main(argv):
     c.add_argument("--ref")
     c.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     c.add_argument("--peer")
+    c.add_argument("--numpy-ref", metavar="CASE_DIR")
     c.add_argument("--got", required=True)
     c.add_argument("--also", action="append")
     t = sub.add_parser("table")

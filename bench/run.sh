@@ -266,9 +266,9 @@ for c in "${CASES[@]}"; do
 		fi
 	fi
 	# oracle: onnxrun (first thread count) against ORT, the other thread counts bitwise
-	# against it; without ORT's output (float64) the bitwise check alone
+	# against it; without ORT's output (float64) against a numpy float64 reference
 	if [ -s "$OUT/$c.onnxrun.t$first_t.bin" ]; then
-		ref=()
+		ref=(--numpy-ref "$m")
 		[ ! -s "$OUT/$c.ort.bin" ] || ref=(--ref "$OUT/$c.ort.bin")
 		"$PY" bench/report.py compare --case "$c" --dtype "$([ "$f64" = 1 ] && echo float64 || echo float32)" \
 			"${ref[@]}" --got "$OUT/$c.onnxrun.t$first_t.bin" "${also[@]}" | tee -a "$RAW" >&2
