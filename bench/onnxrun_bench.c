@@ -7,8 +7,9 @@
  *   onnxrun_bench MODEL --scaling T2 [--threads T] [--runs R] [--warmup W] [--input X.bin] ...
  *   onnxrun_bench --baseline
  *
- * Loads MODEL, creates a session, sets T threads, binds input 0 (raw little-endian float32
- * from --input, or uniform [-1, 1) from a fixed-seed xorshift generator), does W warm-up
+ * Loads MODEL, creates a session, sets T threads, binds input 0 (raw little-endian float32,
+ * or float64 when the model's input 0 is float64, from --input, or uniform [-1, 1) from a
+ * fixed-seed xorshift generator), does W warm-up
  * runs (default 3) and R timed runs (default 20), each timed with clock_gettime
  * (CLOCK_MONOTONIC) around onnxrun_session_run alone, and prints one JSON line:
  *
@@ -19,7 +20,8 @@
  * from the machine's busy time over the same interval to tell how much else was running.
  *
  * peak_rss_kb is getrusage(RUSAGE_SELF).ru_maxrss at the end, so run one process per case
- * (bench/run.sh does). --output writes output 0 as raw float32 after the last timed run.
+ * (bench/run.sh does). --output writes output 0 as raw float32 (float64 for a float64 model)
+ * after the last timed run.
  * --budget-s caps the timed phase: when one warm-up run shows that R runs would take longer
  * than SEC seconds, fewer runs are done (at least 3) and "runs" says how many; "runs_requested"
  * keeps the asked-for count. --min-time-ms MS raises the count instead, so the timed runs
@@ -263,8 +265,8 @@ static void run_timed(struct onnxrun_session *sess, const char *case_name, long 
 		const struct onnxrun_tensor *y = NULL;
 		if (onnxrun_session_output(sess, 0, &y) != ONNXRUN_OK)
 			die("reading output", onnxrun_session_error(sess));
-		if (onnxrun_tensor_dtype(y) != ONNXRUN_DTYPE_FLOAT)
-			die("output 0 is not float32", output_path);
+		if (onnxrun_tensor_dtype(y) != ONNXRUN_DTYPE_FLOAT && onnxrun_tensor_dtype(y) != ONNXRUN_DTYPE_DOUBLE)
+			die("output 0 is neither float32 nor float64", output_path);
 		FILE *f = fopen(output_path, "wb");
 		if (!f)
 			die("opening output file", output_path);
@@ -376,8 +378,8 @@ int main(int argc, char **argv)
 	struct onnxrun_value_info in;
 	if (onnxrun_model_input_info(model, 0, &in) != ONNXRUN_OK)
 		die("reading input info", onnxrun_env_error(env));
-	if (in.dtype != ONNXRUN_DTYPE_FLOAT)
-		die("input 0 is not float32", in.name);
+	if (in.dtype != ONNXRUN_DTYPE_FLOAT && in.dtype != ONNXRUN_DTYPE_DOUBLE)
+		die("input 0 is neither float32 nor float64", in.name);
 	int64_t dims[ONNXRUN_MAX_RANK];
 	int64_t numel = 1;
 	for (int32_t d = 0; d < in.rank; d++) {
@@ -386,8 +388,9 @@ int main(int argc, char **argv)
 		dims[d] = in.dims[d].value;
 		numel *= dims[d];
 	}
-	size_t nbytes = (size_t)numel * sizeof(float);
-	float *x = malloc(nbytes ? nbytes : 1);
+	const size_t esize = onnxrun_dtype_size(in.dtype);
+	size_t nbytes = (size_t)numel * esize;
+	void *x = malloc(nbytes ? nbytes : 1);
 	if (!x)
 		die("out of memory for the input", NULL);
 	if (input_path) {
@@ -399,11 +402,16 @@ int main(int argc, char **argv)
 		fclose(f);
 	} else {
 		uint64_t s = seed;
-		for (int64_t i = 0; i < numel; i++)
-			x[i] = (float)((double)(xorshift64(&s) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+		for (int64_t i = 0; i < numel; i++) {
+			const double v = (double)(xorshift64(&s) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+			if (in.dtype == ONNXRUN_DTYPE_DOUBLE)
+				((double *)x)[i] = v;
+			else
+				((float *)x)[i] = (float)v;
+		}
 	}
 	struct onnxrun_tensor *xt = NULL;
-	if (onnxrun_tensor_wrap(env, ONNXRUN_DTYPE_FLOAT, in.rank, dims, x, nbytes, &xt) != ONNXRUN_OK)
+	if (onnxrun_tensor_wrap(env, in.dtype, in.rank, dims, x, nbytes, &xt) != ONNXRUN_OK)
 		die("wrapping input", onnxrun_env_error(env));
 	if (onnxrun_session_set_input(sess, 0, xt) != ONNXRUN_OK)
 		die("binding input", onnxrun_session_error(sess));

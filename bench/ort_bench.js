@@ -14,6 +14,9 @@
 // Prints one JSON line in the same format as onnxrun_bench; peak_rss_kb is
 // process.resourceUsage().maxRSS (kilobytes) at the end, so run one process per case.
 // --output writes output 0 of the last timed run as raw float32 (the oracle for onnxrun).
+// A float64 case (meta.json beside the model says "dtype": "float64"; bench/make_models.py's
+// "_f64" variants) feeds and writes float64. ORT 1.30's CPU provider has no float64
+// ConvTranspose, so for those the session creation fails and bench/run.sh reports "n/a".
 // --budget-s: as in onnxrun_bench (fewer runs, at least 3, when R runs would exceed SEC).
 // --min-time-ms: as in onnxrun_bench (more runs, at most 100000, so they span MS by the last
 // warm-up run's time; the budget still caps them). --warmup-ms: as in onnxrun_bench (warm-up
@@ -103,14 +106,20 @@ async function main() {
     dims = JSON.parse(fs.readFileSync(meta, 'utf8')).x;
   }
   const numel = dims.reduce((a, b) => a * b, 1);
+  const metaPath = path.join(path.dirname(o.model), 'meta.json');
+  const dtype = fs.existsSync(metaPath) ? (JSON.parse(fs.readFileSync(metaPath, 'utf8')).dtype || 'float32') : 'float32';
+  if (dtype !== 'float32' && dtype !== 'float64') die(`unsupported input dtype ${dtype}`);
+  const Arr = dtype === 'float64' ? Float64Array : Float32Array;
   let x;
   if (o.input) {
     const buf = fs.readFileSync(o.input);
-    if (buf.length !== numel * 4) die(`${o.input}: ${buf.length} bytes, expected ${numel * 4}`);
-    x = new Float32Array(numel);
+    if (buf.length !== numel * Arr.BYTES_PER_ELEMENT) {
+      die(`${o.input}: ${buf.length} bytes, expected ${numel * Arr.BYTES_PER_ELEMENT}`);
+    }
+    x = new Arr(numel);
     new Uint8Array(x.buffer).set(buf);
   } else {
-    x = new Float32Array(numel);
+    x = new Arr(numel);
     let s = 0x0DDBA11CAFEn;
     const m64 = (1n << 64n) - 1n;
     for (let i = 0; i < numel; i++) {
@@ -118,7 +127,7 @@ async function main() {
       x[i] = Number(s >> 11n) * (2 / 9007199254740992) - 1;
     }
   }
-  const feeds = { [inName]: new ort.Tensor('float32', x, dims) };
+  const feeds = { [inName]: new ort.Tensor(dtype, x, dims) };
   const outName = session.outputNames[0];
 
   let lastMs = 0;
@@ -155,7 +164,7 @@ async function main() {
   }
   if (o.output) {
     const y = last[outName];
-    if (y.type !== 'float32') die(`output ${outName} is ${y.type}, not float32`);
+    if (y.type !== dtype) die(`output ${outName} is ${y.type}, not ${dtype}`);
     const d = y.data;
     fs.writeFileSync(o.output, Buffer.from(d.buffer, d.byteOffset, d.byteLength));
   }

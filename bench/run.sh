@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench/run.sh - the whole benchmark in one command: onnxrun vs ONNX Runtime (CPU), same run.
+# bench/run.sh - the whole benchmark in one command: onnxrun vs ONNX Runtime (CPU) and oneDNN's
+# deconvolution primitive, same run.
 #
 #   bash bench/run.sh [FILTER]
 #
@@ -10,8 +11,9 @@
 #   BENCH_WARMUP_MS=500  warm-up goes on until it has taken this long (ONNX Runtime ran some
 #                        cases 20-40% faster after a few hundred runs than in its first 20)
 #   BENCH_THREADS="1 2"  thread counts
-#   BENCH_ROUNDS=5       rounds per case and thread count: onnxrun, ORT, onnxrun, ORT, ...
-#                        each a fresh process; the report takes the median round of each tool
+#   BENCH_ROUNDS=5       rounds per case and thread count: onnxrun, ORT, oneDNN blocked,
+#                        oneDNN NCHW, onnxrun, ORT, ... each a fresh process; the report takes
+#                        the median round of each tool
 #   BENCH_MIN_TIME_MS=1000  more timed runs than BENCH_RUNS where needed so they span at least
 #                        this long (twice this for the scaling measurement): the host's slow
 #                        spells last a fraction of a second, so a median over a second or more
@@ -23,11 +25,13 @@
 #   BENCH_WAIT_IDLE_S=0  before each measurement, wait up to this many seconds for the other
 #                        processes on the machine to use less than BENCH_IDLE_CPUS (0.3) CPUs
 #
-# Steps: build libonnxrun (Release) into build-bench, compile onnxrun_bench and peak, make
-# sure onnxruntime-node is installed (npm ci --ignore-scripts from the committed lock file),
-# generate the models, measure the machine's limits, then per case and thread count run
-# onnxrun_bench and ort_bench.js (one fresh process each), check onnxrun's output against
-# ORT's, and write the table. Results: bench/build/results/latest.{json,md,raw.jsonl}; a run
+# Steps: build libonnxrun (Release) into build-bench, make sure Debian's libdnnl-dev is
+# installed (apt-get as root, else the command is printed), compile onnxrun_bench, dnnl_bench
+# and peak, make sure onnxruntime-node is installed (npm ci --ignore-scripts from the committed
+# lock file), generate the models (the suite and its float64 variants), measure the machine's
+# limits, then per case and thread count run onnxrun_bench, ort_bench.js and dnnl_bench in its
+# two layouts (one fresh process each; float64 cases: onnxrun alone, no peer has a float64
+# ConvTranspose), check onnxrun's output against ORT's and oneDNN's, and write the table. Results: bench/build/results/latest.{json,md,raw.jsonl}; a run
 # over the full suite also copies latest.json and latest.md to bench/results/ and redraws
 # bench/results/ratio.svg.
 set -euo pipefail
@@ -83,6 +87,17 @@ wait_idle() {
 	done
 }
 
+# ---- 0. oneDNN (Debian's libdnnl-dev: the headers and libdnnl.so for dnnl_bench)
+if [ ! -f /usr/include/oneapi/dnnl/dnnl.h ]; then
+	if [ "$(id -u)" = 0 ]; then
+		log "installing libdnnl-dev (oneDNN) with apt-get"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libdnnl-dev >&2
+	else
+		log "oneDNN headers missing: run as root: apt-get install -y libdnnl-dev"
+		exit 1
+	fi
+fi
+
 LOAD_START="$(loadavg)"
 log "load average (1 min) at start: $LOAD_START"
 
@@ -99,6 +114,12 @@ cc -O2 -I include bench/onnxrun_bench.c build-bench/libonnxrun.a -lprotobuf-c -l
 if grep -qw avx512f /proc/cpuinfo; then PEAK_FLAGS="-mavx512f -mfma"; else PEAK_FLAGS="-mavx2 -mfma"; fi
 # shellcheck disable=SC2086
 cc -O2 $PEAK_FLAGS -pthread bench/peak.c -o "$B/peak"
+# dnnl_bench sets its thread count with omp_set_num_threads: Debian builds libdnnl with the
+# OpenMP CPU runtime (libgomp); say which runtime this libdnnl links, for the record
+cc -O2 -fopenmp bench/dnnl_bench.c -ldnnl -lm -o "$B/dnnl_bench"
+DNNL_LIB="$(ldd "$B/dnnl_bench" | awk '/libdnnl/ {print $3; exit}')"
+DNNL_RUNTIME="$(ldd "$DNNL_LIB" | awk '/libgomp|libiomp|libomp\.|libtbb/ {printf "%s%s", sep, $1; sep=","}')"
+log "oneDNN: $DNNL_LIB, CPU runtime library: ${DNNL_RUNTIME:-none found}"
 
 # ---- 2. ONNX Runtime (npm package with the CPU library inside; no download at install time)
 if ! ls bench/node_modules/onnxruntime-node/bin/napi-v*/linux/x64/libonnxruntime.so* >/dev/null 2>&1; then
@@ -110,8 +131,7 @@ ls bench/node_modules/onnxruntime-node/bin/napi-v*/linux/x64/libonnxruntime.so* 
 
 # ---- 3. models
 log "generating models from $SUITE"
-"$PY" bench/make_models.py "$SUITE" -o "$MODELS" ${FILTER:+--filter "$FILTER"}
-mapfile -t CASES < <("$PY" -c 'import json,sys; [print(c["name"]) for c in json.load(open(sys.argv[1]))["cases"] if sys.argv[2] in c["name"]]' "$SUITE" "$FILTER")
+mapfile -t CASES < <("$PY" bench/make_models.py "$SUITE" -o "$MODELS" ${FILTER:+--filter "$FILTER"} --print-cases)
 [ "${#CASES[@]}" -gt 0 ] || { log "no case matches '$FILTER'"; exit 1; }
 
 # ---- 4. machine limits
@@ -133,6 +153,7 @@ cat "$RES/peak.json" >&2
 : >"$RAW"
 "$B/onnxrun_bench" --baseline >>"$RAW"
 node bench/ort_bench.js --baseline >>"$RAW"
+"$B/dnnl_bench" --baseline >>"$RAW"
 # per-run fixed overhead of each tool: a one-element DepthToSpace (blocksize 1)
 for t in $THREADS; do
 	"$B/onnxrun_bench" "$MODELS/_floor/model.onnx" --case _floor --threads "$t" --runs 200 \
@@ -166,11 +187,33 @@ run_tool() {
 	[ -z "${PROBE:-}" ] || extra="$extra,\"fma_probe_gflops\":$PROBE"
 	printf '%s\n' "$line" | sed "s/^{/{\"tool\":\"$name\",\"load1\":$(loadavg),$extra,/" | tee -a "$RAW" >&2
 }
+# na TOOL LINE: record that a tool cannot run a case (LINE: its JSON with "na", the reason)
+na() { printf '%s\n' "$2" | sed "s/^{/{\"tool\":\"$1\",/" | tee -a "$RAW" >&2; }
 T0=$(date +%s)
 for c in "${CASES[@]}"; do
 	m="$MODELS/$c"
 	also=()
 	first_t=""
+	# which peers run this case: no peer has a float64 ConvTranspose (ORT is asked once, so a
+	# version that gains one is timed), oneDNN has no DepthToSpace (dnnl_bench --check says)
+	f64=0
+	grep -q '"dtype": "float64"' "$m/meta.json" && f64=1
+	run_ort=1
+	if [ "$f64" = 1 ] && ! node bench/ort_bench.js "$m/model.onnx" --runs 1 --warmup 0 >/dev/null 2>"$OUT/err.txt"; then
+		run_ort=0
+		na ort "{\"case\":\"$c\",\"na\":\"$(head -1 "$OUT/err.txt" | tr -d '"\\' | cut -c1-200)\"}"
+	fi
+	layouts=()
+	for l in blocked nchw; do
+		if ! line=$("$B/dnnl_bench" "$m/model.onnx" --case "$c" --layout "$l" --check 2>"$OUT/err.txt"); then
+			log "dnnl_bench --check failed: $(cat "$OUT/err.txt")"
+			fail "$c" "${THREADS%% *}" "dnnl_$l" "$(cat "$OUT/err.txt")"
+		elif printf '%s' "$line" | grep -q '"na":'; then
+			na "dnnl_$l" "$line"
+		else
+			layouts+=("$l")
+		fi
+	done
 	for t in $THREADS; do
 		[ -n "$first_t" ] || first_t=$t
 		log "$c threads=$t (load $(loadavg))"
@@ -190,18 +233,29 @@ for c in "${CASES[@]}"; do
 			fi
 			ortout=()
 			[ "$t" != "$first_t" ] || [ "$round" != 1 ] || ortout=(--output "$OUT/$c.ort.bin")
-			if ! run_tool ort node bench/ort_bench.js "$m/model.onnx" --case "$c" --threads "$t" \
+			if [ "$run_ort" = 1 ] && ! run_tool ort node bench/ort_bench.js "$m/model.onnx" --case "$c" --threads "$t" \
 				--runs "$RUNS" --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" --budget-s "$BUDGET" --min-time-ms "$MIN_MS" --input "$m/input.bin" "${ortout[@]}"; then
 				log "ORT failed: $(cat "$OUT/err.txt")"
 				fail "$c" "$t" ort "$(cat "$OUT/err.txt")"
 			fi
+			for l in "${layouts[@]}"; do
+				dout=()
+				[ "$t" != "$first_t" ] || [ "$round" != 1 ] || dout=(--output "$OUT/$c.dnnl_$l.bin")
+				# OpenMP: dnnl_bench calls omp_set_num_threads(T); the variable says the same
+				if ! OMP_NUM_THREADS=$t run_tool "dnnl_$l" "$B/dnnl_bench" "$m/model.onnx" --case "$c" --layout "$l" \
+					--threads "$t" --runs "$RUNS" --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" --budget-s "$BUDGET" \
+					--min-time-ms "$MIN_MS" --input "$m/input.bin" "${dout[@]}"; then
+					log "oneDNN ($l) failed: $(cat "$OUT/err.txt")"
+					fail "$c" "$t" "dnnl_$l" "$(cat "$OUT/err.txt")"
+				fi
+			done
 		done
 		PROBE_T=
 	done
 	# thread scaling with both thread counts in one process, runs interleaved (see
 	# onnxrun_bench.c): the rounds above are minutes apart on a host whose speed drifts
 	last_t=${THREADS##* }
-	if [ "$last_t" != "$first_t" ]; then
+	if [ "$last_t" != "$first_t" ] && [ "$f64" = 0 ]; then
 		log "$c scaling $first_t -> $last_t threads, interleaved"
 		if ! run_tool onnxrun_scaling "$B/onnxrun_bench" "$m/model.onnx" --case "$c" --threads "$first_t" \
 			--scaling "$last_t" --runs $((4 * RUNS)) --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" --budget-s "$BUDGET" \
@@ -211,10 +265,21 @@ for c in "${CASES[@]}"; do
 			fail "$c" "$last_t" onnxrun_scaling "$(cat "$OUT/err.txt")"
 		fi
 	fi
-	if [ -s "$OUT/$c.ort.bin" ] && [ -s "$OUT/$c.onnxrun.t$first_t.bin" ]; then
-		"$PY" bench/report.py compare --case "$c" --ref "$OUT/$c.ort.bin" \
-			--got "$OUT/$c.onnxrun.t$first_t.bin" "${also[@]}" | tee -a "$RAW" >&2
+	# oracle: onnxrun (first thread count) against ORT, the other thread counts bitwise
+	# against it; without ORT's output (float64) against a numpy float64 reference
+	if [ -s "$OUT/$c.onnxrun.t$first_t.bin" ]; then
+		ref=(--numpy-ref "$m")
+		[ ! -s "$OUT/$c.ort.bin" ] || ref=(--ref "$OUT/$c.ort.bin")
+		"$PY" bench/report.py compare --case "$c" --dtype "$([ "$f64" = 1 ] && echo float64 || echo float32)" \
+			"${ref[@]}" --got "$OUT/$c.onnxrun.t$first_t.bin" "${also[@]}" | tee -a "$RAW" >&2
 	fi
+	# oneDNN's outputs against onnxrun's, same input and weights
+	for l in "${layouts[@]}"; do
+		if [ -s "$OUT/$c.dnnl_$l.bin" ] && [ -s "$OUT/$c.onnxrun.t$first_t.bin" ]; then
+			"$PY" bench/report.py compare --case "$c" --peer "dnnl_$l" --ref "$OUT/$c.onnxrun.t$first_t.bin" \
+				--got "$OUT/$c.dnnl_$l.bin" | tee -a "$RAW" >&2
+		fi
+	done
 	[ "${BENCH_KEEP_OUTPUTS:-0}" = 1 ] || rm -f "$OUT/$c".*.bin
 done
 ELAPSED=$(( $(date +%s) - T0 ))
@@ -226,7 +291,8 @@ MODEL_NAME="$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
 GIT_COMMIT="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if git diff --quiet HEAD -- src include CMakeLists.txt proto 2>/dev/null; then GIT_DIRTY=false; else GIT_DIRTY=true; fi
 ORT_VER="$(node -p "require('./bench/node_modules/onnxruntime-node/package.json').version")"
-export MODEL_NAME GIT_COMMIT GIT_DIRTY ORT_VER LOAD_START LOAD_END RUNS WARMUP THREADS BUDGET FILTER ELAPSED ROUNDS MIN_MS WARMUP_MS
+DNNL_VER="$(dpkg-query -W -f='${Version}' libdnnl-dev 2>/dev/null || echo unknown)"
+export DNNL_VER DNNL_RUNTIME MODEL_NAME GIT_COMMIT GIT_DIRTY ORT_VER LOAD_START LOAD_END RUNS WARMUP THREADS BUDGET FILTER ELAPSED ROUNDS MIN_MS WARMUP_MS
 export NODE_VER="$(node --version)" CC_VER="$(cc --version | head -1)" NPROC="$(nproc)" KERNEL="$(uname -sr)"
 "$PY" - "$RES/run_meta.json" <<'EOF'
 import json, os, sys, datetime
@@ -240,7 +306,8 @@ json.dump({
                "budget_s": int(e["BUDGET"]), "min_time_ms": int(e["MIN_MS"]), "filter": e["FILTER"], "elapsed_s": int(e["ELAPSED"]),
                "wait_idle_s": int(e.get("BENCH_WAIT_IDLE_S") or 0), "idle_cpus": float(e.get("BENCH_IDLE_CPUS") or 0.3)},
     "load": {"start": float(e["LOAD_START"]), "end": float(e["LOAD_END"])},
-    "versions": {"onnxruntime_node": e["ORT_VER"], "node": e["NODE_VER"], "cc": e["CC_VER"]},
+    "versions": {"onnxruntime_node": e["ORT_VER"], "node": e["NODE_VER"], "cc": e["CC_VER"],
+                 "libdnnl_dev": e["DNNL_VER"], "dnnl_cpu_runtime": e["DNNL_RUNTIME"]},
 }, open(sys.argv[1], "w"), indent=1)
 EOF
 "$PY" bench/report.py table --raw "$RAW" --models "$MODELS" --peak "$RES/peak.json" \
