@@ -108,9 +108,12 @@ static void col_items(void *arg, int tid, int64_t begin, int64_t end)
 {
 	const struct col_job *j = arg;
 	const int64_t ca = j->ca, unit = ca == 0 ? j->in[1] : 1, ldz = j->ldz_max;
-	int64_t pbg = -1, pia = 0, pib = 0; /* the previous item's (b, grp) and input rows */
 	char *sc = j->scratch + (size_t)tid * j->scratch_stride;
-	float *z = (float *)sc, *bp = z + j->rows * j->ldz_max, *tmp = bp + j->cg * j->ldz_max;
+	/* the (b, grp) and input rows of the last item this thread ran, whose Z rows are still in
+	 * its scratch: kept there, not in locals, so that items run by later calls on this thread
+	 * reuse them too */
+	int64_t *last = (int64_t *)sc, pbg = last[0], pia = last[1], pib = last[2];
+	float *z = (float *)(sc + 64), *bp = z + j->rows * j->ldz_max, *tmp = bp + j->cg * j->ldz_max;
 	const float **zrows = (const float **)(tmp + (j->out[1] / j->s[1] + 2 + 15) / 16 * 16);
 	for (int64_t it = begin; it < end; it++) {
 		const int64_t chunk = it % j->nchunk, bg = it / j->nchunk;
@@ -131,9 +134,9 @@ static void col_items(void *arg, int tid, int64_t begin, int64_t end)
 		}
 		col_gemm(j, b, grp, from * unit, (ib - from) * unit, z + (from - ia) * unit, ldz, bp);
 		col_add(j, b, grp, oa, ob, ia, ib, z, ldz, tmp, zrows);
-		pbg = bg;
-		pia = ia;
-		pib = ib;
+		pbg = last[0] = bg;
+		pia = last[1] = ia;
+		pib = last[2] = ib;
 	}
 }
 
@@ -187,9 +190,11 @@ static enum onnxrun_status col2im_compute(const struct convt_call *c, const stru
 	j.gather = pk->kt->col2im_gather;
 	j.kg = (struct onnxrun__kgather){ j.s[1], j.d[1], j.pb[1], j.ldz_max, j.t1_start, j.t1_k };
 	bytes = (size_t)(j.rows * j.ldz_max + j.cg * j.ldz_max + (j.out[1] / j.s[1] + 2 + 15) / 16 * 16) * sizeof(float) +
-	        (size_t)j.k[0] * sizeof(float *) + 64;
+	        (size_t)j.k[0] * sizeof(float *) + 64 + 64; /* + the last item's rows (col_items) */
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
+	for (int t = 0; t < threads; t++) /* no item run yet: nothing to reuse */
+		*(int64_t *)(j.scratch + (size_t)t * j.scratch_stride) = -1;
 	st = onnxrun__op_parallel(ctx, threads, g->batch * pk->group * j.nchunk, col_items, &j);
 	onnxrun__free(ctx->env, j.scratch);
 	return st;
