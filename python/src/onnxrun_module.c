@@ -823,18 +823,21 @@ done:
 	return result;
 }
 
-static PyObject *Session_inputs(SessionObject *self, PyObject *unused)
+/* The model's inputs or outputs as a list of (name, dtype, shape) tuples. */
+static PyObject *value_list(SessionObject *self, size_t (*count)(const struct onnxrun_model *),
+                            enum onnxrun_status (*info)(const struct onnxrun_model *, size_t,
+                                                        struct onnxrun_value_info *))
 {
 	size_t n;
 	PyObject *list;
 	if (check_ready(self) < 0)
 		return NULL;
-	n = onnxrun_model_input_count(self->model);
+	n = count(self->model);
 	list = PyList_New((Py_ssize_t)n);
 	for (size_t i = 0; list && i < n; i++) {
 		struct onnxrun_value_info vi;
 		PyObject *t;
-		enum onnxrun_status st = onnxrun_model_input_info(self->model, i, &vi);
+		enum onnxrun_status st = info(self->model, i, &vi);
 		if (st || !(t = value_info_tuple(&vi))) {
 			if (st)
 				raise_status(st, NULL);
@@ -846,27 +849,14 @@ static PyObject *Session_inputs(SessionObject *self, PyObject *unused)
 	return list;
 }
 
+static PyObject *Session_inputs(SessionObject *self, PyObject *unused)
+{
+	return value_list(self, onnxrun_model_input_count, onnxrun_model_input_info);
+}
+
 static PyObject *Session_outputs(SessionObject *self, PyObject *unused)
 {
-	size_t n;
-	PyObject *list;
-	if (check_ready(self) < 0)
-		return NULL;
-	n = onnxrun_model_output_count(self->model);
-	list = PyList_New((Py_ssize_t)n);
-	for (size_t i = 0; list && i < n; i++) {
-		struct onnxrun_value_info vi;
-		PyObject *t;
-		enum onnxrun_status st = onnxrun_model_output_info(self->model, i, &vi);
-		if (st || !(t = value_info_tuple(&vi))) {
-			if (st)
-				raise_status(st, NULL);
-			Py_CLEAR(list);
-			break;
-		}
-		PyList_SET_ITEM(list, (Py_ssize_t)i, t);
-	}
-	return list;
+	return value_list(self, onnxrun_model_output_count, onnxrun_model_output_info);
 }
 
 /* value_info(name) -> (name, dtype, shape) as inferred at load, for any value. */
