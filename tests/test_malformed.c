@@ -919,7 +919,6 @@ static const struct file_case file_cases[] = {
 	{ "bad_short_data.npy", ONNXRUN_ERROR_INVALID_INPUT, "7 bytes, expected 8" },
 	{ "bad_long_data.npy", ONNXRUN_ERROR_INVALID_INPUT, "9 bytes, expected 8" },
 	{ "bad_fortran.npy", ONNXRUN_ERROR_UNSUPPORTED, "Fortran" },
-	{ "bad_big_endian.npy", ONNXRUN_ERROR_UNSUPPORTED, "big-endian" },
 	{ "bad_object.npy", ONNXRUN_ERROR_UNSUPPORTED, "object arrays" },
 	{ "bad_unterminated.npy", ONNXRUN_ERROR_UNSUPPORTED, "not supported" },
 	{ "bad_garbage.pb", ONNXRUN_ERROR_INVALID_INPUT, "not a valid TensorProto" },
