@@ -144,8 +144,8 @@ static enum onnxrun_status check_shape(struct decode *d, struct onnxrun__err *er
 		if (!onnxrun__mul_i64(numel, tp->dims[i], &numel))
 			return tensor_fail(err, ONNXRUN_ERROR_LIMIT, d, "element count overflows int64");
 	if (!onnxrun__tensor_bytes(d->dtype, numel, &d->nbytes) || d->nbytes > (size_t)INT64_MAX)
-		return tensor_fail(err, ONNXRUN_ERROR_LIMIT, d, "byte size of %lld %s elements overflows",
-		                   (long long)numel, onnxrun_dtype_name(d->dtype));
+		return tensor_fail(err, ONNXRUN_ERROR_LIMIT, d, "byte size of %lld %s elements overflows" ONNXRUN__SIZE_T_NOTE,
+		                   (long long)numel, onnxrun_dtype_name(d->dtype), ONNXRUN__SIZE_T_BITS);
 	d->numel = numel;
 	return ONNXRUN_OK;
 }

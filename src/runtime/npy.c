@@ -290,8 +290,12 @@ enum onnxrun_status onnxrun__npy_decode(const struct onnxrun_env *env, const voi
 		return st;
 	shape.rank = h.rank;
 	memcpy(shape.dims, h.dims, sizeof h.dims);
-	if (!onnxrun__shape_numel(&shape, &numel) || !onnxrun__tensor_bytes(h.dtype, numel, &nbytes))
-		return onnxrun__fail(err, ONNXRUN_ERROR_LIMIT, ".npy shape is too large (size overflows)");
+	if (!onnxrun__shape_numel(&shape, &numel))
+		return onnxrun__fail(err, ONNXRUN_ERROR_LIMIT, ".npy shape is too large (element count overflows int64)");
+	if (!onnxrun__tensor_bytes(h.dtype, numel, &nbytes))
+		return onnxrun__fail(err, ONNXRUN_ERROR_LIMIT,
+		                     ".npy shape is too large: byte size of %lld %s elements overflows" ONNXRUN__SIZE_T_NOTE,
+		                     (long long)numel, onnxrun_dtype_name(h.dtype), ONNXRUN__SIZE_T_BITS);
 	have = size - start - len;
 	if (have != nbytes)
 		return onnxrun__fail(err, ONNXRUN_ERROR_INVALID_INPUT,

@@ -157,7 +157,11 @@ ONNXRUN__HIDDEN void onnxrun__tensor_release_data(struct onnxrun_tensor *t);
 /* Copies a pending initializer's bytes into owned, aligned data (no-op when not pending). */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_materialize(struct onnxrun_tensor *t,
                                                                 struct onnxrun__err *err);
-/* Byte size of numel elements of dtype; false on overflow. */
+/* Byte size of numel elements of dtype; false on overflow (of size_t: on a 32-bit host
+ * anything from 4 GiB on). Messages for it say "... overflows" and end with
+ * ONNXRUN__SIZE_T_NOTE so that a 32-bit user sees why. */
+#define ONNXRUN__SIZE_T_NOTE " (more than a %d-bit size_t holds)"
+#define ONNXRUN__SIZE_T_BITS ((int)(sizeof(size_t) * 8))
 ONNXRUN__HIDDEN bool onnxrun__tensor_bytes(enum onnxrun_dtype dtype, int64_t numel, size_t *out);
 /* Sets element i of a STRING tensor to a copy of (data, size); frees the old one. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_string_set(struct onnxrun_tensor *t, int64_t i,
