@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "cli_spawn.h"
 #include "model_builder.h"
 #include "onnxrun.h"
 
@@ -75,7 +76,7 @@ static pid_t spawn_cli(const char *const *args)
 	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
 	posix_spawn_file_actions_addopen(&fa, 1, TMP "/stdout.txt", O_WRONLY | O_CREAT | O_TRUNC, 0666);
 	posix_spawn_file_actions_addopen(&fa, 2, TMP "/stderr.txt", O_WRONLY | O_CREAT | O_TRUNC, 0666);
-	assert_int_equal(posix_spawn(&pid, ONNXRUN_CLI_PATH, &fa, NULL, (char *const *)argv, NULL), 0);
+	assert_int_equal(cli_spawn(&pid, &fa, argv), 0);
 	posix_spawn_file_actions_destroy(&fa);
 	return pid;
 }
