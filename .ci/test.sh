@@ -8,7 +8,10 @@
 #  4. the tests that use threads under ThreadSanitizer: the API (a model shared by four
 #     threads), cancellation, shared pools, onnxrun_op_parallel_for;
 #  5. each libFuzzer target (tests/fuzz: model, tensor_pb, npy) for FUZZ_SECONDS (default 60)
-#     under ASan + UBSan; any crash, leak, hang or OOM fails (see docs/security.md).
+#     under ASan + UBSan; any crash, leak, hang or OOM fails (see docs/security.md);
+#  6-9. .ci/cross.sh: the CTest suite built with clang, and cross-built for aarch64, s390x
+#     (big-endian) and i386 (32-bit) with its tests under qemu-user (docs/platforms.md).
+#     CROSS_STAGES="clang aarch64" picks some of them, CROSS_STAGES=none skips them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/deps.sh --test
@@ -64,5 +67,9 @@ for target in model tensor_pb npy; do
 	JOBS=$jobs bash tests/fuzz/run.sh "$target" "${FUZZ_SECONDS:-60}"
 done
 
+read -r -a cross <<<"${CROSS_STAGES:-clang aarch64 s390x i386}"
+[ "${cross[*]}" = none ] && cross=()
+[ ${#cross[@]} -gt 0 ] && bash .ci/cross.sh "${cross[@]}"
+
 # Reaching this line means every stage passed (set -e stops at the first failure).
-echo "stages: 5 passed, 0 failed"
+echo "stages: $((5 + ${#cross[@]})) passed, 0 failed"

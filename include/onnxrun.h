@@ -197,8 +197,12 @@ ONNXRUN_API enum onnxrun_status onnxrun_tensor_set_string(struct onnxrun_tensor 
                                                           const char *data, size_t size);
 
 /* Tensor files. A .pb file is one serialized ONNX TensorProto (any dtype, raw or typed
- * fields); a .npy file is NumPy format 1.0-3.0, little-endian, C order. Errors name the file
- * and go to onnxrun_env_error(). Return OK, IO, INVALID_INPUT, UNSUPPORTED, LIMIT, OUT_OF_MEMORY. */
+ * fields; raw_data is little-endian, as onnx.proto says); a .npy file is NumPy format
+ * 1.0-3.0, C order, either byte order ('<' or '>'). Tensors in memory are always in the
+ * host's byte order: loading converts, and saving writes .pb raw_data little-endian and
+ * .npy in the host's order with the matching label ('<f4' on x86/ARM, '>f4' on s390x).
+ * Errors name the file and go to onnxrun_env_error(). Return OK, IO, INVALID_INPUT,
+ * UNSUPPORTED, LIMIT, OUT_OF_MEMORY. */
 ONNXRUN_API enum onnxrun_status onnxrun_tensor_load_pb(struct onnxrun_env *env, const char *path,
                                                        struct onnxrun_tensor **out);
 ONNXRUN_API enum onnxrun_status onnxrun_tensor_decode_pb(struct onnxrun_env *env, const void *data,

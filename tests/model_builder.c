@@ -18,6 +18,7 @@
 
 #include "onnxrun.h"
 #include "model_builder.h"
+#include "test_scale.h"
 
 /* ---- RNG: xorshift64*, seed printed by the tests on failure ---- */
 

@@ -256,6 +256,42 @@ static inline void mb_tensor_raw(Onnx__TensorProto *t, const void *bytes, size_t
 	t->raw_data.data = mb__memdup(bytes, size);
 }
 
+/* The bytes reversed to turn a value of ONNX data type `dtype` from host order into
+ * little-endian on a big-endian host: the element, each part of a complex number. */
+static inline size_t mb_swap_unit(int dtype)
+{
+	switch (dtype) {
+	case MB_UINT16: case MB_INT16: case MB_FLOAT16: case MB_BFLOAT16: return 2;
+	case MB_FLOAT: case MB_INT32: case MB_UINT32: case MB_COMPLEX64: return 4;
+	case MB_INT64: case MB_DOUBLE: case MB_UINT64: case MB_COMPLEX128: return 8;
+	default: return 1;
+	}
+}
+
+/* Host-order values -> little-endian bytes in place (nothing on little-endian hosts). */
+static inline void mb_to_le(void *bytes, size_t size, int dtype)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	size_t unit = mb_swap_unit(dtype);
+	uint8_t *b = bytes;
+	for (size_t at = 0; unit > 1 && at + unit <= size; at += unit)
+		for (size_t i = 0; i < unit / 2; i++) {
+			uint8_t c = b[at + i];
+			b[at + i] = b[at + unit - 1 - i];
+			b[at + unit - 1 - i] = c;
+		}
+#else
+	(void)bytes, (void)size, (void)dtype;
+#endif
+}
+
+/* raw_data from values in host order, of t's data_type: stored little-endian. */
+static inline void mb_tensor_raw_values(Onnx__TensorProto *t, const void *values, size_t size)
+{
+	mb_tensor_raw(t, values, size);
+	mb_to_le(t->raw_data.data, size, t->data_type);
+}
+
 static inline void mb_tensor_float_data(Onnx__TensorProto *t, size_t n, const float *v)
 {
 	t->n_float_data = n;
@@ -341,7 +377,7 @@ static inline Onnx__TensorProto *mb_initializer_f32(Onnx__ModelProto *m, const c
 	size_t n = 1;
 	for (size_t i = 0; i < rank; i++)
 		n *= (size_t)dims[i];
-	mb_tensor_raw(t, data, n * sizeof(float));
+	mb_tensor_raw_values(t, data, n * sizeof(float));
 	return mb_add_initializer(m, t);
 }
 
@@ -354,9 +390,9 @@ static inline void mb_sparse_initializer(Onnx__ModelProto *m, const char *name, 
 	int64_t n = (int64_t)nnz;
 	onnx__sparse_tensor_proto__init(s);
 	s->values = mb_tensor(name, MB_FLOAT, 1, &n);
-	mb_tensor_raw(s->values, values, nnz * sizeof(float));
+	mb_tensor_raw_values(s->values, values, nnz * sizeof(float));
 	s->indices = mb_tensor(NULL, MB_INT64, 1, &n);
-	mb_tensor_raw(s->indices, indices, nnz * sizeof(int64_t));
+	mb_tensor_raw_values(s->indices, indices, nnz * sizeof(int64_t));
 	s->n_dims = rank;
 	s->dims = mb__memdup(dims, rank * sizeof *dims);
 	MB__PUSH(m->graph->sparse_initializer, m->graph->n_sparse_initializer, s);
@@ -488,7 +524,8 @@ static inline uint8_t *mb_finish(Onnx__ModelProto *m, size_t *size)
 	return buf;
 }
 
-/* Writes bytes to path; returns 0 on success. */
+/* Writes bytes to path; returns 0 on success. Values for an external data file must be
+ * little-endian first (mb_to_le). */
 static inline int mb_write_file(const char *path, const void *data, size_t size)
 {
 	FILE *f = fopen(path, "wb");

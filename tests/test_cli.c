@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "cli_spawn.h"
 #include "onnxrun.h"
 #include "model_builder.h"
 
@@ -129,7 +130,7 @@ static void run_cli(struct run *r, const char *const *args)
 	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
 	posix_spawn_file_actions_addopen(&fa, 1, TMP "/stdout.txt", O_WRONLY | O_CREAT | O_TRUNC, 0666);
 	posix_spawn_file_actions_addopen(&fa, 2, TMP "/stderr.txt", O_WRONLY | O_CREAT | O_TRUNC, 0666);
-	assert_int_equal(posix_spawn(&pid, ONNXRUN_CLI_PATH, &fa, NULL, (char *const *)argv, NULL), 0);
+	assert_int_equal(cli_spawn(&pid, &fa, argv), 0);
 	posix_spawn_file_actions_destroy(&fa);
 	assert_int_equal(waitpid(pid, &wst, 0), pid);
 	r->status = WIFEXITED(wst) ? WEXITSTATUS(wst) : -1;

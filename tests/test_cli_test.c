@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "cli_spawn.h"
 #include "onnxrun.h"
 #include "model_builder.h"
 
@@ -86,8 +87,8 @@ static const char *fmt(const char *format, ...)
 	return b;
 }
 
-/* Runs program `path` with argv, stdout and stderr into TMP/out.txt and TMP/err.txt;
- * returns the exit status (-1 when it did not exit). */
+/* Runs program `path` (NULL: the onnxrun binary, cli_spawn.h) with argv, stdout and stderr
+ * into TMP/out.txt and TMP/err.txt; returns the exit status (-1 when it did not exit). */
 static int spawn_wait(const char *path, const char *const *argv)
 {
 	posix_spawn_file_actions_t fa;
@@ -97,7 +98,10 @@ static int spawn_wait(const char *path, const char *const *argv)
 	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
 	posix_spawn_file_actions_addopen(&fa, 1, TMP "/out.txt", O_WRONLY | O_CREAT | O_TRUNC, 0666);
 	posix_spawn_file_actions_addopen(&fa, 2, TMP "/err.txt", O_WRONLY | O_CREAT | O_TRUNC, 0666);
-	assert_int_equal(posix_spawn(&pid, path, &fa, NULL, (char *const *)argv, NULL), 0);
+	if (path)
+		assert_int_equal(posix_spawn(&pid, path, &fa, NULL, (char *const *)argv, NULL), 0);
+	else
+		assert_int_equal(cli_spawn(&pid, &fa, argv), 0);
 	posix_spawn_file_actions_destroy(&fa);
 	assert_int_equal(waitpid(pid, &wst, 0), pid);
 	return WIFEXITED(wst) ? WEXITSTATUS(wst) : -1;
@@ -124,7 +128,7 @@ static void run_cli(struct run *r, const char *const *args)
 	for (; args[n - 1] != NULL && n < 31; n++)
 		argv[n] = args[n - 1];
 	argv[n] = NULL;
-	r->status = spawn_wait(ONNXRUN_CLI_PATH, argv);
+	r->status = spawn_wait(NULL, argv);
 	r->out = slurp(TMP "/out.txt", NULL);
 	r->err = slurp(TMP "/err.txt", NULL);
 	assert_non_null(r->out);
@@ -994,7 +998,7 @@ static void test_progress_on_terminal(void **state)
 	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
 	posix_spawn_file_actions_addopen(&fa, 1, ptsname(master), O_WRONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	assert_int_equal(posix_spawn(&pid, ONNXRUN_CLI_PATH, &fa, NULL, (char *const *)argv, NULL), 0);
+	assert_int_equal(cli_spawn(&pid, &fa, argv), 0);
 	posix_spawn_file_actions_destroy(&fa);
 	while (n + 1 < sizeof buf && (got = read(master, buf + n, sizeof buf - 1 - n)) > 0)
 		n += (size_t)got;

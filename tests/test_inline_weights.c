@@ -161,10 +161,10 @@ static uint8_t *mixed_model(size_t *size, float **big, float **edge)
 	mb_initializer_f32(m, "big", 1, (const int64_t[]){ 20000 }, *big);
 	mb_initializer_f32(m, "small", 1, (const int64_t[]){ 100 }, *big);
 	t = mb_tensor("i64", MB_INT64, 1, (const int64_t[]){ 20000 });
-	mb_tensor_raw(t, i64, 20000 * sizeof *i64);
+	mb_tensor_raw_values(t, i64, 20000 * sizeof *i64);
 	mb_add_initializer(m, t);
 	t = mb_tensor("half", MB_FLOAT16, 1, (const int64_t[]){ 65536 });
-	mb_tensor_raw(t, half, 65536 * sizeof *half);
+	mb_tensor_raw_values(t, half, 65536 * sizeof *half);
 	mb_add_initializer(m, t);
 	mb_initializer_f32(m, "edge", 1, (const int64_t[]){ 16384 }, *edge);
 	mb_initializer_f32(m, "under", 1, (const int64_t[]){ 16383 }, under);
@@ -173,7 +173,7 @@ static uint8_t *mixed_model(size_t *size, float **big, float **edge)
 	mb_add_initializer(m, t);
 	n = mb_node(m, "c", "Constant", "", "", "y");
 	t = mb_tensor("a", MB_FLOAT, 1, (const int64_t[]){ 20000 });
-	mb_tensor_raw(t, attr, 20000 * sizeof *attr);
+	mb_tensor_raw_values(t, attr, 20000 * sizeof *attr);
 	mb_attr_tensor(n, "value", t);
 	free(i64);
 	free(half);
@@ -203,6 +203,8 @@ static void test_strip_round_trip(void **state)
 	/* the slices are the original bytes, inside the original buffer */
 	for (size_t i = 0; i < 2; i++)
 		assert_true(s.slices[i].data >= bytes && s.slices[i].data + s.slices[i].len <= bytes + size);
+	mb_to_le(big, 80000, MB_FLOAT); /* the file's bytes are little-endian */
+	mb_to_le(edge, 65536, MB_FLOAT);
 	assert_memory_equal(s.slices[0].data, big, 80000);
 	assert_memory_equal(s.slices[1].data, edge, 65536);
 	/* each stripped tensor: its raw_data and tensor lengths went from 3 bytes to 1 */
@@ -261,8 +263,12 @@ static void hand_tensor(struct wb *graph, size_t n, const char *order, const flo
 			wb_uint(&t, 2, 1);
 		else if (*c == 'h')
 			wb_uint(&t, 2, 10);
-		else
-			wb_len(&t, 9, *raws++, n * sizeof(float));
+		else {
+			float *le = mb__memdup(*raws++, n * sizeof(float));
+			mb_to_le(le, n * sizeof(float), MB_FLOAT);
+			wb_len(&t, 9, le, n * sizeof(float));
+			free(le);
+		}
 	}
 	wb_sub(graph, 5, &t);
 }
@@ -459,11 +465,12 @@ static void test_conv_packs_from_buffer(void **state)
 	const uint64_t seed = 51;
 	const size_t wn = C * MG * K * K, wbytes = wn * sizeof(float);
 	float *w = random_floats(seed, wn), *x = random_floats(seed + 1, C * H * H);
-	float *want = malloc((size_t)(MG * OH * OH) * sizeof *want);
+	float *want = malloc((size_t)(MG * OH * OH) * sizeof *want), *w_le = mb__memdup(w, wbytes);
 	struct th_ct2d p = { 1, C, H, H, MG, K, K, 1, 2, 2, 1, 1, 0, 0, OH, OH };
 	int aligned_seen[4] = { 0 };
 	(void)state;
 	assert_non_null(want);
+	mb_to_le(w_le, wbytes, MB_FLOAT); /* how W sits in the file */
 	th_ref_conv_transpose2d(&p, x, w, NULL, want);
 	for (size_t doc = 0; doc < 4; doc++)
 		for (size_t shift = 0; shift < 4; shift++) {
@@ -472,7 +479,7 @@ static void test_conv_packs_from_buffer(void **state)
 			struct onnxrun_model *model = NULL;
 			size_t size, before, peak_on, peak_off;
 			uint8_t *bytes = conv_model(w, doc, &size);
-			const uint8_t *at = memmem(bytes, size, w, 64);
+			const uint8_t *at = memmem(bytes, size, w_le, 64);
 			assert_non_null(at);
 			aligned_seen[(size_t)(at - bytes + shift) % 4] = 1;
 			before = a.live_bytes;
@@ -491,7 +498,8 @@ static void test_conv_packs_from_buffer(void **state)
 			                 onnxrun_env_error(env));
 			peak_off = a.peak_bytes - before;
 			onnxrun_model_free(model);
-			if (peak_on > wbytes * 3 / 2 || peak_off < wbytes * 2)
+			/* a big-endian host copies W to swap it: no saving there, only right results */
+			if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && (peak_on > wbytes * 3 / 2 || peak_off < wbytes * 2))
 				fail_msg("doc %zu shift %zu: peak %zu bytes while loading (%zu without the strip) for a "
 				         "%zu-byte W",
 				         doc, shift, peak_on, peak_off, wbytes);
@@ -502,6 +510,7 @@ static void test_conv_packs_from_buffer(void **state)
 	/* the weights sat at every alignment mod 4 */
 	assert_true(aligned_seen[0] && aligned_seen[1] && aligned_seen[2] && aligned_seen[3]);
 	free(w);
+	free(w_le);
 	free(x);
 	free(want);
 }

@@ -291,19 +291,19 @@ static void run_family(enum family fam, int count, uint64_t base)
 static void test_phase_random(void **state)
 {
 	(void)state;
-	run_family(FAM_PHASE, 150, 1);
+	run_family(FAM_PHASE, th_scaled(150), 1);
 }
 
 static void test_col2im_random(void **state)
 {
 	(void)state;
-	run_family(FAM_COL2IM, 150, 2);
+	run_family(FAM_COL2IM, th_scaled(150), 2);
 }
 
 static void test_depthwise_random(void **state)
 {
 	(void)state;
-	run_family(FAM_DW, 150, 3);
+	run_family(FAM_DW, th_scaled(150), 3);
 }
 
 /* check_config over a list (seeds seed0 + index); fails the test on any mismatch. */
@@ -312,7 +312,8 @@ static void check_configs(const struct cfg *cases, size_t n, uint64_t seed0, con
 	long compared = 0;
 	int failures = 0;
 	for (size_t i = 0; i < n; i++)
-		failures += check_config(&cases[i], seed0 + i, &compared);
+		if (th_scaled_keep(i))
+			failures += check_config(&cases[i], seed0 + i, &compared);
 	print_message("%zu %s configs, %ld elements compared, %d failures\n", n, what, compared, failures);
 	assert_int_equal(failures, 0);
 }

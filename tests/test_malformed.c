@@ -215,9 +215,17 @@ static void test_huge_claim_tiny_data(void **state)
 	(void)state;
 	mb_tensor_raw(w, "0123456789abcdef", 16);
 	buf = mb_finish(with_weight(w), &size);
+#if SIZE_MAX > 0xffffffffu
 	TH_ASSERT_STATUS(onnxrun_model_load_buffer(env, buf, size, NULL, &model), ONNXRUN_ERROR_INVALID_MODEL,
 	                 onnxrun_env_error(env));
 	TH_ASSERT_MSG_HAS(onnxrun_env_error(env), "tensor 'w': raw_data has 16 bytes, expected 8000000000000");
+#else
+	/* 8 * 10^12 bytes do not fit a 32-bit size_t: a size limit, found first */
+	TH_ASSERT_STATUS(onnxrun_model_load_buffer(env, buf, size, NULL, &model), ONNXRUN_ERROR_LIMIT,
+	                 onnxrun_env_error(env));
+	TH_ASSERT_MSG_HAS(onnxrun_env_error(env),
+	                  "tensor 'w': byte size of 2000000000000 float elements overflows (more than a 32-bit size_t holds)");
+#endif
 	assert_int_equal(a.live, 1); /* the env */
 	free(buf);
 	onnxrun_env_free(env);
@@ -644,8 +652,14 @@ static void test_output_shape_absurd(void **state)
 	before = a.live_bytes;
 	TH_ASSERT_STATUS(onnxrun_session_prepare(s), ONNXRUN_ERROR_LIMIT, onnxrun_session_error(s));
 	TH_ASSERT_MSG_HAS(onnxrun_session_error(s), "node 'up' (ConvTranspose)");
+#if SIZE_MAX > 0xffffffffu
 	TH_ASSERT_MSG_HAS(onnxrun_session_error(s), "output 'y' needs 4000000000000 bytes");
 	TH_ASSERT_MSG_HAS(onnxrun_session_error(s), "limit of 8589934592 bytes");
+#else
+	/* 4 * 10^12 bytes are more than a 32-bit size_t: refused before the cap is looked at */
+	TH_ASSERT_MSG_HAS(onnxrun_session_error(s),
+	                  "output 'y': byte size of 1000000000000 float elements overflows (more than a 32-bit size_t holds)");
+#endif
 	assert_true(a.live_bytes - before < 65536);
 	/* 10^12 output elements with 2^20 spatial: fits int64, but not the cap either */
 	onnxrun_session_free(s);
@@ -919,7 +933,6 @@ static const struct file_case file_cases[] = {
 	{ "bad_short_data.npy", ONNXRUN_ERROR_INVALID_INPUT, "7 bytes, expected 8" },
 	{ "bad_long_data.npy", ONNXRUN_ERROR_INVALID_INPUT, "9 bytes, expected 8" },
 	{ "bad_fortran.npy", ONNXRUN_ERROR_UNSUPPORTED, "Fortran" },
-	{ "bad_big_endian.npy", ONNXRUN_ERROR_UNSUPPORTED, "big-endian" },
 	{ "bad_object.npy", ONNXRUN_ERROR_UNSUPPORTED, "object arrays" },
 	{ "bad_unterminated.npy", ONNXRUN_ERROR_UNSUPPORTED, "not supported" },
 	{ "bad_garbage.pb", ONNXRUN_ERROR_INVALID_INPUT, "not a valid TensorProto" },

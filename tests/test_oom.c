@@ -182,8 +182,8 @@ static void write_convt_case(const char *dir, int mb_dtype, enum onnxrun_dtype d
 		else
 			memcpy(wb + i * 2, &f16_steps[step], 2);
 	}
-	mb_tensor_raw(w, wb, 8 * 8 * 4 * 4 * es);
-	mb_tensor_raw(b, wb, 8 * es);
+	mb_tensor_raw_values(w, wb, 8 * 8 * 4 * 4 * es);
+	mb_tensor_raw_values(b, wb, 8 * es);
 	mb_opset(m, "", 13);
 	mb_input(m, "x", mb_dtype, "1,8,6,6");
 	mb_output(m, "y", mb_dtype, "1,8,12,12");

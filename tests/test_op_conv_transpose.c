@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_scale.h"
 #include "ops/conv_transpose/impl.h"
 #include "ops/ops.h"
 #include "runtime/pool.h"
@@ -934,7 +935,8 @@ static void test_random_vs_reference(void **state)
 	struct fixture *f = *state;
 	int failures = 0, runs = 0, per_mode[6] = { 0 }, per_rank[6] = { 0 };
 	int64_t compared = 0;
-	for (uint64_t seed = 1; seed <= N_RANDOM && failures < 5; seed++, runs++) {
+	const uint64_t count = (uint64_t)th_scaled(N_RANDOM);
+	for (uint64_t seed = 1; seed <= count && failures < 5; seed++, runs++) {
 		struct cfg c;
 		random_cfg(&c, seed);
 		per_mode[c.mode]++;

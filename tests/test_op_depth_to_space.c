@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_scale.h"
 #include "ops/ops.h"
 
 /* ---- hand-built nodes ------------------------------------------------------------------- */
@@ -381,7 +382,7 @@ static void test_random_vs_reference(void **state)
 {
 	struct fixture *f = *state;
 	int failures = 0, runs = 0;
-	for (uint64_t seed = 1; seed <= N_RANDOM && failures < 5; seed++, runs++)
+	for (uint64_t seed = 1; seed <= (uint64_t)th_scaled(N_RANDOM) && failures < 5; seed++, runs++)
 		failures += !check_random(f->env, seed);
 	print_message("%d random configs, %d failures\n", runs, failures);
 	assert_int_equal(failures, 0);

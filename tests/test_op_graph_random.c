@@ -75,13 +75,10 @@ static double rng_sym(struct rng *r)
 	return (double)(rng_next(r) >> 11) * 0x1p-52 - 1.0;
 }
 
-/* ONNXRUN_RANDOM_SCALE times n (at least 1). */
+/* ONNXRUN_RANDOM_SCALE times n (at least 1): test_scale.h. */
 static int scaled(int n)
 {
-	const char *e = getenv("ONNXRUN_RANDOM_SCALE");
-	double f = e && *e ? strtod(e, NULL) : 1.0;
-	long v = f > 0 ? (long)(n * f) : n;
-	return v < 1 ? 1 : (int)v;
+	return th_scaled(n);
 }
 
 /* ONNXRUN_RANDOM_SEED=<seed printed by a failure>: run only that configuration (0: all). */
@@ -387,7 +384,7 @@ static void add_initializer(Onnx__ModelProto *m, const char *name, int dtype, in
 	assert_non_null(raw);
 	for (int64_t i = 0; i < count; i++)
 		store(dtype, raw, i, v[i]);
-	mb_tensor_raw(t, raw, (size_t)count * es);
+	mb_tensor_raw_values(t, raw, (size_t)count * es);
 	mb_add_initializer(m, t);
 	free(raw);
 }
@@ -1198,7 +1195,7 @@ static void d2s_initializer(Onnx__ModelProto *m, const struct onnxrun_tensor *x)
 		for (int64_t i = 0; i < onnxrun_tensor_numel(x); i++)
 			mb_tensor_string(t, s[i].data ? s[i].data : "", s[i].size);
 	} else {
-		mb_tensor_raw(t, onnxrun_tensor_data(x), onnxrun_tensor_nbytes(x));
+		mb_tensor_raw_values(t, onnxrun_tensor_data(x), onnxrun_tensor_nbytes(x));
 	}
 	mb_add_initializer(m, t);
 }

@@ -110,12 +110,17 @@ static enum onnxrun_status decode(const Onnx__TensorProto *tp, const char *base,
 	return onnxrun__tensor_from_proto(env, tp, base, &err, t);
 }
 
-/* Decodes a 1-d tensor of n elements from raw bytes and compares its data with `want`. */
+/* Decodes a 1-d tensor of n elements from raw bytes (little-endian, written out in the tests)
+ * and compares its data with `want` (host order); encoding it again must give the same
+ * bytes (bools: the normalized want). */
 static void check_raw(int dtype, const uint8_t *raw, size_t len, int64_t n, const void *want)
 {
-	Onnx__TensorProto tp;
+	Onnx__TensorProto tp, *back;
+	struct onnxrun__pb_allocator a;
 	int64_t dims[1] = { n };
 	struct onnxrun_tensor *t = NULL;
+	uint8_t *buf = NULL;
+	size_t size = 0;
 	init_tp(&tp, dtype, 1, dims);
 	tp.has_raw_data = 1;
 	tp.raw_data.len = len;
@@ -127,6 +132,14 @@ static void check_raw(int dtype, const uint8_t *raw, size_t len, int64_t n, cons
 	assert_int_equal(t->nbytes, len);
 	assert_string_equal(t->name, "T");
 	assert_memory_equal(t->data, want, len);
+	CHECK_OK(onnxrun__tensor_pb_encode(env, t, &err, &buf, &size));
+	onnxrun__pb_allocator_init(&a, env);
+	back = onnx__tensor_proto__unpack(&a.base, size, buf);
+	assert_non_null(back);
+	assert_int_equal(back->raw_data.len, len);
+	assert_memory_equal(back->raw_data.data, dtype == ONNXRUN_DTYPE_BOOL ? want : raw, len);
+	onnx__tensor_proto__free_unpacked(back, &a.base);
+	onnxrun__free(env, buf);
 	onnxrun_tensor_free(t);
 }
 
@@ -442,6 +455,16 @@ static void test_bad_dtype_and_dims(void **state)
 	assert_null(t);
 }
 
+/* A huge tensor's check: the given status and text with a 64-bit size_t; a 32-bit size_t
+ * cannot hold 2^62 bytes, so there the sizes fail first, as a LIMIT. */
+#if SIZE_MAX > 0xffffffffu
+#define HUGE_FAIL(expr, status, text) CHECK_FAIL(expr, status, text)
+#else
+#define HUGE_FAIL(expr, status, text)                                                              \
+	CHECK_FAIL(expr, ONNXRUN_ERROR_LIMIT,                                                      \
+	           "byte size of 1152921504606846976 float elements overflows (more than a 32-bit size_t holds)")
+#endif
+
 /* Huge dims with tiny data fail before the tensor is allocated. */
 static void test_overflow_without_allocating(void **state)
 {
@@ -456,10 +479,10 @@ static void test_overflow_without_allocating(void **state)
 	counts.largest = 0;
 	init_tp(&tp, ONNXRUN_DTYPE_FLOAT, 3, huge);
 	tp.has_raw_data = 1, tp.raw_data.len = sizeof raw, tp.raw_data.data = raw;
-	CHECK_FAIL(decode(&tp, NULL, &t), ONNXRUN_ERROR_INVALID_MODEL, "raw_data has 4 bytes, expected 4611686018427387904");
+	HUGE_FAIL(decode(&tp, NULL, &t), ONNXRUN_ERROR_INVALID_MODEL, "raw_data has 4 bytes, expected 4611686018427387904");
 	init_tp(&tp, ONNXRUN_DTYPE_FLOAT, 3, huge);
 	tp.n_float_data = 1, tp.float_data = f;
-	CHECK_FAIL(decode(&tp, NULL, &t), ONNXRUN_ERROR_INVALID_MODEL, "float_data has 1 values");
+	HUGE_FAIL(decode(&tp, NULL, &t), ONNXRUN_ERROR_INVALID_MODEL, "float_data has 1 values");
 	init_tp(&tp, ONNXRUN_DTYPE_FLOAT, 2, over);
 	CHECK_FAIL(decode(&tp, NULL, &t), ONNXRUN_ERROR_LIMIT, "element count overflows");
 	init_tp(&tp, ONNXRUN_DTYPE_COMPLEX128, 1, bytes_over);
@@ -479,13 +502,18 @@ static void write_bytes(const char *path, const void *data, size_t size)
 }
 
 /* EXT_DIR/data.bin: 16 bytes of 0xaa then floats 1..4; EXT_DIR/sub/w.bin: floats 5..8;
- * EXT_DIR/inside.bin -> data.bin; EXT_DIR/escape.bin -> ../tp_outside.bin (outside). */
+ * EXT_DIR/inside.bin -> data.bin; EXT_DIR/escape.bin -> ../tp_outside.bin (outside).
+ * The floats are written out as little-endian bytes: 1.0f = 0x3f800000, 2.0f = 0x40000000,
+ * 3.0f = 0x40400000, 4.0f = 0x40800000, 5.0f = 0x40a00000, 6.0f = 0x40c00000,
+ * 7.0f = 0x40e00000, 8.0f = 0x41000000, 9.0f = 0x41100000. */
 static int setup_ext(void **state)
 {
-	float head[8] = { 0 }, w[4] = { 5, 6, 7, 8 }, out[4] = { 9, 9, 9, 9 };
-	const float vals[4] = { 1, 2, 3, 4 };
+	uint8_t head[32];
+	static const uint8_t vals[16] = { 0, 0, 0x80, 0x3f, 0, 0, 0, 0x40, 0, 0, 0x40, 0x40, 0, 0, 0x80, 0x40 };
+	static const uint8_t w[16] = { 0, 0, 0xa0, 0x40, 0, 0, 0xc0, 0x40, 0, 0, 0xe0, 0x40, 0, 0, 0, 0x41 };
+	static const uint8_t out[16] = { 0, 0, 0x10, 0x41, 0, 0, 0x10, 0x41, 0, 0, 0x10, 0x41, 0, 0, 0x10, 0x41 };
 	memset(head, 0xaa, 16);
-	memcpy(head + 4, vals, sizeof vals);
+	memcpy(head + 16, vals, sizeof vals);
 	mkdir(EXT_DIR, 0755);
 	mkdir(EXT_DIR "/sub", 0755);
 	write_bytes(EXT_DIR "/data.bin", head, sizeof head);
@@ -556,6 +584,55 @@ static void test_external_ok(void **state)
 	check_ext_ok("inside.bin", "16", NULL, 1);
 }
 
+/* External data big enough to be mapped (>= 64 KiB, 64-aligned offset): element i holds a
+ * value built from i, its little-endian bytes written out with shifts. A little-endian host
+ * maps it; a big-endian one copies (and swaps) every type wider than a byte. */
+static void check_ext_big(enum onnxrun_dtype dtype, size_t es, const char *file)
+{
+	enum { N = 65536 };
+	static uint8_t bytes[N * 4];
+	struct ext x;
+	struct onnxrun_tensor *t = NULL;
+	char path[256], length[32];
+	const bool le_host = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+	for (uint32_t i = 0; i < N; i++) {
+		/* float: i + 0.5 (exact); int16: i - 32768; uint8: i mod 251 */
+		float f = (float)i + 0.5f;
+		uint32_t v;
+		if (dtype == ONNXRUN_DTYPE_FLOAT)
+			memcpy(&v, &f, 4);
+		else
+			v = dtype == ONNXRUN_DTYPE_INT16 ? (uint32_t)(uint16_t)(int16_t)((int32_t)i - 32768) : i % 251;
+		for (size_t b = 0; b < es; b++)
+			bytes[i * es + b] = (uint8_t)(v >> (8 * b));
+	}
+	snprintf(path, sizeof path, "%s/%s", EXT_DIR, file);
+	write_bytes(path, bytes, N * es);
+	snprintf(length, sizeof length, "%zu", N * es);
+	init_ext(&x, N, file, "0", length);
+	x.tp.data_type = (int32_t)dtype;
+	CHECK_OK(decode(&x.tp, EXT_DIR, &t));
+	for (uint32_t i = 0; i < N; i++) {
+		bool ok = dtype == ONNXRUN_DTYPE_FLOAT ? ((float *)t->data)[i] == (float)i + 0.5f
+		        : dtype == ONNXRUN_DTYPE_INT16 ? ((int16_t *)t->data)[i] == (int16_t)((int32_t)i - 32768)
+		                                       : ((uint8_t *)t->data)[i] == i % 251;
+		if (!ok)
+			fail_msg("%s element %u differs", onnxrun_dtype_name(dtype), i);
+	}
+	if ((t->map != NULL) != (le_host || es == 1))
+		fail_msg("%s external data is %smapped on a %s-endian host", onnxrun_dtype_name(dtype),
+		         t->map ? "" : "not ", le_host ? "little" : "big");
+	onnxrun_tensor_free(t);
+}
+
+static void test_external_big(void **state)
+{
+	(void)state;
+	check_ext_big(ONNXRUN_DTYPE_FLOAT, 4, "big_f32.bin");
+	check_ext_big(ONNXRUN_DTYPE_INT16, 2, "big_i16.bin");
+	check_ext_big(ONNXRUN_DTYPE_UINT8, 1, "big_u8.bin");
+}
+
 static void test_external_rejected(void **state)
 {
 	const enum onnxrun_status bad = ONNXRUN_ERROR_INVALID_MODEL;
@@ -584,7 +661,12 @@ static void test_external_ranges(void **state)
 	check_ext_fail(EXT_DIR, "data.bin", NULL, NULL, 4, bad, "external data has 32 bytes, expected 16");
 	/* size checks happen before the tensor is allocated */
 	counts.largest = 0;
+#if SIZE_MAX > 0xffffffffu
 	check_ext_fail(EXT_DIR, "data.bin", NULL, NULL, (int64_t)1 << 60, bad, "external data has 32 bytes");
+#else
+	check_ext_fail(EXT_DIR, "data.bin", NULL, NULL, (int64_t)1 << 60, ONNXRUN_ERROR_LIMIT,
+	               "more than a 32-bit size_t holds");
+#endif
 	assert_true(counts.largest < 4096);
 }
 
@@ -879,6 +961,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_dtype_and_dims, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overflow_without_allocating, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_external_ok, setup_ext, teardown),
+		cmocka_unit_test_setup_teardown(test_external_big, setup_ext, teardown),
 		cmocka_unit_test_setup_teardown(test_external_rejected, setup_ext, teardown),
 		cmocka_unit_test_setup_teardown(test_external_ranges, setup_ext, teardown),
 		cmocka_unit_test_setup_teardown(test_external_conflicts, setup_ext, teardown),

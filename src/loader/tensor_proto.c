@@ -10,6 +10,12 @@
  *  - External data: "checksum" and unknown keys are ignored; no "length" means "to the end
  *    of the file"; the file must be a regular file inside base_dir after symlinks resolve.
  *  - data_type 17..23 (float8, 4-bit types) is UNSUPPORTED rather than malformed.
+ *
+ * raw_data and external data are little-endian (onnx.proto); on a big-endian host every
+ * element wider than a byte is swapped into host order as it is copied, and swapped back
+ * when a tensor is encoded. Data that needs a swap is never used in place (mapped,
+ * borrowed as pending bytes): it is copied. The typed fields are decoded by protobuf-c
+ * into host order already.
  */
 #include <errno.h>
 #include <limits.h>
@@ -21,10 +27,6 @@
 
 #include "loader.h"
 #include "tensor_proto.h"
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "onnxrun copies little-endian tensor data as is: it needs a little-endian host"
-#endif
 
 /* Where a TensorProto keeps its elements. */
 enum source {
@@ -142,8 +144,8 @@ static enum onnxrun_status check_shape(struct decode *d, struct onnxrun__err *er
 		if (!onnxrun__mul_i64(numel, tp->dims[i], &numel))
 			return tensor_fail(err, ONNXRUN_ERROR_LIMIT, d, "element count overflows int64");
 	if (!onnxrun__tensor_bytes(d->dtype, numel, &d->nbytes) || d->nbytes > (size_t)INT64_MAX)
-		return tensor_fail(err, ONNXRUN_ERROR_LIMIT, d, "byte size of %lld %s elements overflows",
-		                   (long long)numel, onnxrun_dtype_name(d->dtype));
+		return tensor_fail(err, ONNXRUN_ERROR_LIMIT, d, "byte size of %lld %s elements overflows" ONNXRUN__SIZE_T_NOTE,
+		                   (long long)numel, onnxrun_dtype_name(d->dtype), ONNXRUN__SIZE_T_BITS);
 	d->numel = numel;
 	return ONNXRUN_OK;
 }
@@ -472,7 +474,7 @@ static enum onnxrun_status fill(const struct decode *d, struct onnxrun_tensor *t
 		return ONNXRUN_OK;
 	switch (d->src) {
 	case SRC_RAW:
-		memcpy(t->data, tp->raw_data.data, d->nbytes);
+		onnxrun__le_copy(t->data, tp->raw_data.data, d->nbytes, t->dtype);
 		break;
 	case SRC_STRING:
 		for (size_t i = 0; i < tp->n_string_data; i++)
@@ -484,6 +486,7 @@ static enum onnxrun_status fill(const struct decode *d, struct onnxrun_tensor *t
 		if (fread(t->data, 1, d->nbytes, d->ext) != d->nbytes)
 			return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s': %s",
 			                   d->ext_location, ferror(d->ext) ? strerror(errno) : "short read");
+		onnxrun__le_copy(t->data, t->data, d->nbytes, t->dtype);
 		break;
 	default:
 		fill_typed(t, tp);
@@ -521,25 +524,28 @@ enum onnxrun_status onnxrun__tensor_from_proto(const struct onnxrun_env *env, co
 }
 
 /* External data worth mapping in place: big enough to pay for a mapping, at an offset that
- * keeps the data 64-byte aligned, and not bool (whose bytes must be normalized). */
+ * keeps the data 64-byte aligned, not bool (whose bytes must be normalized) and not needing
+ * a byte swap (a big-endian host copies it). */
 static bool mappable(const struct onnxrun_env *env, const struct decode *d)
 {
 	return d->src == SRC_EXTERNAL && !env->no_mmap && d->nbytes >= ((size_t)64 << 10) &&
-	       d->ext_offset % 64 == 0 && d->dtype != ONNXRUN_DTYPE_BOOL;
+	       d->ext_offset % 64 == 0 && d->dtype != ONNXRUN_DTYPE_BOOL && !onnxrun__le_needs_swap(d->dtype);
 }
 
 /* Creates the tensor for a checked decode: taking raw_data from `take` when given (moving
- * its block, or with `borrow` leaving it where it is as pending: runtime.h), mapping
- * external data where mappable, else allocating (zeroed) for fill() to copy into. */
+ * its block, swapped in place on a big-endian host, or with `borrow` leaving it where it is
+ * as pending: runtime.h), mapping external data where mappable, else allocating (zeroed)
+ * for fill() to copy into. */
 static enum onnxrun_status make_tensor(const struct onnxrun_env *env, struct decode *d, Onnx__TensorProto *take,
                                        bool borrow, struct onnxrun__err *err, struct onnxrun_tensor **out)
 {
 	void *map = NULL, *data = NULL;
 	size_t map_len = 0;
 	enum onnxrun_status st;
-	/* pending bytes are never normalized, so only float32 is borrowed */
+	/* pending bytes are never normalized nor swapped, so only float32 is borrowed, and only
+	 * where its file order is the host's */
 	if (take && d->src == SRC_RAW && d->nbytes > 0 && take->raw_data.len == d->nbytes &&
-	    (!borrow || d->dtype == ONNXRUN_DTYPE_FLOAT))
+	    (!borrow || (d->dtype == ONNXRUN_DTYPE_FLOAT && !onnxrun__le_needs_swap(d->dtype))))
 		data = take->raw_data.data;
 	else if (mappable(env, d))
 		data = onnxrun__map_range(fileno(d->ext), d->ext_offset, d->nbytes, &map, &map_len);
@@ -562,6 +568,7 @@ static enum onnxrun_status make_tensor(const struct onnxrun_env *env, struct dec
 		(*out)->owns_data = true; /* the block is the message's, moved: an onnxrun__malloc block */
 		take->raw_data.data = NULL;
 		take->raw_data.len = 0;
+		onnxrun__le_copy(data, data, d->nbytes, d->dtype);
 		normalize_bool(*out);
 		d->in_place = true;
 	}
@@ -651,13 +658,15 @@ enum onnxrun_status onnxrun__tensor_pb_decode(const struct onnxrun_env *env, con
 	return st;
 }
 
-/* Packs dims, data_type, name and raw_data (string_data for strings) into a new buffer. */
+/* Packs dims, data_type, name and raw_data (little-endian; string_data for strings) into a
+ * new buffer. */
 enum onnxrun_status onnxrun__tensor_pb_encode(const struct onnxrun_env *env, const struct onnxrun_tensor *t,
                                               struct onnxrun__err *err, uint8_t **out, size_t *out_size)
 {
 	Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
 	static char empty[1];
 	ProtobufCBinaryData *strings = NULL;
+	uint8_t *le = NULL; /* the elements in little-endian order, when that is not the host's */
 	const struct onnxrun_string *s = t->data;
 	uint8_t *buf;
 	size_t size;
@@ -680,12 +689,20 @@ enum onnxrun_status onnxrun__tensor_pb_encode(const struct onnxrun_env *env, con
 		tp.has_raw_data = 1;
 		tp.raw_data.len = t->nbytes;
 		tp.raw_data.data = t->nbytes > 0 ? t->data : (uint8_t *)empty;
+		if (t->nbytes > 0 && onnxrun__le_needs_swap(t->dtype)) {
+			if (!(le = onnxrun__malloc(env, t->nbytes)))
+				return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory (%zu bytes)",
+				                     t->nbytes);
+			onnxrun__le_copy(le, t->data, t->nbytes, t->dtype);
+			tp.raw_data.data = le;
+		}
 	}
 	size = onnx__tensor_proto__get_packed_size(&tp);
 	buf = onnxrun__malloc(env, size);
 	if (buf)
 		onnx__tensor_proto__pack(&tp, buf);
 	onnxrun__free(env, strings);
+	onnxrun__free(env, le);
 	if (!buf)
 		return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory (%zu bytes)", size);
 	*out = buf;

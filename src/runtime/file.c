@@ -17,6 +17,10 @@
 
 #include "runtime.h"
 
+/* File sizes and offsets are 64-bit on every host (the build defines _FILE_OFFSET_BITS=64:
+ * 32-bit hosts would otherwise cut offsets at 2 GiB and fail stat on large inode numbers). */
+_Static_assert(sizeof(off_t) >= 8, "build with -D_FILE_OFFSET_BITS=64");
+
 /* Opens a regular file of at most max_size bytes; *size gets its size. -1 on error. */
 static int open_regular(const char *path, uint64_t max_size, struct onnxrun__err *err,
                         enum onnxrun_status *st, size_t *size)
@@ -36,8 +40,13 @@ static int open_regular(const char *path, uint64_t max_size, struct onnxrun__err
 	}
 	if ((uint64_t)sb.st_size > max_size || (uint64_t)sb.st_size > SIZE_MAX) {
 		close(fd);
-		*st = onnxrun__fail(err, ONNXRUN_ERROR_LIMIT, "file '%s': %lld bytes is more than the limit %llu",
-		                    path, (long long)sb.st_size, (unsigned long long)max_size);
+		if ((uint64_t)sb.st_size > SIZE_MAX)
+			*st = onnxrun__fail(err, ONNXRUN_ERROR_LIMIT,
+			                    "file '%s': %lld bytes is more than a %d-bit process can hold in memory",
+			                    path, (long long)sb.st_size, ONNXRUN__SIZE_T_BITS);
+		else
+			*st = onnxrun__fail(err, ONNXRUN_ERROR_LIMIT, "file '%s': %lld bytes is more than the limit %llu",
+			                    path, (long long)sb.st_size, (unsigned long long)max_size);
 		return -1;
 	}
 	*size = (size_t)sb.st_size;

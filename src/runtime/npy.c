@@ -6,8 +6,10 @@
  *   spaces and ending in '\n', then the array data.
  *
  * Decisions: the header parser accepts what Python's literal_eval would (whitespace, either
- * quote, trailing commas, any key order, Python 2 "3L" dims) but no other keys; '>' is
- * refused only where byte order matters (item size > 1); fortran_order True is refused
+ * quote, trailing commas, any key order, Python 2 "3L" dims) but no other keys; '<' and '>'
+ * data is converted to the host's byte order, and '=', '|' or no order letter mean the
+ * host's order (as numpy reads them); files are written in the host's order with its letter
+ * ('<f4' on little-endian hosts, '>f4' on big-endian ones, as numpy.save does); fortran_order True is refused
  * even when the layouts coincide; bool bytes are normalized to 0/1; the data must be exactly
  * the shape's size (numpy ignores trailing bytes; a mismatch here is an error).
  */
@@ -15,10 +17,6 @@
 #include <string.h>
 
 #include "npy.h"
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "onnxrun copies little-endian .npy data as is: it needs a little-endian host"
-#endif
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
@@ -31,18 +29,19 @@ static const struct {
 	enum onnxrun_dtype dtype;
 	const char *descr;
 } npy_types[] = {
-	{ 'f', 2, ONNXRUN_DTYPE_FLOAT16, "<f2" },    { 'f', 4, ONNXRUN_DTYPE_FLOAT, "<f4" },
-	{ 'f', 8, ONNXRUN_DTYPE_DOUBLE, "<f8" },     { 'i', 1, ONNXRUN_DTYPE_INT8, "|i1" },
-	{ 'i', 2, ONNXRUN_DTYPE_INT16, "<i2" },      { 'i', 4, ONNXRUN_DTYPE_INT32, "<i4" },
-	{ 'i', 8, ONNXRUN_DTYPE_INT64, "<i8" },      { 'u', 1, ONNXRUN_DTYPE_UINT8, "|u1" },
-	{ 'u', 2, ONNXRUN_DTYPE_UINT16, "<u2" },     { 'u', 4, ONNXRUN_DTYPE_UINT32, "<u4" },
-	{ 'u', 8, ONNXRUN_DTYPE_UINT64, "<u8" },     { 'b', 1, ONNXRUN_DTYPE_BOOL, "|b1" },
-	{ 'c', 8, ONNXRUN_DTYPE_COMPLEX64, "<c8" }, { 'c', 16, ONNXRUN_DTYPE_COMPLEX128, "<c16" },
+	{ 'f', 2, ONNXRUN_DTYPE_FLOAT16, "f2" },    { 'f', 4, ONNXRUN_DTYPE_FLOAT, "f4" },
+	{ 'f', 8, ONNXRUN_DTYPE_DOUBLE, "f8" },     { 'i', 1, ONNXRUN_DTYPE_INT8, "i1" },
+	{ 'i', 2, ONNXRUN_DTYPE_INT16, "i2" },      { 'i', 4, ONNXRUN_DTYPE_INT32, "i4" },
+	{ 'i', 8, ONNXRUN_DTYPE_INT64, "i8" },      { 'u', 1, ONNXRUN_DTYPE_UINT8, "u1" },
+	{ 'u', 2, ONNXRUN_DTYPE_UINT16, "u2" },     { 'u', 4, ONNXRUN_DTYPE_UINT32, "u4" },
+	{ 'u', 8, ONNXRUN_DTYPE_UINT64, "u8" },     { 'b', 1, ONNXRUN_DTYPE_BOOL, "b1" },
+	{ 'c', 8, ONNXRUN_DTYPE_COMPLEX64, "c8" }, { 'c', 16, ONNXRUN_DTYPE_COMPLEX128, "c16" },
 };
 #define NPY_TYPES (sizeof npy_types / sizeof npy_types[0])
 
 struct npy_header {
 	enum onnxrun_dtype dtype;
+	bool swap; /* the data's byte order is not the host's */
 	bool fortran_order;
 	int32_t rank;
 	int64_t dims[ONNXRUN_MAX_RANK];
@@ -111,13 +110,15 @@ static enum onnxrun_status parse_string(struct parser *ps, char *buf, size_t cap
 	return ONNXRUN_OK;
 }
 
-/* Maps a descr such as '<f4' or '|b1' to a dtype. */
-static enum onnxrun_status map_descr(const char *descr, struct onnxrun__err *err, enum onnxrun_dtype *out)
+/* Maps a descr such as '<f4', '>f8' or '|b1' to a dtype, and whether its bytes are in the
+ * other order than the host's. */
+static enum onnxrun_status map_descr(const char *descr, struct onnxrun__err *err, enum onnxrun_dtype *out,
+                                     bool *swap)
 {
 	char order = descr[0], kind;
 	int size = 0;
 	const char *p = descr + 1;
-	if (!order || !strchr("<>|=", order)) { /* no byte order: numpy reads it as '|' */
+	if (!order || !strchr("<>|=", order)) { /* no byte order: numpy reads it as the host's */
 		order = '|';
 		p = descr;
 	}
@@ -127,10 +128,8 @@ static enum onnxrun_status map_descr(const char *descr, struct onnxrun__err *err
 	for (size_t i = 0; !*p && i < NPY_TYPES; i++) {
 		if (npy_types[i].kind != kind || npy_types[i].size != size)
 			continue;
-		if (order == '>' && size > 1)
-			return onnxrun__fail(err, ONNXRUN_ERROR_UNSUPPORTED,
-			                     "big-endian .npy is not supported (dtype '%s')", descr);
 		*out = npy_types[i].dtype;
+		*swap = order == (ONNXRUN__BIG_ENDIAN ? '<' : '>') && size > 1;
 		return ONNXRUN_OK;
 	}
 	if (kind == 'O')
@@ -150,7 +149,7 @@ static enum onnxrun_status parse_descr(struct parser *ps, struct npy_header *h)
 		                     "structured dtypes (a descr list) are not supported");
 	if ((st = parse_string(ps, descr, sizeof descr)))
 		return st;
-	return map_descr(descr, ps->err, &h->dtype);
+	return map_descr(descr, ps->err, &h->dtype, &h->swap);
 }
 
 /* Parses one dim: decimal digits, with an optional Python 2 'L' suffix. */
@@ -291,8 +290,12 @@ enum onnxrun_status onnxrun__npy_decode(const struct onnxrun_env *env, const voi
 		return st;
 	shape.rank = h.rank;
 	memcpy(shape.dims, h.dims, sizeof h.dims);
-	if (!onnxrun__shape_numel(&shape, &numel) || !onnxrun__tensor_bytes(h.dtype, numel, &nbytes))
-		return onnxrun__fail(err, ONNXRUN_ERROR_LIMIT, ".npy shape is too large (size overflows)");
+	if (!onnxrun__shape_numel(&shape, &numel))
+		return onnxrun__fail(err, ONNXRUN_ERROR_LIMIT, ".npy shape is too large (element count overflows int64)");
+	if (!onnxrun__tensor_bytes(h.dtype, numel, &nbytes))
+		return onnxrun__fail(err, ONNXRUN_ERROR_LIMIT,
+		                     ".npy shape is too large: byte size of %lld %s elements overflows" ONNXRUN__SIZE_T_NOTE,
+		                     (long long)numel, onnxrun_dtype_name(h.dtype), ONNXRUN__SIZE_T_BITS);
 	have = size - start - len;
 	if (have != nbytes)
 		return onnxrun__fail(err, ONNXRUN_ERROR_INVALID_INPUT,
@@ -306,7 +309,7 @@ enum onnxrun_status onnxrun__npy_decode(const struct onnxrun_env *env, const voi
 	if ((st = onnxrun__tensor_new(env, h.dtype, h.rank, h.dims, NULL, err, &t)))
 		return st;
 	if (nbytes)
-		memcpy(t->data, b + start + len, nbytes);
+		onnxrun__bswap_copy(t->data, b + start + len, nbytes, h.swap ? onnxrun__dtype_swap_unit(h.dtype) : 1);
 	if (t->dtype == ONNXRUN_DTYPE_BOOL)
 		for (size_t i = 0; i < nbytes; i++)
 			((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
@@ -314,13 +317,17 @@ enum onnxrun_status onnxrun__npy_decode(const struct onnxrun_env *env, const voi
 	return ONNXRUN_OK;
 }
 
-/* The .npy descr of a dtype, NULL when it has none. */
-static const char *descr_of(enum onnxrun_dtype dtype)
+/* The .npy descr of a dtype in the host's byte order ('|' for one-byte types) into buf,
+ * false when it has none. */
+static bool descr_of(enum onnxrun_dtype dtype, char buf[8])
 {
 	for (size_t i = 0; i < NPY_TYPES; i++)
-		if (npy_types[i].dtype == dtype)
-			return npy_types[i].descr;
-	return NULL;
+		if (npy_types[i].dtype == dtype) {
+			snprintf(buf, 8, "%c%s", npy_types[i].size == 1 ? '|' : ONNXRUN__BIG_ENDIAN ? '>' : '<',
+			         npy_types[i].descr);
+			return true;
+		}
+	return false;
 }
 
 /* Writes the header dict for t into buf; returns its length (without padding). */
@@ -337,11 +344,11 @@ static size_t format_header(const struct onnxrun_tensor *t, const char *descr, c
 enum onnxrun_status onnxrun__npy_encode(const struct onnxrun_env *env, const struct onnxrun_tensor *t,
                                         struct onnxrun__err *err, uint8_t **out, size_t *out_size)
 {
-	const char *descr = descr_of(t->dtype);
+	char descr[8];
 	char text[128 + 24 * ONNXRUN_MAX_RANK];
 	size_t n, pre, hlen, total;
 	uint8_t *b;
-	if (!descr)
+	if (!descr_of(t->dtype, descr))
 		return onnxrun__fail(err, ONNXRUN_ERROR_UNSUPPORTED, "%s tensors have no .npy form",
 		                     onnxrun_dtype_name(t->dtype));
 	n = format_header(t, descr, text, sizeof text);

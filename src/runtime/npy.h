@@ -7,16 +7,17 @@
 
 #include "runtime.h"
 
-/* Decodes a whole .npy image (format 1.0, 2.0 or 3.0; little-endian or byte-order-free
- * numeric dtypes, C order) into a new unnamed tensor. Returns OK, INVALID_INPUT (bad magic,
- * truncated, malformed header, data size mismatch), UNSUPPORTED (big-endian, Fortran order,
+/* Decodes a whole .npy image (format 1.0, 2.0 or 3.0; numeric dtypes in either byte order,
+ * converted to the host's; C order) into a new unnamed tensor. Returns OK, INVALID_INPUT
+ * (bad magic, truncated, malformed header, data size mismatch), UNSUPPORTED (Fortran order,
  * object/string/structured dtypes, other versions), LIMIT or OUT_OF_MEMORY. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__npy_decode(const struct onnxrun_env *env, const void *data,
                                                         size_t size, struct onnxrun__err *err,
                                                         struct onnxrun_tensor **out);
 
-/* Encodes a tensor as a .npy image: format 1.0 (2.0 when the header needs it), data
- * starting at a multiple of 64 bytes. *out comes from onnxrun__malloc. STRING and
+/* Encodes a tensor as a .npy image: format 1.0 (2.0 when the header needs it), data in the
+ * host's byte order (descr '<..' or '>..'; '|' for one-byte types) starting at a multiple
+ * of 64 bytes. *out comes from onnxrun__malloc. STRING and
  * BFLOAT16 have no .npy dtype: UNSUPPORTED. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__npy_encode(const struct onnxrun_env *env,
                                                         const struct onnxrun_tensor *t,

@@ -84,6 +84,33 @@ ONNXRUN__HIDDEN uint16_t onnxrun__f32_to_f16(float f);
 ONNXRUN__HIDDEN float onnxrun__bf16_to_f32(uint16_t h);
 ONNXRUN__HIDDEN uint16_t onnxrun__f32_to_bf16(float f);
 
+/* ---- byte order (src/runtime/byteorder.c) ------------------------------------------------ */
+
+/* ONNX raw_data, external data files and .npy files written by numpy on x86/ARM hold
+ * little-endian elements; tensors in memory are always in the host's order. These convert
+ * at the boundary (loading and saving), so nothing else in the library sees file byte order.
+ * GCC and clang (the only compilers the library builds with: it uses their builtins) define
+ * __BYTE_ORDER__; mixed-endian (PDP) hosts are not supported. */
+#if !defined(__BYTE_ORDER__) || (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__ && __BYTE_ORDER__ != __ORDER_BIG_ENDIAN__)
+#error "onnxrun needs a little- or big-endian host (__BYTE_ORDER__)"
+#endif
+#define ONNXRUN__BIG_ENDIAN (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
+
+/* The word whose bytes a byte-order conversion of dtype reverses: the element size, half
+ * of it for the complex types (two floats / two doubles), 1 when the order cannot matter
+ * (bool, int8, uint8; strings, which are never raw bytes). */
+ONNXRUN__HIDDEN size_t onnxrun__dtype_swap_unit(enum onnxrun_dtype dtype);
+/* Reverses the bytes of each `unit`-byte word of src[0, nbytes) into dst; dst may equal src
+ * (in place) but must not otherwise overlap it. nbytes is a multiple of unit; unit is 1, 2,
+ * 4 or 8 (1 copies). */
+ONNXRUN__HIDDEN void onnxrun__bswap_copy(void *dst, const void *src, size_t nbytes, size_t unit);
+/* True when dtype's little-endian bytes differ from its in-memory form on this host. */
+ONNXRUN__HIDDEN bool onnxrun__le_needs_swap(enum onnxrun_dtype dtype);
+/* Copies nbytes of dtype elements between little-endian and host order (the same operation
+ * both ways): a plain copy on little-endian hosts, a byte swap on big-endian ones. dst may
+ * equal src (then a little-endian host does nothing). */
+ONNXRUN__HIDDEN void onnxrun__le_copy(void *dst, const void *src, size_t nbytes, enum onnxrun_dtype dtype);
+
 /* ---- shapes ------------------------------------------------------------------------------ */
 
 /* True when rank and all dims are known. */
@@ -130,7 +157,11 @@ ONNXRUN__HIDDEN void onnxrun__tensor_release_data(struct onnxrun_tensor *t);
 /* Copies a pending initializer's bytes into owned, aligned data (no-op when not pending). */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_materialize(struct onnxrun_tensor *t,
                                                                 struct onnxrun__err *err);
-/* Byte size of numel elements of dtype; false on overflow. */
+/* Byte size of numel elements of dtype; false on overflow (of size_t: on a 32-bit host
+ * anything from 4 GiB on). Messages for it say "... overflows" and end with
+ * ONNXRUN__SIZE_T_NOTE so that a 32-bit user sees why. */
+#define ONNXRUN__SIZE_T_NOTE " (more than a %d-bit size_t holds)"
+#define ONNXRUN__SIZE_T_BITS ((int)(sizeof(size_t) * 8))
 ONNXRUN__HIDDEN bool onnxrun__tensor_bytes(enum onnxrun_dtype dtype, int64_t numel, size_t *out);
 /* Sets element i of a STRING tensor to a copy of (data, size); frees the old one. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_string_set(struct onnxrun_tensor *t, int64_t i,

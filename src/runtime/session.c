@@ -612,10 +612,14 @@ static enum onnxrun_status need_bytes(struct onnxrun_session *s, size_t k, int32
 	int64_t numel;
 	size_t bytes;
 	uint64_t padded;
-	if (!onnxrun__shape_numel(&s->types[v].shape, &numel) ||
-	    !onnxrun__tensor_bytes(s->types[v].dtype, numel, &bytes))
+	if (!onnxrun__shape_numel(&s->types[v].shape, &numel))
 		return onnxrun__node_fail(&s->err, ONNXRUN_ERROR_LIMIT, node,
-		                          "output '%s': its byte size overflows", m->values[v].name);
+		                          "output '%s': its element count overflows int64", m->values[v].name);
+	if (!onnxrun__tensor_bytes(s->types[v].dtype, numel, &bytes))
+		return onnxrun__node_fail(&s->err, ONNXRUN_ERROR_LIMIT, node,
+		                          "output '%s': byte size of %lld %s elements overflows" ONNXRUN__SIZE_T_NOTE,
+		                          m->values[v].name, (long long)numel, onnxrun_dtype_name(s->types[v].dtype),
+		                          ONNXRUN__SIZE_T_BITS);
 	if (bytes > need->cap)
 		return onnxrun__node_fail(&s->err, ONNXRUN_ERROR_LIMIT, node,
 		                          "output '%s' needs %zu bytes, above the memory limit of %llu bytes "

@@ -86,8 +86,8 @@ enum onnxrun_status onnxrun__tensor_new(const struct onnxrun_env *env, enum onnx
 			return onnxrun__fail(err, ONNXRUN_ERROR_LIMIT, "element count overflows int64");
 	}
 	if (!onnxrun__tensor_bytes(dtype, numel, &nbytes) || nbytes > (size_t)INT64_MAX)
-		return onnxrun__fail(err, ONNXRUN_ERROR_LIMIT, "byte size of %lld elements overflows",
-		                     (long long)numel);
+		return onnxrun__fail(err, ONNXRUN_ERROR_LIMIT, "byte size of %lld %s elements overflows" ONNXRUN__SIZE_T_NOTE,
+		                     (long long)numel, onnxrun_dtype_name(dtype), ONNXRUN__SIZE_T_BITS);
 	t = onnxrun__calloc(env, 1, sizeof *t);
 	if (!t)
 		return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");

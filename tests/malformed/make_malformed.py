@@ -80,7 +80,6 @@ def main():
     write("bad_short_data.npy", npy(f4, b"\0" * 7))
     write("bad_long_data.npy", npy(f4, b"\0" * 9))
     write("bad_fortran.npy", npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", b"\0" * 16))
-    write("bad_big_endian.npy", npy("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", b"\0" * 8))
     write("bad_object.npy", npy("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", b"\0" * 8))
     write("bad_unterminated.npy", npy("{'descr': '<f4, 'fortran_order': False, 'shape': (2,), }", b"\0" * 8))
     # ---- .pb tensors (TensorProto: dims 1, data_type 2, name 8, raw_data 9) ----
