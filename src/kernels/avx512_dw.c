@@ -30,10 +30,9 @@ T512 void onnxrun__dw_rows_avx512(const struct onnxrun__kdw *j, int64_t begin, i
 		                             s1 == 1 ? _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15) :
 		                             s1 == 2 ? _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7) :
 		                                       _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3));
-	for (int64_t row = begin; row < end; row++)
+	for (int64_t row = begin; row < end; row++) {
+		kdw_row_setup(j, row, &rw);
 		for (int64_t r1 = 0; r1 < s1; r1++) {
-			if (r1 == 0)
-				kdw_row_setup(j, row, &rw);
 			kdw_row_taps(j, &rw, r1, &t);
 			float *yr = rw.yr;
 			const float bv = rw.bv;
@@ -75,5 +74,6 @@ T512 void onnxrun__dw_rows_avx512(const struct onnxrun__kdw *j, int64_t begin, i
 				q++;
 			}
 		}
+	}
 }
 #endif

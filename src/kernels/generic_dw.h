@@ -85,10 +85,9 @@ ONNXRUN__INLINE void generic_dw_rows(const struct onnxrun__kdw *j, int64_t begin
 	const struct onnxrun__kdw_axis *a1 = &j->ax[1];
 	struct kdw_taps t;
 	struct kdw_row rw;
-	for (int64_t row = begin; row < end; row++)
+	for (int64_t row = begin; row < end; row++) {
+		kdw_row_setup(j, row, &rw);
 		for (int64_t r1 = 0; r1 < a1->s; r1++) {
-			if (r1 == 0)
-				kdw_row_setup(j, row, &rw);
 			kdw_row_taps(j, &rw, r1, &t);
 			float *yr = rw.yr;
 			const float bv = rw.bv;
@@ -110,6 +109,7 @@ ONNXRUN__INLINE void generic_dw_rows(const struct onnxrun__kdw *j, int64_t begin
 				q = qe;
 			}
 		}
+	}
 }
 
 
