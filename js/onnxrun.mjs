@@ -26,7 +26,7 @@ let modulePromise = null;
 function instance(dir) {
 	if (!modulePromise) {
 		const here = path.dirname(fileURLToPath(import.meta.url));
-		const d = dir || process.env.ONNXRUN_JS_MODULE_DIR || path.join(here, '..', 'build-wasm', 'js');
+		const d = path.resolve(dir || process.env.ONNXRUN_JS_MODULE_DIR || path.join(here, '..', 'build-wasm', 'js'));
 		const create = createRequire(import.meta.url)(path.join(d, 'onnxrun_module.js'));
 		modulePromise = create({ wasmBinary: readFileSync(path.join(d, 'onnxrun_module.wasm')) });
 	}
