@@ -8,7 +8,8 @@
 #  4. the tests that use threads under ThreadSanitizer: the API (a model shared by four
 #     threads), cancellation, shared pools, onnxrun_op_parallel_for;
 #  5. each libFuzzer target (tests/fuzz: model, tensor_pb, npy) for FUZZ_SECONDS (default 60)
-#     under ASan + UBSan; any crash, leak, hang or OOM fails (see docs/security.md).
+#     under ASan + UBSan; any crash, leak, hang or OOM fails (see docs/security.md);
+#  6. the WebAssembly build and its tests under node (.ci/wasm.sh; README, Platforms).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/deps.sh --test
@@ -64,5 +65,8 @@ for target in model tensor_pb npy; do
 	JOBS=$jobs bash tests/fuzz/run.sh "$target" "${FUZZ_SECONDS:-60}"
 done
 
+echo "== WebAssembly (emscripten, tests under node)"
+bash .ci/wasm.sh
+
 # Reaching this line means every stage passed (set -e stops at the first failure).
-echo "stages: 5 passed, 0 failed"
+echo "stages: 6 passed, 0 failed"
