@@ -21,7 +21,7 @@ const DTYPE_FLOAT = 1;
 let modulePromise = null;
 
 // The emscripten module (created once). Under node the .wasm is read here and handed over,
-// so the module never fetch()es it by path. `dir` is the folder holding onnxrun_module.js
+// so the module never asks node's URL API for it (which refuses a file path). `dir` is the folder holding onnxrun_module.js
 // (default: $ONNXRUN_JS_MODULE_DIR, else build-wasm/js next to this file's folder).
 function instance(dir) {
 	if (!modulePromise) {
