@@ -12,6 +12,8 @@
 #  6-9. .ci/cross.sh: the CTest suite built with clang, and cross-built for aarch64, s390x
 #     (big-endian) and i386 (32-bit) with its tests under qemu-user (docs/platforms.md).
 #     CROSS_STAGES="clang aarch64" picks some of them, CROSS_STAGES=none skips them.
+#  then the WebAssembly build and its tests under node (.ci/wasm.sh; docs/platforms.md).
+#     WASM_STAGE=none skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/deps.sh --test
@@ -70,6 +72,12 @@ done
 read -r -a cross <<<"${CROSS_STAGES:-clang aarch64 s390x i386}"
 [ "${cross[*]}" = none ] && cross=()
 [ ${#cross[@]} -gt 0 ] && bash .ci/cross.sh "${cross[@]}"
+wasm=0
+if [ "${WASM_STAGE:-}" != none ]; then
+	echo "== WebAssembly (emscripten, tests under node)"
+	bash .ci/wasm.sh
+	wasm=1
+fi
 
 # Reaching this line means every stage passed (set -e stops at the first failure).
-echo "stages: $((5 + ${#cross[@]})) passed, 0 failed"
+echo "stages: $((5 + ${#cross[@]} + wasm)) passed, 0 failed"

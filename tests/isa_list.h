@@ -13,4 +13,7 @@
 	for (int isa_i_ = 0; isa_i_ < ONNXRUN__ISA_COUNT; isa_i_++)                    \
 		name[isa_i_] = (enum onnxrun__isa)(ONNXRUN__ISA_COUNT - 1 - isa_i_)
 
+/* The best ISA of this build and CPU, once set: what tests restore after forcing others. */
+#define TEST_BEST_ISA ((enum onnxrun__isa)(ONNXRUN__ISA_COUNT - 1))
+
 #endif

@@ -228,7 +228,7 @@ static int check_config(const struct cfg *c, uint64_t seed, long *compared)
 		free(first);
 		onnxrun_model_free(model);
 	}
-	onnxrun__isa_set(ONNXRUN__ISA_AVX512);
+	onnxrun__isa_set(TEST_BEST_ISA);
 	onnxrun_tensor_free(xt);
 	onnxrun_tensor_free(wt);
 	onnxrun_env_free(env);
@@ -477,7 +477,7 @@ static void test_depth_to_space(void **state)
 		free(x);
 		free(want);
 	}
-	onnxrun__isa_set(ONNXRUN__ISA_AVX512);
+	onnxrun__isa_set(TEST_BEST_ISA);
 }
 
 /* ONNXRUN_KERNEL picks the ISA when nothing forced one; unsupported ISAs fall back. */
@@ -491,7 +491,11 @@ static void test_isa_selection(void **state)
 		assert_int_equal(onnxrun__isa_set(ONNXRUN__ISA_AVX2), ONNXRUN__ISA_AVX2);
 	if (!onnxrun__isa_supported(ONNXRUN__ISA_AVX512))
 		assert_int_not_equal(onnxrun__isa_set(ONNXRUN__ISA_AVX512), ONNXRUN__ISA_AVX512);
-	onnxrun__isa_set(ONNXRUN__ISA_AVX512);
+	if (onnxrun__isa_supported(ONNXRUN__ISA_SIMD128)) {
+		assert_int_equal(onnxrun__isa_set(ONNXRUN__ISA_SIMD128), ONNXRUN__ISA_SIMD128);
+		assert_string_equal(onnxrun__kernels_current()->name, "simd128");
+	}
+	onnxrun__isa_set(TEST_BEST_ISA);
 }
 
 int main(void)

@@ -1017,6 +1017,11 @@ static void check_big_ext(const char *model_file, bool mmap_on, bool want_mapped
 
 static void test_external_data_mapped(void **state)
 {
+#if defined(__EMSCRIPTEN__)
+	/* emscripten's mmap copies the file into memory: nothing stays mapped to check */
+	(void)state;
+	skip();
+#endif
 	static unsigned char file[4096 + 64 + sizeof big_vals], le[sizeof big_vals];
 	size_t size;
 	uint8_t *buf;

@@ -1112,7 +1112,7 @@ static void test_fast_half_vs_reference(void **state)
 			failures += !check_fast_half(f->env, &c, isas[ii], &compared);
 		}
 	}
-	onnxrun__isa_set(ONNXRUN__ISA_AVX512);
+	onnxrun__isa_set(TEST_BEST_ISA);
 	print_message("%d float16 (%d) / bfloat16 (%d) configs on the fast path (1-D %d, 2-D %d, 3-D %d), %lld "
 	              "elements compared over the ISAs, %d failures\n", runs, per_dt[ONNXRUN_DTYPE_FLOAT16],
 	              per_dt[ONNXRUN_DTYPE_BFLOAT16], per_rank[1], per_rank[2], per_rank[3], (long long)compared,
@@ -1329,7 +1329,7 @@ static void test_fast_f64_vs_reference(void **state)
 			failures += !check_fast_f64(f->env, &c, isas[ii], &compared);
 		}
 	}
-	onnxrun__isa_set(ONNXRUN__ISA_AVX512);
+	onnxrun__isa_set(TEST_BEST_ISA);
 	print_message("%d float64 configs on the float64 path (1-D %d, 2-D %d, 3-D %d; grouped %d, depthwise %d, "
 	              "bias %d) x %d ISAs x threads 1/2/4, %lld elements compared, %d failures\n", runs, per_rank[1],
 	              per_rank[2], per_rank[3], grouped, depthwise, bias, isas_run, (long long)compared, failures);

@@ -877,7 +877,7 @@ static void ct_half_fast_check(struct onnxrun_env *env, uint64_t seed, struct st
 		}
 		free(first);
 	}
-	onnxrun__isa_set(ONNXRUN__ISA_AVX512);
+	onnxrun__isa_set(TEST_BEST_ISA);
 	for (int i = 0; i < 3; i++) {
 		onnxrun_tensor_free(in[i]);
 		onnxrun_tensor_free(in32[i]);
@@ -998,7 +998,7 @@ static void ct_f64_fast_check(struct onnxrun_env *env, uint64_t seed, struct sta
 		}
 		free(first);
 	}
-	onnxrun__isa_set(ONNXRUN__ISA_AVX512);
+	onnxrun__isa_set(TEST_BEST_ISA);
 	for (int i = 0; i < 3; i++)
 		onnxrun_tensor_free(in[i]);
 	free(sum);

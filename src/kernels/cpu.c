@@ -1,6 +1,6 @@
 /*
  * cpu.c - what this CPU can run and how large its caches are, read once; the ISA in use
- * (ONNXRUN_KERNEL=scalar|avx2|avx512 forces one); the tuning derived from the caches.
+ * (ONNXRUN_KERNEL=scalar|avx2|avx512|simd128 forces one); the tuning derived from the caches.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -43,6 +43,9 @@ ONNXRUN__HIDDEN extern const struct onnxrun__kernels onnxrun__kernels_scalar;
 ONNXRUN__HIDDEN extern const struct onnxrun__kernels onnxrun__kernels_avx2;
 ONNXRUN__HIDDEN extern const struct onnxrun__kernels onnxrun__kernels_avx512;
 #endif
+#if defined(__wasm_simd128__)
+ONNXRUN__HIDDEN extern const struct onnxrun__kernels onnxrun__kernels_simd128;
+#endif
 
 static const struct onnxrun__kernels *table(enum onnxrun__isa isa)
 {
@@ -51,6 +54,9 @@ static const struct onnxrun__kernels *table(enum onnxrun__isa isa)
 #if defined(__x86_64__)
 	case ONNXRUN__ISA_AVX2: return &onnxrun__kernels_avx2;
 	case ONNXRUN__ISA_AVX512: return &onnxrun__kernels_avx512;
+#endif
+#if defined(__wasm_simd128__)
+	case ONNXRUN__ISA_SIMD128: return &onnxrun__kernels_simd128;
 #endif
 	default: return NULL;
 	}
@@ -65,6 +71,9 @@ bool onnxrun__isa_supported(enum onnxrun__isa isa)
 		return f->avx512f && f->fma;
 	if (isa == ONNXRUN__ISA_AVX2)
 		return f->avx2 && f->fma;
+	/* A module built with SIMD128 does not load on an engine without it: the build decides. */
+	if (isa == ONNXRUN__ISA_SIMD128)
+		return true;
 	return isa == ONNXRUN__ISA_SCALAR;
 }
 

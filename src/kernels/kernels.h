@@ -26,7 +26,8 @@ enum onnxrun__isa {
 	ONNXRUN__ISA_SCALAR = 0,
 	ONNXRUN__ISA_AVX2 = 1,
 	ONNXRUN__ISA_AVX512 = 2,
-	ONNXRUN__ISA_COUNT = 3,
+	ONNXRUN__ISA_SIMD128 = 3, /* WebAssembly SIMD128 (emscripten, -msimd128) */
+	ONNXRUN__ISA_COUNT = 4,
 };
 
 /* ---- float32 GEMM micro-kernels --------------------------------------------------------------

@@ -1,6 +1,6 @@
 /*
- * parts.h - the routines each ISA's family files (scalar_*.c, avx2_*.c, avx512_*.c) define
- * and that ISA's table file (scalar.c, avx2.c, avx512.c) collects. Only the kernel layer
+ * parts.h - the routines each ISA's family files (scalar_*.c, avx2_*.c, avx512_*.c,
+ * simd128_*.c) define and that ISA's table file (scalar.c, avx2.c, avx512.c, simd128.c) collects. Only the kernel layer
  * includes it; ops reach these through the tables.
  */
 #ifndef ONNXRUN_KERNELS_PARTS_H
@@ -13,6 +13,9 @@ ONNXRUN__HIDDEN void onnxrun__dw_rows_scalar(const struct onnxrun__kdw *j, int64
 #if defined(__x86_64__)
 ONNXRUN__HIDDEN void onnxrun__dw_rows_avx2(const struct onnxrun__kdw *j, int64_t begin, int64_t end, float *tmp);
 ONNXRUN__HIDDEN void onnxrun__dw_rows_avx512(const struct onnxrun__kdw *j, int64_t begin, int64_t end, float *tmp);
+#endif
+#if defined(__wasm_simd128__)
+ONNXRUN__HIDDEN void onnxrun__dw_rows_simd128(const struct onnxrun__kdw *j, int64_t begin, int64_t end, float *tmp);
 #endif
 
 /* float64 ConvTranspose tiles (the AVX-512 list also has two AVX2 tiles) */
@@ -41,6 +44,10 @@ ONNXRUN__HIDDEN void onnxrun__d2s_row2_avx512(uint32_t *dst, const uint32_t *con
 ONNXRUN__HIDDEN void onnxrun__d2s_row4_avx512(uint32_t *dst, const uint32_t *const *src, int64_t width);
 ONNXRUN__HIDDEN void onnxrun__d2s_row2_avx512_stream(uint32_t *dst, const uint32_t *const *src, int64_t width);
 ONNXRUN__HIDDEN void onnxrun__d2s_row4_avx512_stream(uint32_t *dst, const uint32_t *const *src, int64_t width);
+#endif
+#if defined(__wasm_simd128__)
+ONNXRUN__HIDDEN void onnxrun__d2s_row2_simd128(uint32_t *dst, const uint32_t *const *src, int64_t width);
+ONNXRUN__HIDDEN void onnxrun__d2s_row4_simd128(uint32_t *dst, const uint32_t *const *src, int64_t width);
 #endif
 
 /* What this CPU has (all false off x86-64), read once by the first call (thread-safe). */
