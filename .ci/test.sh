@@ -12,7 +12,7 @@
 #  6-9. .ci/cross.sh: the CTest suite built with clang, and cross-built for aarch64, s390x
 #     (big-endian) and i386 (32-bit) with its tests under qemu-user (docs/platforms.md).
 #     CROSS_STAGES="clang aarch64" picks some of them, CROSS_STAGES=none skips them.
-#  then the WebAssembly build and its tests under node (.ci/wasm.sh; docs/platforms.md).
+#  10. the WebAssembly build and its tests under node (.ci/wasm.sh; docs/platforms.md).
 #     WASM_STAGE=none skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
