@@ -7,7 +7,7 @@ from ._common import parse_memory
 
 def load_tensor(path, *, return_name=False, max_memory=None):
     """Reads a tensor file: a serialized ONNX TensorProto (.pb, any dtype) or a NumPy .npy
-    file (format 1.0-3.0, little-endian, C order), chosen by the extension as the CLI does.
+    file (format 1.0-3.0, either byte order, C order), chosen by the extension as the CLI does.
 
     Returns a numpy array that owns its memory ((array, name) with return_name=True; name is
     the TensorProto's name, '' for .npy). Strings come back as an object array of str (bytes

@@ -44,7 +44,6 @@ MALFORMED_FILES = {
     "bad_short_data.npy": (onnxrun.InvalidInput, "7 bytes, expected 8"),
     "bad_long_data.npy": (onnxrun.InvalidInput, "9 bytes, expected 8"),
     "bad_fortran.npy": (onnxrun.Unsupported, "Fortran"),
-    "bad_big_endian.npy": (onnxrun.Unsupported, "big-endian"),
     "bad_object.npy": (onnxrun.Unsupported, "object arrays"),
     "bad_unterminated.npy": (onnxrun.Unsupported, "not supported"),
     "bad_garbage.pb": (onnxrun.InvalidInput, "not a valid TensorProto"),
