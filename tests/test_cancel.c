@@ -282,6 +282,23 @@ static void test_cancel_before_run(void **state)
 	spin_teardown(&f);
 }
 
+/* Runs s, which has a deadline it cannot meet, and returns the error message. On a loaded
+ * machine (or under an emulator) the thread can be descheduled for longer than the budget
+ * between the run's start and its first check; the run then rightly stops before its first
+ * node. That one outcome is retried (up to 5 runs) so that the caller can check where a
+ * stop inside a node is reported. */
+static const char *run_past_deadline(struct onnxrun_session *s)
+{
+	const char *msg;
+	for (int attempt = 1;; attempt++) {
+		assert_int_equal(onnxrun_session_run(s), ONNXRUN_ERROR_CANCELLED);
+		msg = onnxrun_session_error(s);
+		if (attempt == 5 || !strstr(msg, "run stopped before it started"))
+			return msg;
+		print_message("run %d: %s (descheduled before the first node; retried)\n", attempt, msg);
+	}
+}
+
 /* A 2 ms budget against 20,000 items of 100 us (2 s): stopped with a deadline message
  * naming the node; without the budget the next run is complete. */
 static void test_deadline(void **state)
@@ -295,8 +312,7 @@ static void test_deadline(void **state)
 		cfg_reset(s);
 		cfg.sleep_us = 100;
 		assert_int_equal(onnxrun_session_set_deadline(s, 2000), ONNXRUN_OK);
-		assert_int_equal(onnxrun_session_run(s), ONNXRUN_ERROR_CANCELLED);
-		msg = onnxrun_session_error(s);
+		msg = run_past_deadline(s);
 		if (strncmp(msg, "node 'spin' (Spin): deadline of 0.002 s exceeded (onnxrun_session_set_deadline): run stopped",
 		            strlen("node 'spin' (Spin): deadline of 0.002 s exceeded (onnxrun_session_set_deadline): run stopped")))
 			fail_msg("message: %s", msg);
@@ -384,8 +400,7 @@ static void test_deadline_inside_conv_transpose(void **state)
 		assert_int_equal(onnxrun_session_set_input(s, 0, big), ONNXRUN_OK);
 		assert_int_equal(onnxrun_session_prepare(s), ONNXRUN_OK); /* the budget is for compute */
 		assert_int_equal(onnxrun_session_set_deadline(s, 5000), ONNXRUN_OK);
-		assert_int_equal(onnxrun_session_run(s), ONNXRUN_ERROR_CANCELLED);
-		msg = onnxrun_session_error(s);
+		msg = run_past_deadline(s);
 		if (!strstr(msg, "node 'up' (ConvTranspose): deadline of 0.005 s exceeded"))
 			fail_msg("mode %d: %s", mode, msg);
 		print_message("mode %d: %s\n", mode, msg);
