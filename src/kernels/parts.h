@@ -1,7 +1,7 @@
 /*
  * parts.h - the routines each ISA's family files (scalar_*.c, avx2_*.c, avx512_*.c,
- * simd128_*.c) define and that ISA's table file (scalar.c, avx2.c, avx512.c, simd128.c) collects. Only the kernel layer
- * includes it; ops reach these through the tables.
+ * simd128_*.c, neon_*.c) define and that ISA's table file (scalar.c, avx2.c, avx512.c, simd128.c,
+ * neon.c) collects. Only the kernel layer includes it; ops reach these through the tables.
  */
 #ifndef ONNXRUN_KERNELS_PARTS_H
 #define ONNXRUN_KERNELS_PARTS_H
@@ -16,6 +16,9 @@ ONNXRUN__HIDDEN void onnxrun__dw_rows_avx512(const struct onnxrun__kdw *j, int64
 #endif
 #if defined(__wasm_simd128__)
 ONNXRUN__HIDDEN void onnxrun__dw_rows_simd128(const struct onnxrun__kdw *j, int64_t begin, int64_t end, float *tmp);
+#endif
+#if defined(__aarch64__)
+ONNXRUN__HIDDEN void onnxrun__dw_rows_neon(const struct onnxrun__kdw *j, int64_t begin, int64_t end, float *tmp);
 #endif
 
 /* float64 ConvTranspose tiles (the AVX-512 list also has two AVX2 tiles) */
