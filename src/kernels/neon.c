@@ -9,7 +9,7 @@
 
 #if defined(__aarch64__)
 
-ONNXRUN__HIDDEN extern const struct onnxrun__gemm_kernels onnxrun__gemm_scalar;
+ONNXRUN__HIDDEN extern const struct onnxrun__gemm_kernels onnxrun__gemm_neon;
 
 static void pack(const struct onnxrun__kpanel *kp, const float *xg, int64_t nt, int64_t nr,
                  const struct onnxrun__krun *runs, int64_t nrun, const struct onnxrun__kcopy *cp, float *bp)
@@ -52,7 +52,7 @@ static void narrow(bool bf16, const float *src, uint16_t *dst, int64_t n)
 const struct onnxrun__kernels onnxrun__kernels_neon = {
 	.isa = ONNXRUN__ISA_NEON,
 	.name = "neon",
-	.gemm = &onnxrun__gemm_scalar,
+	.gemm = &onnxrun__gemm_neon,
 	.phase = { .pack = pack, .pack_rows = pack_rows, .pack_halves = NULL, .store = store, .store_pair = NULL,
 	           .store_fence = store_fence },
 	.col2im_gather = gather,
