@@ -1,13 +1,16 @@
 /*
  * neon.c - the AArch64 Advanced SIMD (NEON) ISA's table. Advanced SIMD is part of every
- * AArch64 CPU, so the build decides (no run-time check). The panel, store, gather and
- * conversion routines are the generic bodies compiled for AArch64 (auto-vectorised).
+ * AArch64 CPU, so the build decides (no run-time check). Its own entries: the micro-kernels
+ * (neon_gemm.c), stride-1 tile stores as vector adds, the interleaved store of two phases
+ * with st2, the DepthToSpace interleaves (neon_d2s.c), the float64 tiles (neon_f64.c) and
+ * the float16/bfloat16 conversions (neon_half.c). The panel packing, the col2im gather and
+ * the depthwise rows are the generic bodies compiled for AArch64 (auto-vectorised).
  */
 #include "generic.h"
-#include "generic_half.h"
 #include "parts.h"
 
 #if defined(__aarch64__)
+#include <arm_neon.h>
 
 ONNXRUN__HIDDEN extern const struct onnxrun__gemm_kernels onnxrun__gemm_neon;
 
@@ -23,10 +26,58 @@ static void pack_rows(const struct onnxrun__kpanel *kp, const float *xg, int64_t
 	generic_pack_rows(kp, xg, nt, nr, cp, bp, brows);
 }
 
+/* Stride 1: a run is 4 tile values + bias per vector add and store. Other strides: the
+ * generic store (a single tile fills only every sl-th output, and NEON has no masked or
+ * scattered store that beats storing lanes one by one). The same additions as the generic
+ * store, so the same bits. */
 static void store(const struct onnxrun__kpanel *kp, const float *tile, int64_t nr, int64_t mr,
                   const struct onnxrun__krun *runs, int64_t nrun, float *y, int64_t ydelta, const float *bias)
 {
-	generic_store(kp, tile, nr, mr, runs, nrun, y, ydelta, bias);
+	if (kp->sl != 1) {
+		generic_store(kp, tile, nr, mr, runs, nrun, y, ydelta, bias);
+		return;
+	}
+	for (int64_t i = 0; i < mr; i++) {
+		const float b = bias ? bias[i] : 0.0f;
+		const float32x4_t bv = vdupq_n_f32(b);
+		float *ym = y + i * kp->out_sp + ydelta;
+		for (int64_t s = 0; s < nrun; s++) {
+			const float *t = tile + i * nr + runs[s].col;
+			float *d = ym + runs[s].yoff;
+			const int64_t len = runs[s].len;
+			int64_t e = 0;
+			for (; e + 4 <= len; e += 4)
+				vst1q_f32(d + e, vaddq_f32(vld1q_f32(t + e), bv));
+			for (; e < len; e++)
+				d[e] = t[e] + b;
+		}
+	}
+}
+
+/* Two tiles whose outputs alternate (stride 2): st2 writes t0's value e and t1's value e next
+ * to each other, 8 outputs per store. */
+static void store_pair(const struct onnxrun__kpanel *kp, const float *t0, const float *t1, int64_t nr, int64_t mr,
+                       const struct onnxrun__krun *runs, int64_t nrun, float *y, int64_t ydelta, const float *bias)
+{
+	for (int64_t i = 0; i < mr; i++) {
+		const float b = bias ? bias[i] : 0.0f;
+		const float32x4_t bv = vdupq_n_f32(b);
+		float *ym = y + i * kp->out_sp + ydelta;
+		for (int64_t s = 0; s < nrun; s++) {
+			const float *a0 = t0 + i * nr + runs[s].col, *a1 = t1 + i * nr + runs[s].col;
+			float *d = ym + runs[s].yoff;
+			const int64_t len = runs[s].len;
+			int64_t e = 0;
+			for (; e + 4 <= len; e += 4) {
+				const float32x4x2_t v = { { vaddq_f32(vld1q_f32(a0 + e), bv), vaddq_f32(vld1q_f32(a1 + e), bv) } };
+				vst2q_f32(d + 2 * e, v);
+			}
+			for (; e < len; e++) {
+				d[2 * e] = a0[e] + b;
+				d[2 * e + 1] = a1[e] + b;
+			}
+		}
+	}
 }
 
 static void store_fence(void)
@@ -39,28 +90,19 @@ static void gather(const struct onnxrun__kgather *kg, const float *const *zrows,
 	generic_gather(kg, zrows, nrows, yrow, o_lo, o_hi, bias, tmp, zoff, zend);
 }
 
-static void widen(bool bf16, const uint16_t *src, float *dst, int64_t n)
-{
-	generic_widen(bf16, src, dst, n);
-}
-
-static void narrow(bool bf16, const float *src, uint16_t *dst, int64_t n)
-{
-	generic_narrow(bf16, src, dst, n);
-}
-
 const struct onnxrun__kernels onnxrun__kernels_neon = {
 	.isa = ONNXRUN__ISA_NEON,
 	.name = "neon",
 	.gemm = &onnxrun__gemm_neon,
-	.phase = { .pack = pack, .pack_rows = pack_rows, .pack_halves = NULL, .store = store, .store_pair = NULL,
-	           .store_fence = store_fence },
+	.phase = { .pack = pack, .pack_rows = pack_rows, .pack_halves = NULL, .store = store,
+	           .store_pair = store_pair, .store_fence = store_fence },
 	.col2im_gather = gather,
 	.dw_rows = onnxrun__dw_rows_neon,
-	.f64 = &onnxrun__f64_scalar,
-	.widen = widen,
-	.narrow = narrow,
-	.d2s = { .row2 = NULL, .row4 = NULL, .row2_stream = NULL, .row4_stream = NULL, .stream_fence = NULL },
+	.f64 = &onnxrun__f64_neon,
+	.widen = onnxrun__widen_neon,
+	.narrow = onnxrun__narrow_neon,
+	.d2s = { .row2 = onnxrun__d2s_row2_neon, .row4 = onnxrun__d2s_row4_neon, .row2_stream = NULL,
+	         .row4_stream = NULL, .stream_fence = NULL },
 };
 
 #endif

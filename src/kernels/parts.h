@@ -31,6 +31,9 @@ ONNXRUN__HIDDEN void onnxrun__f64_tile_avx2_4x1(int64_t kk, const double *const 
 ONNXRUN__HIDDEN void onnxrun__f64_tile_avx2_1x1(int64_t kk, const double *const *xp, const double *const *wp,
                                                 int64_t xoff, int64_t woff, double *tile);
 #endif
+#if defined(__aarch64__)
+ONNXRUN__HIDDEN extern const struct onnxrun__f64_kernels onnxrun__f64_neon;
+#endif
 
 /* float16/bfloat16 conversions */
 #if defined(__x86_64__)
@@ -38,6 +41,10 @@ ONNXRUN__HIDDEN void onnxrun__widen_avx2(bool bf16, const uint16_t *src, float *
 ONNXRUN__HIDDEN void onnxrun__narrow_avx2(bool bf16, const float *src, uint16_t *dst, int64_t n);
 ONNXRUN__HIDDEN void onnxrun__widen_avx512(bool bf16, const uint16_t *src, float *dst, int64_t n);
 ONNXRUN__HIDDEN void onnxrun__narrow_avx512(bool bf16, const float *src, uint16_t *dst, int64_t n);
+#endif
+#if defined(__aarch64__)
+ONNXRUN__HIDDEN void onnxrun__widen_neon(bool bf16, const uint16_t *src, float *dst, int64_t n);
+ONNXRUN__HIDDEN void onnxrun__narrow_neon(bool bf16, const float *src, uint16_t *dst, int64_t n);
 #endif
 
 /* DepthToSpace row interleaves */
@@ -51,6 +58,10 @@ ONNXRUN__HIDDEN void onnxrun__d2s_row4_avx512_stream(uint32_t *dst, const uint32
 #if defined(__wasm_simd128__)
 ONNXRUN__HIDDEN void onnxrun__d2s_row2_simd128(uint32_t *dst, const uint32_t *const *src, int64_t width);
 ONNXRUN__HIDDEN void onnxrun__d2s_row4_simd128(uint32_t *dst, const uint32_t *const *src, int64_t width);
+#endif
+#if defined(__aarch64__)
+ONNXRUN__HIDDEN void onnxrun__d2s_row2_neon(uint32_t *dst, const uint32_t *const *src, int64_t width);
+ONNXRUN__HIDDEN void onnxrun__d2s_row4_neon(uint32_t *dst, const uint32_t *const *src, int64_t width);
 #endif
 
 /* What this CPU has (all false off x86-64), read once by the first call (thread-safe). */
