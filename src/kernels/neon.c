@@ -2,9 +2,9 @@
  * neon.c - the AArch64 Advanced SIMD (NEON) ISA's table. Advanced SIMD is part of every
  * AArch64 CPU, so the build decides (no run-time check). Its own entries: the micro-kernels
  * (neon_gemm.c), stride-1 tile stores as vector adds, the interleaved store of two phases
- * with st2, the DepthToSpace interleaves (neon_d2s.c), the float64 tiles (neon_f64.c) and
- * the float16/bfloat16 conversions (neon_half.c). The panel packing, the col2im gather and
- * the depthwise rows are the generic bodies compiled for AArch64 (auto-vectorised).
+ * with st2, the col2im overlap-add in vectors, the DepthToSpace interleaves (neon_d2s.c), the
+ * float64 tiles (neon_f64.c), the depthwise rows (neon_dw.c) and the float16/bfloat16
+ * conversions (neon_half.c). The panel packing is the generic body compiled for AArch64.
  */
 #include "generic.h"
 #include "parts.h"
@@ -84,10 +84,45 @@ static void store_fence(void)
 {
 }
 
+/* The generic overlap-add (generic.h) with its inner loops in vectors: each tmp[q] still gets
+ * the taps' values added one at a time in the same order, and each output is bias + tmp[q],
+ * so the result is the scalar one bit for bit. (gcc -O2 leaves the generic loops scalar: it
+ * would need a run-time check that tmp and the Z row do not overlap.) */
 static void gather(const struct onnxrun__kgather *kg, const float *const *zrows, int64_t nrows, float *yrow,
                    int64_t o_lo, int64_t o_hi, float bias, float *tmp, int64_t zoff, int64_t zend)
 {
-	generic_gather(kg, zrows, nrows, yrow, o_lo, o_hi, bias, tmp, zoff, zend);
+	const int64_t s = kg->s;
+	const float32x4_t bv = vdupq_n_f32(bias);
+	for (int64_t r = 0; r < s; r++) {
+		const int64_t qlo = kceil_div(o_lo + kg->pb - r, s);
+		const int64_t qhi = kfloor_div(o_hi - 1 + kg->pb - r, s);
+		const int64_t nq = qhi - qlo + 1;
+		if (nq <= 0)
+			continue;
+		memset(tmp, 0, (size_t)nq * sizeof *tmp);
+		for (int64_t t0 = 0; t0 < nrows; t0++)
+			for (int64_t ti = kg->t_start[r]; ti < kg->t_start[r + 1]; ti++) {
+				const int64_t k = kg->t_k[ti];
+				const int64_t dl = (k * kg->d - r) / s;
+				/* input q - dl must lie in [zoff, zend) (held by this Z row) */
+				const int64_t lo = qlo > dl + zoff ? qlo : dl + zoff;
+				const int64_t hi = qhi < zend - 1 + dl ? qhi : zend - 1 + dl;
+				const float *z = zrows[t0] + k * kg->ldz - zoff + lo - dl;
+				float *acc = tmp + (lo - qlo);
+				int64_t i = 0;
+				for (; i + 4 <= hi - lo + 1; i += 4)
+					vst1q_f32(acc + i, vaddq_f32(vld1q_f32(acc + i), vld1q_f32(z + i)));
+				for (; i < hi - lo + 1; i++)
+					acc[i] += z[i];
+			}
+		float *yo = yrow + qlo * s + r - kg->pb;
+		int64_t q = 0;
+		if (s == 1)
+			for (; q + 4 <= nq; q += 4)
+				vst1q_f32(yo + q, vaddq_f32(bv, vld1q_f32(tmp + q)));
+		for (; q < nq; q++)
+			yo[q * s] = bias + tmp[q];
+	}
 }
 
 const struct onnxrun__kernels onnxrun__kernels_neon = {
