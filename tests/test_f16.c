@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fenv.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -394,6 +395,55 @@ static void test_vector_conversions(void **state)
 	free(f);
 }
 
+/* The vector conversions give the scalar bits in every rounding mode, not only the default
+ * round-to-nearest: the scalar ones are integer arithmetic and exact float operations, which
+ * no mode changes, while conversion instructions may follow the mode in the FP control
+ * register (the NEON ones do, so they leave other modes to the scalar code). */
+static void test_vector_narrow_rounding_modes(void **state)
+{
+	static const uint16_t tails[] = { 0x0000, 0x0fff, 0x1000, 0x1001, 0x3000, 0x8000, 0x9000 };
+	const size_t nt = sizeof tails / sizeof tails[0], n = 0x10000 * nt;
+	static const int modes[] = {
+#ifdef FE_UPWARD
+		FE_UPWARD,
+#endif
+#ifdef FE_DOWNWARD
+		FE_DOWNWARD,
+#endif
+#ifdef FE_TOWARDZERO
+		FE_TOWARDZERO,
+#endif
+		FE_TONEAREST,
+	};
+	float *f = malloc(n * sizeof *f);
+	uint16_t *got = malloc(n * sizeof *got);
+	(void)state;
+	assert_true(f && got);
+	for (uint32_t u = 0; u < 0x10000; u++)
+		for (size_t k = 0; k < nt; k++)
+			f[u * nt + k] = from_bits(u << 16 | tails[k]);
+	TEST_ALL_ISAS(isas);
+	for (size_t mi = 0; mi < sizeof modes / sizeof modes[0]; mi++) {
+		if (fesetround(modes[mi]) != 0)
+			continue; /* a mode this target cannot set */
+		for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+			if (!onnxrun__isa_supported(isas[ii]))
+				continue;
+			onnxrun__convt_half_narrow(isas[ii], false, f, got, (int64_t)n);
+			for (size_t i = 0; i < n; i++)
+				if (got[i] != onnxrun__f32_to_f16(f[i])) {
+					const uint16_t want = onnxrun__f32_to_f16(f[i]);
+					fesetround(FE_TONEAREST);
+					fail_msg("isa %d rounding mode %d float16 narrow 0x%08x: 0x%04x, scalar 0x%04x",
+					         (int)isas[ii], modes[mi], to_bits(f[i]), got[i], want);
+				}
+		}
+	}
+	fesetround(FE_TONEAREST);
+	free(f);
+	free(got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -403,6 +453,7 @@ int main(void)
 		cmocka_unit_test(test_exhaustive_round_trip),
 		cmocka_unit_test(test_exhaustive_halfway),
 		cmocka_unit_test(test_vector_conversions),
+		cmocka_unit_test(test_vector_narrow_rounding_modes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

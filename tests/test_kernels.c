@@ -495,6 +495,10 @@ static void test_isa_selection(void **state)
 		assert_int_equal(onnxrun__isa_set(ONNXRUN__ISA_SIMD128), ONNXRUN__ISA_SIMD128);
 		assert_string_equal(onnxrun__kernels_current()->name, "simd128");
 	}
+	if (onnxrun__isa_supported(ONNXRUN__ISA_NEON)) {
+		assert_int_equal(onnxrun__isa_set(ONNXRUN__ISA_NEON), ONNXRUN__ISA_NEON);
+		assert_string_equal(onnxrun__kernels_current()->name, "neon");
+	}
 	onnxrun__isa_set(TEST_BEST_ISA);
 }
 

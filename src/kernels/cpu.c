@@ -1,6 +1,6 @@
 /*
  * cpu.c - what this CPU can run and how large its caches are, read once; the ISA in use
- * (ONNXRUN_KERNEL=scalar|avx2|avx512|simd128 forces one); the tuning derived from the caches.
+ * (ONNXRUN_KERNEL=scalar|avx2|avx512|simd128|neon forces one); the tuning derived from the caches.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -46,6 +46,9 @@ ONNXRUN__HIDDEN extern const struct onnxrun__kernels onnxrun__kernels_avx512;
 #if defined(__wasm_simd128__)
 ONNXRUN__HIDDEN extern const struct onnxrun__kernels onnxrun__kernels_simd128;
 #endif
+#if defined(__aarch64__)
+ONNXRUN__HIDDEN extern const struct onnxrun__kernels onnxrun__kernels_neon;
+#endif
 
 static const struct onnxrun__kernels *table(enum onnxrun__isa isa)
 {
@@ -57,6 +60,9 @@ static const struct onnxrun__kernels *table(enum onnxrun__isa isa)
 #endif
 #if defined(__wasm_simd128__)
 	case ONNXRUN__ISA_SIMD128: return &onnxrun__kernels_simd128;
+#endif
+#if defined(__aarch64__)
+	case ONNXRUN__ISA_NEON: return &onnxrun__kernels_neon;
 #endif
 	default: return NULL;
 	}
@@ -73,6 +79,10 @@ bool onnxrun__isa_supported(enum onnxrun__isa isa)
 		return f->avx2 && f->fma;
 	/* A module built with SIMD128 does not load on an engine without it: the build decides. */
 	if (isa == ONNXRUN__ISA_SIMD128)
+		return true;
+	/* Advanced SIMD is part of the AArch64 base architecture (no optional extension such as
+	 * SVE is used): built for AArch64, every CPU that runs the library has it. */
+	if (isa == ONNXRUN__ISA_NEON)
 		return true;
 	return isa == ONNXRUN__ISA_SCALAR;
 }

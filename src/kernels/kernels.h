@@ -4,7 +4,7 @@
  *
  * Ops include this header and nothing ISA-specific: they ask for the table of the ISA in use
  * (onnxrun__kernels_current()) and call its entries. Each ISA is a set of files in this folder
- * (scalar_*.c, avx2_*.c, avx512_*.c) that fills one `struct onnxrun__kernels`; the scalar set
+ * (scalar_*.c, avx2_*.c, avx512_*.c, simd128_*.c, neon_*.c) that fills one `struct onnxrun__kernels`; the scalar set
  * is plain C, runs everywhere, and is the template for a new ISA (docs/kernels.md).
  *
  * Every entry of every table computes bit-for-bit what the scalar entry computes where the
@@ -27,7 +27,8 @@ enum onnxrun__isa {
 	ONNXRUN__ISA_AVX2 = 1,
 	ONNXRUN__ISA_AVX512 = 2,
 	ONNXRUN__ISA_SIMD128 = 3, /* WebAssembly SIMD128 (emscripten, -msimd128) */
-	ONNXRUN__ISA_COUNT = 4,
+	ONNXRUN__ISA_NEON = 4,    /* AArch64 Advanced SIMD (baseline on every AArch64 CPU) */
+	ONNXRUN__ISA_COUNT = 5,
 };
 
 /* ---- float32 GEMM micro-kernels --------------------------------------------------------------
@@ -240,7 +241,7 @@ ONNXRUN__HIDDEN const struct onnxrun__tuning *onnxrun__tuning(void);
 
 /* ---- choosing the ISA --------------------------------------------------------------------------- */
 
-/* The ISA in use: ONNXRUN_KERNEL (scalar, avx2, avx512) if set and supported by this CPU,
+/* The ISA in use: ONNXRUN_KERNEL (scalar, avx2, avx512, simd128, neon) if set and supported by this CPU,
  * else the best the CPU has. Read once; onnxrun__isa_set overrides it (tests). */
 ONNXRUN__HIDDEN enum onnxrun__isa onnxrun__isa_current(void);
 /* Forces an ISA (clamped to the best supported one not above it); returns the ISA now in use. */

@@ -1,7 +1,7 @@
 /*
  * parts.h - the routines each ISA's family files (scalar_*.c, avx2_*.c, avx512_*.c,
- * simd128_*.c) define and that ISA's table file (scalar.c, avx2.c, avx512.c, simd128.c) collects. Only the kernel layer
- * includes it; ops reach these through the tables.
+ * simd128_*.c, neon_*.c) define and that ISA's table file (scalar.c, avx2.c, avx512.c, simd128.c,
+ * neon.c) collects. Only the kernel layer includes it; ops reach these through the tables.
  */
 #ifndef ONNXRUN_KERNELS_PARTS_H
 #define ONNXRUN_KERNELS_PARTS_H
@@ -17,6 +17,9 @@ ONNXRUN__HIDDEN void onnxrun__dw_rows_avx512(const struct onnxrun__kdw *j, int64
 #if defined(__wasm_simd128__)
 ONNXRUN__HIDDEN void onnxrun__dw_rows_simd128(const struct onnxrun__kdw *j, int64_t begin, int64_t end, float *tmp);
 #endif
+#if defined(__aarch64__)
+ONNXRUN__HIDDEN void onnxrun__dw_rows_neon(const struct onnxrun__kdw *j, int64_t begin, int64_t end, float *tmp);
+#endif
 
 /* float64 ConvTranspose tiles (the AVX-512 list also has two AVX2 tiles) */
 ONNXRUN__HIDDEN extern const struct onnxrun__f64_kernels onnxrun__f64_scalar;
@@ -28,6 +31,9 @@ ONNXRUN__HIDDEN void onnxrun__f64_tile_avx2_4x1(int64_t kk, const double *const 
 ONNXRUN__HIDDEN void onnxrun__f64_tile_avx2_1x1(int64_t kk, const double *const *xp, const double *const *wp,
                                                 int64_t xoff, int64_t woff, double *tile);
 #endif
+#if defined(__aarch64__)
+ONNXRUN__HIDDEN extern const struct onnxrun__f64_kernels onnxrun__f64_neon;
+#endif
 
 /* float16/bfloat16 conversions */
 #if defined(__x86_64__)
@@ -35,6 +41,10 @@ ONNXRUN__HIDDEN void onnxrun__widen_avx2(bool bf16, const uint16_t *src, float *
 ONNXRUN__HIDDEN void onnxrun__narrow_avx2(bool bf16, const float *src, uint16_t *dst, int64_t n);
 ONNXRUN__HIDDEN void onnxrun__widen_avx512(bool bf16, const uint16_t *src, float *dst, int64_t n);
 ONNXRUN__HIDDEN void onnxrun__narrow_avx512(bool bf16, const float *src, uint16_t *dst, int64_t n);
+#endif
+#if defined(__aarch64__)
+ONNXRUN__HIDDEN void onnxrun__widen_neon(bool bf16, const uint16_t *src, float *dst, int64_t n);
+ONNXRUN__HIDDEN void onnxrun__narrow_neon(bool bf16, const float *src, uint16_t *dst, int64_t n);
 #endif
 
 /* DepthToSpace row interleaves */
@@ -48,6 +58,10 @@ ONNXRUN__HIDDEN void onnxrun__d2s_row4_avx512_stream(uint32_t *dst, const uint32
 #if defined(__wasm_simd128__)
 ONNXRUN__HIDDEN void onnxrun__d2s_row2_simd128(uint32_t *dst, const uint32_t *const *src, int64_t width);
 ONNXRUN__HIDDEN void onnxrun__d2s_row4_simd128(uint32_t *dst, const uint32_t *const *src, int64_t width);
+#endif
+#if defined(__aarch64__)
+ONNXRUN__HIDDEN void onnxrun__d2s_row2_neon(uint32_t *dst, const uint32_t *const *src, int64_t width);
+ONNXRUN__HIDDEN void onnxrun__d2s_row4_neon(uint32_t *dst, const uint32_t *const *src, int64_t width);
 #endif
 
 /* What this CPU has (all false off x86-64), read once by the first call (thread-safe). */
