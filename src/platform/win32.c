@@ -77,7 +77,23 @@ void onnxrun__os_aligned_free(void *p)
 
 int onnxrun__os_open_read(const char *path)
 {
-	return _open(path, _O_RDONLY | _O_BINARY | _O_NOINHERIT);
+	int fd = _open(path, _O_RDONLY | _O_BINARY | _O_NOINHERIT);
+	if (fd < 0 && errno == EACCES) {
+		/* _open refuses folders (EACCES): open them as POSIX does, for the caller to see
+		 * they are not regular files */
+		HANDLE h = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+		                       OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
+		BY_HANDLE_FILE_INFORMATION info;
+		if (h == INVALID_HANDLE_VALUE)
+			return -1;
+		if (!GetFileInformationByHandle(h, &info) || !(info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) ||
+		    (fd = _open_osfhandle((intptr_t)h, _O_RDONLY)) < 0) {
+			CloseHandle(h);
+			errno = EACCES;
+			return -1;
+		}
+	}
+	return fd;
 }
 
 void onnxrun__os_close(int fd)
@@ -93,13 +109,22 @@ long long onnxrun__os_read(int fd, void *buf, size_t n)
 
 int onnxrun__os_fd_regular(int fd, int64_t *size)
 {
-	struct _stat64 sb;
-	if (_fstat64(fd, &sb) != 0)
+	HANDLE h = (HANDLE)_get_osfhandle(fd);
+	BY_HANDLE_FILE_INFORMATION info;
+	if (h == INVALID_HANDLE_VALUE) {
+		errno = EBADF;
 		return -1;
-	if ((sb.st_mode & _S_IFMT) != _S_IFREG)
+	}
+	if (GetFileType(h) != FILE_TYPE_DISK)
+		return 0;
+	if (!GetFileInformationByHandle(h, &info)) {
+		set_errno();
+		return -1;
+	}
+	if (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)
 		return 0;
 	if (size)
-		*size = (int64_t)sb.st_size;
+		*size = (int64_t)((uint64_t)info.nFileSizeHigh << 32 | info.nFileSizeLow);
 	return 1;
 }
 
