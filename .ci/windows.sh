@@ -3,8 +3,9 @@
 # MinGW-w64 into build-windows/: onnxrun.exe, libonnxrun.dll with its import library
 # libonnxrun.dll.a, the static libonnxrun.a and the cmocka tests as .exe. Then runs, under
 # wine64:
-#  1. the CLI on the example model, `onnxrun.exe test` over tests/data and models/, and the
-#     external-data model by a Windows path (drive letter and backslashes);
+#  1. the CLI on the example model, `onnxrun.exe test` over tests/data and models/, the
+#     external-data model by a Windows path (drive letter and backslashes), outputs written
+#     to a new folder (.pb and .npy) and read back by a run at another thread count, --dot;
 #  2. the cmocka suite through CTest (CMAKE_CROSSCOMPILING_EMULATOR): the ops' randomized
 #     tests at full scale, kernels on every ISA the CPU has, threads, conformance, loader
 #     (external-data paths with drive letters and backslashes), sessions. test_cli*
@@ -45,6 +46,19 @@ echo "== windows: the CLI under wine"
 winpath="Z:$(printf '%s' "$PWD/models/external_data" | tr / '\\')"
 echo "onnxrun.exe test $winpath"
 "$wine" build-windows/onnxrun.exe test "$winpath" | tail -1
+
+# Outputs written to a new nested folder given with backslashes (created like mkdir -p) at
+# 1 thread, then read back as the expected outputs of a 2-thread run: bitwise equal.
+out=build-windows/cli-out
+rm -rf "$out"
+"$wine" build-windows/onnxrun.exe --threads 1 -o 'build-windows\cli-out\set' --npy \
+	models/upsampler/model.onnx models/upsampler/test_data_set_0 >/dev/null
+cp models/upsampler/test_data_set_0/input_0.pb "$out/set/"
+"$wine" build-windows/onnxrun.exe --threads 2 --rtol 0 --atol 0 models/upsampler/model.onnx "$out/set"
+/usr/bin/python3 -c 'import numpy, sys; a = numpy.load(sys.argv[1]); assert a.shape == (1, 3, 128, 128), a.shape' \
+	"$out/set/upscaled.npy"
+"$wine" build-windows/onnxrun.exe --dot 'build-windows\cli-out\graph.dot' models/upsampler/model.onnx
+grep -q '^digraph' "$out/graph.dot"
 
 echo "== windows: cmocka suite under wine"
 (cd build-windows && ctest --output-on-failure -j"$jobs" --timeout 900)
