@@ -14,6 +14,8 @@
 #     CROSS_STAGES="clang aarch64" picks some of them, CROSS_STAGES=none skips them.
 #  10. the WebAssembly build and its tests under node (.ci/wasm.sh; docs/platforms.md).
 #     WASM_STAGE=none skips it.
+#  11. the Windows build (MinGW-w64: DLL, static library, onnxrun.exe) and its tests under
+#     wine64 (.ci/windows.sh; docs/platforms.md). WINDOWS_STAGE=none skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/deps.sh --test
@@ -79,5 +81,12 @@ if [ "${WASM_STAGE:-}" != none ]; then
 	wasm=1
 fi
 
+windows=0
+if [ "${WINDOWS_STAGE:-}" != none ]; then
+	echo "== Windows (MinGW-w64, tests under wine64)"
+	bash .ci/windows.sh
+	windows=1
+fi
+
 # Reaching this line means every stage passed (set -e stops at the first failure).
-echo "stages: $((5 + ${#cross[@]} + wasm)) passed, 0 failed"
+echo "stages: $((5 + ${#cross[@]} + wasm + windows)) passed, 0 failed"

@@ -6,7 +6,8 @@
 #     the host's) and cmocka, each from `apt-get source`, compiled with emcc into static
 #     libraries under DEPS/prefix (default build-wasm/deps/prefix).
 # The source packages need a deb-src entry: as root, one is added next to the existing deb
-# entries (/etc/apt/sources.list.d/onnxrun-deb-src.sources) when none is configured. Not as
+# entries (/etc/apt/sources.list.d/onnxrun-deb-src.sources) when none is configured
+# (.ci/debian_source.sh, shared with .ci/windows_deps.sh). Not as
 # root, the commands to run are printed and the script fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,8 @@ deps=${1:-build-wasm/deps}
 prefix=$deps/prefix
 root=0
 [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && root=1
+tag="wasm deps"
+. .ci/debian_source.sh # enable_deb_src, debian_source
 
 need=()
 command -v emcc >/dev/null 2>&1 || need+=(emscripten)
@@ -30,47 +33,6 @@ if [ ${#need[@]} -gt 0 ]; then
 		exit 1
 	fi
 fi
-
-# A deb-src line for every deb line of the system's sources (deb822 files and one-line lists).
-enable_deb_src() {
-	local out=/etc/apt/sources.list.d/onnxrun-deb-src.sources f
-	if grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-		return 0
-	fi
-	if [ $root = 0 ]; then
-		echo "wasm deps: no deb-src entry for 'apt-get source'; as root, add one, e.g.:" >&2
-		echo "  sed 's/^Types: deb\$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources" \
-			"| sudo tee /etc/apt/sources.list.d/onnxrun-deb-src.sources && sudo apt-get update" >&2
-		exit 1
-	fi
-	: >"$out"
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ "$f" = "$out" ] && continue
-		grep -q '^URIs:.*debian' "$f" || continue
-		sed 's/^Types: deb$/Types: deb-src/' "$f" >>"$out"
-		echo >>"$out"
-	done
-	if [ -f /etc/apt/sources.list ]; then
-		grep -E '^deb .*debian' /etc/apt/sources.list | sed 's/^deb /deb-src /' \
-			>/etc/apt/sources.list.d/onnxrun-deb-src.list || true
-	fi
-	echo "wasm deps: added deb-src entries; apt-get update" >&2
-	apt-get update -qq >&2
-}
-
-# Unpacks Debian's source of package $1 into $deps/src/$1 (once).
-debian_source() {
-	local pkg=$1 dir
-	dir=$(ls -d "$deps/src/$pkg"-*/ 2>/dev/null | head -1 || true)
-	if [ -z "$dir" ]; then
-		enable_deb_src
-		mkdir -p "$deps/src"
-		(cd "$deps/src" && apt-get source -qq "$pkg" >/dev/null 2>&1) ||
-			(apt-get update -qq && cd "$deps/src" && apt-get source -qq "$pkg" >/dev/null)
-		dir=$(ls -d "$deps/src/$pkg"-*/ | head -1)
-	fi
-	echo "${dir%/}"
-}
 
 mkdir -p "$prefix/include" "$prefix/lib"
 # Optimised like the library itself; SIMD128 as the library is built.

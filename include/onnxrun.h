@@ -27,7 +27,15 @@
 extern "C" {
 #endif
 
-#if defined(_WIN32)
+/* Windows: the library's build defines ONNXRUN_BUILDING and exports the API from the DLL;
+ * programs using the DLL may define ONNXRUN_DLL to import it directly (needed by MSVC for
+ * nothing but slightly faster calls); with neither, the import library's stubs or the static
+ * library are linked. */
+#if defined(_WIN32) && defined(ONNXRUN_BUILDING)
+#define ONNXRUN_API __declspec(dllexport)
+#elif defined(_WIN32) && defined(ONNXRUN_DLL)
+#define ONNXRUN_API __declspec(dllimport)
+#elif defined(_WIN32)
 #define ONNXRUN_API
 #else
 #define ONNXRUN_API __attribute__((visibility("default")))
@@ -490,7 +498,9 @@ ONNXRUN_API const struct onnxrun_tensor *onnxrun_op_constant_input(const struct 
 /* Records "node '<name>' (<op_type>): <message>" as the error and returns status. */
 ONNXRUN_API enum onnxrun_status onnxrun_op_fail(struct onnxrun_op_context *ctx, enum onnxrun_status status,
                                                 const char *fmt, ...)
-#if defined(__GNUC__)
+#if defined(__MINGW32__)
+	__attribute__((format(gnu_printf, 3, 4))) /* the library formats with C99 printf */
+#elif defined(__GNUC__)
 	__attribute__((format(printf, 3, 4)))
 #endif
 	;

@@ -36,13 +36,14 @@ def main():
     text = subprocess.run([objdump, "-d", "--no-show-raw-insn", sys.argv[1]], check=True,
                           capture_output=True, text=True).stdout
     formats = set(re.findall(r"file format (\S+)", text))
-    if formats != {"elf64-x86-64"}:
+    # ELF (Linux) or PE (the Windows build's static library)
+    if formats not in ({"elf64-x86-64"}, {"pe-x86-64"}):
         print(f"check_vex: the library is {', '.join(sorted(formats)) or 'empty'}, not x86-64: "
               "no AVX code to check; skipped")
         return 77
     funcs, cur, obj = {}, None, None
     for line in text.splitlines():
-        if line.rstrip().endswith("file format elf64-x86-64"):
+        if line.rstrip().endswith(("file format elf64-x86-64", "file format pe-x86-64")):
             obj = line.split(":")[0]
             continue
         m = re.match(r"^[0-9a-f]+ <(.+)>:", line)

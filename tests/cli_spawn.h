@@ -9,8 +9,83 @@
 #ifndef ONNXRUN_TESTS_CLI_SPAWN_H
 #define ONNXRUN_TESTS_CLI_SPAWN_H
 
-#include <spawn.h>
 #include <string.h>
+
+#ifdef _WIN32
+/* Windows (the tests run under wine or natively): CreateProcess starts onnxrun.exe directly;
+ * no emulator is involved. */
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+
+/* Appends arg to cmd (size cap) quoted for the C runtime's command-line parser: inside
+ * quotes, backslashes are literal unless they precede a quote. */
+static inline void cli_quote_arg(char *cmd, size_t cap, size_t *n, const char *arg)
+{
+	size_t slashes = 0;
+	if (*n + 4 >= cap)
+		return;
+	if (*n)
+		cmd[(*n)++] = ' ';
+	cmd[(*n)++] = '"';
+	for (const char *p = arg; *p && *n + 2 * slashes + 8 < cap; p++) {
+		if (*p == '\\') {
+			slashes++;
+			continue;
+		}
+		/* backslashes before a quote are doubled and the quote escaped; elsewhere literal */
+		for (size_t k = *p == '"' ? 2 * slashes + 1 : slashes; k; k--)
+			cmd[(*n)++] = '\\';
+		slashes = 0;
+		cmd[(*n)++] = *p;
+	}
+	for (size_t k = 2 * slashes; k; k--) /* doubled before the closing quote */
+		cmd[(*n)++] = '\\';
+	cmd[(*n)++] = '"';
+	cmd[*n] = '\0';
+}
+
+/* Runs onnxrun with argv (argv[0] is ignored; NULL-terminated), its stdout and stderr
+ * written to the files out and err (created or truncated). Returns its exit status, -1 when
+ * it cannot be started. */
+static inline int cli_run_files(const char *const *argv, const char *out, const char *err)
+{
+	static char cmd[16384];
+	SECURITY_ATTRIBUTES sa = { sizeof sa, NULL, TRUE }; /* inherited by the child */
+	STARTUPINFOA si;
+	PROCESS_INFORMATION pi;
+	DWORD code = (DWORD)-1;
+	size_t n = 0;
+	HANDLE ho, he;
+	cmd[0] = '\0';
+	cli_quote_arg(cmd, sizeof cmd, &n, ONNXRUN_CLI_PATH);
+	for (size_t i = 1; argv[i]; i++)
+		cli_quote_arg(cmd, sizeof cmd, &n, argv[i]);
+	ho = CreateFileA(out, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa, CREATE_ALWAYS,
+	                 FILE_ATTRIBUTE_NORMAL, NULL);
+	he = CreateFileA(err, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa, CREATE_ALWAYS,
+	                 FILE_ATTRIBUTE_NORMAL, NULL);
+	memset(&si, 0, sizeof si);
+	si.cb = sizeof si;
+	si.dwFlags = STARTF_USESTDHANDLES;
+	si.hStdOutput = ho;
+	si.hStdError = he;
+	if (ho != INVALID_HANDLE_VALUE && he != INVALID_HANDLE_VALUE &&
+	    CreateProcessA(NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi)) {
+		WaitForSingleObject(pi.hProcess, INFINITE);
+		if (!GetExitCodeProcess(pi.hProcess, &code))
+			code = (DWORD)-1;
+		CloseHandle(pi.hProcess);
+		CloseHandle(pi.hThread);
+	}
+	if (ho != INVALID_HANDLE_VALUE)
+		CloseHandle(ho);
+	if (he != INVALID_HANDLE_VALUE)
+		CloseHandle(he);
+	return (int)code;
+}
+
+#else
+#include <spawn.h>
 #include <sys/types.h>
 
 /* posix_spawn of onnxrun with argv (argv[0] is ignored; NULL-terminated, at most 60
@@ -35,5 +110,6 @@ static inline int cli_spawn(pid_t *pid, const posix_spawn_file_actions_t *fa, co
 	full[n] = NULL;
 	return posix_spawn(pid, full[0], fa, NULL, (char *const *)full, NULL);
 }
+#endif
 
 #endif

@@ -18,6 +18,7 @@
 
 #include "onnxrun.h"
 #include "model_builder.h"
+#include "platform/platform.h"
 #include "test_scale.h"
 
 /* ---- RNG: xorshift64*, seed printed by the tests on failure ---- */
@@ -25,6 +26,25 @@
 struct th_rng {
 	uint64_t s;
 };
+
+/* Creates path and its missing parents, like `mkdir -p` (0 on success). */
+static inline int th_mkdirs(const char *path)
+{
+	char buf[1024];
+	size_t n = strlen(path);
+	if (n >= sizeof buf)
+		return -1;
+	memcpy(buf, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		buf[i] = '\0';
+		if (onnxrun__os_mkdir(buf) != 0 && !onnxrun__os_is_dir(buf))
+			return -1;
+		buf[i] = path[i];
+	}
+	return 0;
+}
 
 static inline void th_rng_seed(struct th_rng *r, uint64_t seed)
 {
@@ -68,7 +88,7 @@ static inline void *th_alloc_fn(void *ctx, size_t size, size_t align)
 	long n = a->count++;
 	if (a->fail_at >= 0 && n == a->fail_at)
 		return NULL;
-	if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1))
+	if (!(p = onnxrun__os_aligned_alloc(align, size)))
 		return NULL;
 	a->live++;
 	a->live_bytes += size;
@@ -84,7 +104,7 @@ static inline void th_free_fn(void *ctx, void *ptr, size_t size)
 		return;
 	a->live--;
 	a->live_bytes -= size;
-	free(ptr);
+	onnxrun__os_aligned_free(ptr);
 }
 
 /* An env on a counting allocator (a must outlive it). */

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "platform/platform.h"
 #include "onnxrun.h"
 
 #define UPSAMPLER ONNXRUN_MODELS_DIR "/upsampler/model.onnx"
@@ -40,7 +41,7 @@ static void *count_alloc(void *ctx, size_t size, size_t align)
 		pthread_mutex_unlock(&c->lock);
 		return NULL;
 	}
-	if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1) == 0) {
+	if ((p = onnxrun__os_aligned_alloc(align, size)) != NULL) {
 		c->live_blocks++;
 		c->live_bytes += (long long)size;
 	}
@@ -55,7 +56,7 @@ static void count_free(void *ctx, void *ptr, size_t size)
 	c->live_blocks--;
 	c->live_bytes -= (long long)size;
 	pthread_mutex_unlock(&c->lock);
-	free(ptr);
+	onnxrun__os_aligned_free(ptr);
 }
 
 /* Loads the upsampler, runs it on its test input and checks the expected output. */

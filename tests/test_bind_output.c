@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "platform/platform.h"
 #include "model_builder.h"
 #include "test_scale.h"
 #include "onnxrun.h"
@@ -38,7 +39,7 @@ static void buffer_make(struct onnxrun_env *env, struct buffer *b, enum onnxrun_
 		n *= (size_t)dims[i];
 	b->offset = offset;
 	b->nbytes = n;
-	b->base = aligned_alloc(64, (n + offset + 64 + 63) / 64 * 64);
+	b->base = onnxrun__os_aligned_alloc(64, (n + offset + 64 + 63) / 64 * 64);
 	assert_non_null(b->base);
 	memset(b->base, 0xA5, n + offset + 64);
 	assert_int_equal(onnxrun_tensor_wrap(env, dtype, rank, dims, b->base + offset, n, &b->t), ONNXRUN_OK);
@@ -58,7 +59,7 @@ static void buffer_check_guards(const struct buffer *b, const char *where)
 static void buffer_free(struct buffer *b)
 {
 	onnxrun_tensor_free(b->t);
-	free(b->base);
+	onnxrun__os_aligned_free(b->base);
 	memset(b, 0, sizeof *b);
 }
 

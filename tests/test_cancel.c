@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "platform/platform.h"
 #include "model_builder.h"
 #include "onnxrun.h"
 #include "runtime/pool.h"
@@ -57,8 +58,16 @@ static void cfg_reset(struct onnxrun_session *s)
 
 static void sleep_us(unsigned us)
 {
+#ifdef _WIN32
+	/* Windows sleeps in whole milliseconds (winpthreads' nanosleep makes 100 us none):
+	 * wait on the monotonic clock instead */
+	const uint64_t end = onnxrun__os_now_ns() + (uint64_t)us * 1000u;
+	while (onnxrun__os_now_ns() < end)
+		;
+#else
 	struct timespec ts = { (time_t)(us / 1000000u), (long)(us % 1000000u) * 1000 };
 	nanosleep(&ts, NULL);
+#endif
 }
 
 struct spin_job {

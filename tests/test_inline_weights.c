@@ -17,7 +17,6 @@
  *    references in model_builder.c;
  *  - every allocation failure during such a load is reported, with nothing leaked.
  */
-#define _GNU_SOURCE /* memmem */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,6 +31,15 @@
 #include "runtime/runtime.h"
 /* after runtime.h: th_value_init */
 #include "model_builder.c"
+
+/* The first n-byte match of needle in hay[0..size), or NULL (memmem is not standard C). */
+static const uint8_t *find_bytes(const uint8_t *hay, size_t size, const void *needle, size_t n)
+{
+	for (size_t i = 0; i + n <= size; i++)
+		if (memcmp(hay + i, needle, n) == 0)
+			return hay + i;
+	return NULL;
+}
 
 #define STRIP_MIN ((size_t)64 << 10) /* the loader's default (model.c) */
 #define D4(a, b, c, d) 4, (const int64_t[]){ a, b, c, d }
@@ -126,13 +134,13 @@ static enum onnxrun_status load_at(struct onnxrun_env *env, const uint8_t *bytes
 {
 	uint8_t *buf = NULL;
 	enum onnxrun_status st;
-	assert_int_equal(posix_memalign((void **)&buf, 64, size + shift + 1), 0);
+	assert_non_null(buf = onnxrun__os_aligned_alloc(64, size + shift + 1));
 	memcpy(buf + shift, bytes, size);
 	env->strip_min = strip_min;
 	st = onnxrun_model_load_buffer(env, buf + shift, size, NULL, out);
 	env->strip_min = 0;
 	memset(buf, 0xa5, size + shift); /* nothing may point into the buffer after the load */
-	free(buf);
+	onnxrun__os_aligned_free(buf);
 	return st;
 }
 
@@ -479,7 +487,7 @@ static void test_conv_packs_from_buffer(void **state)
 			struct onnxrun_model *model = NULL;
 			size_t size, before, peak_on, peak_off;
 			uint8_t *bytes = conv_model(w, doc, &size);
-			const uint8_t *at = memmem(bytes, size, w_le, 64);
+			const uint8_t *at = find_bytes(bytes, size, w_le, 64);
 			assert_non_null(at);
 			aligned_seen[(size_t)(at - bytes + shift) % 4] = 1;
 			before = a.live_bytes;

@@ -5,6 +5,11 @@
  * allocation failures. Models are built in C with model_builder.h; expected values come
  * from the spec, never from the code under test.
  */
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h> /* VirtualQuery, K32GetMappedFileNameA: what is mapped (mapped_count) */
+#include <psapi.h>
+#endif
 #include "model_builder.c"
 
 #ifndef ONNXRUN_TEST_TMP
@@ -722,9 +727,7 @@ static void test_dim_param_info(void **state)
 
 static void make_dir(const char *path)
 {
-	char cmd[1024];
-	snprintf(cmd, sizeof cmd, "mkdir -p '%s'", path);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(th_mkdirs(path), 0);
 }
 
 /* Model: initializer "c" float [1,1,2,3] stored externally at location (offset, length),
@@ -924,6 +927,29 @@ static void run_big_and_check(const struct onnxrun_model *model, const char *wha
 }
 
 /* How many lines of /proc/self/maps name a path ending in `suffix`. */
+#ifdef _WIN32
+/* The views of files whose name ends in suffix ('/' matching '\\') in this process's
+ * address space. */
+static int mapped_count(const char *suffix)
+{
+	char want[64], name[1024];
+	size_t ls = strlen(suffix);
+	MEMORY_BASIC_INFORMATION mi;
+	int n = 0;
+	assert_true(ls < sizeof want);
+	for (size_t i = 0; i <= ls; i++)
+		want[i] = suffix[i] == '/' ? '\\' : suffix[i];
+	for (char *p = NULL; VirtualQuery(p, &mi, sizeof mi) == sizeof mi; p = (char *)mi.BaseAddress + mi.RegionSize) {
+		DWORD len;
+		if (mi.Type != MEM_MAPPED || mi.AllocationBase != mi.BaseAddress)
+			continue;
+		len = K32GetMappedFileNameA(GetCurrentProcess(), p, name, sizeof name);
+		if (len >= ls && len < sizeof name && strcmp(name + len - ls, want) == 0)
+			n++;
+	}
+	return n;
+}
+#else
 static int mapped_count(const char *suffix)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
@@ -940,6 +966,7 @@ static int mapped_count(const char *suffix)
 	fclose(f);
 	return n;
 }
+#endif
 
 /* A raw_data initializer is moved out of the parsed message, not copied: loading it from a
  * buffer never holds two copies of its bytes. bool bytes are still normalized to 0/1. */

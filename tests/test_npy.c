@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "platform/platform.h"
 #include "runtime/runtime.h"
 
 #define FIXTURE(name) ONNXRUN_TEST_DATA "/npy/" name
@@ -36,7 +37,7 @@ static void *npy_test_alloc(void *ctx, size_t size, size_t align)
 	(void)ctx;
 	if (fail_at && ++seen == fail_at)
 		return NULL;
-	if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1))
+	if (!(p = onnxrun__os_aligned_alloc(align, size)))
 		return NULL;
 	live++;
 	return p;
@@ -47,7 +48,7 @@ static void npy_test_free(void *ctx, void *ptr, size_t size)
 	(void)ctx;
 	(void)size;
 	live--;
-	free(ptr);
+	onnxrun__os_aligned_free(ptr);
 }
 
 static int setup(void **state)

@@ -88,7 +88,7 @@ static uint64_t one_seed(void)
 	return e && *e ? strtoull(e, NULL, 0) : 0;
 }
 
-static void append(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t len, const char *fmt, ...) __attribute__((format(__printf__, 3, 4)));
 static void append(char *buf, size_t len, const char *fmt, ...)
 {
 	size_t used = strlen(buf);
@@ -522,7 +522,7 @@ struct stats {
 };
 
 static void report_failure(struct stats *st, const char *cfg, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+	__attribute__((format(__printf__, 3, 4)));
 static void report_failure(struct stats *st, const char *cfg, const char *fmt, ...)
 {
 	va_list ap;

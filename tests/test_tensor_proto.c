@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "platform/platform.h"
 #include "loader/loader.h"
 #include "loader/tensor_proto.h"
 
@@ -39,7 +40,7 @@ static void *count_alloc(void *ctx, size_t size, size_t align)
 	void *p = NULL;
 	if (c->fail_at && ++c->seen == c->fail_at)
 		return NULL;
-	if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1))
+	if (!(p = onnxrun__os_aligned_alloc(align, size)))
 		return NULL;
 	c->live++;
 	c->total++;
@@ -53,7 +54,7 @@ static void count_free(void *ctx, void *ptr, size_t size)
 	struct counting *c = ctx;
 	(void)size;
 	c->live--;
-	free(ptr);
+	onnxrun__os_aligned_free(ptr);
 }
 
 static int setup(void **state)
@@ -514,15 +515,17 @@ static int setup_ext(void **state)
 	static const uint8_t out[16] = { 0, 0, 0x10, 0x41, 0, 0, 0x10, 0x41, 0, 0, 0x10, 0x41, 0, 0, 0x10, 0x41 };
 	memset(head, 0xaa, 16);
 	memcpy(head + 16, vals, sizeof vals);
-	mkdir(EXT_DIR, 0755);
-	mkdir(EXT_DIR "/sub", 0755);
+	onnxrun__os_mkdir(EXT_DIR);
+	onnxrun__os_mkdir(EXT_DIR "/sub");
 	write_bytes(EXT_DIR "/data.bin", head, sizeof head);
 	write_bytes(EXT_DIR "/sub/w.bin", w, sizeof w);
 	write_bytes(OUTSIDE_FILE, out, sizeof out);
+#ifndef _WIN32 /* no symbolic links: creating one needs a privilege on Windows */
 	unlink(EXT_DIR "/inside.bin");
 	unlink(EXT_DIR "/escape.bin");
 	if (symlink("data.bin", EXT_DIR "/inside.bin") || symlink("../tp_outside.bin", EXT_DIR "/escape.bin"))
 		return 1;
+#endif
 	return setup(state);
 }
 
@@ -581,7 +584,13 @@ static void test_external_ok(void **state)
 	check_ext_ok("data.bin", "16", NULL, 1);
 	check_ext_ok("sub/w.bin", NULL, NULL, 5);
 	check_ext_ok("./sub//w.bin", "0", "16", 5);
+#ifdef _WIN32
+	/* backslashes separate folders too */
+	check_ext_ok("sub\\w.bin", NULL, NULL, 5);
+	check_ext_ok(".\\sub/\\w.bin", "0", "16", 5);
+#else
 	check_ext_ok("inside.bin", "16", NULL, 1);
+#endif
 }
 
 /* External data big enough to be mapped (>= 64 KiB, 64-aligned offset): element i holds a
@@ -643,7 +652,20 @@ static void test_external_rejected(void **state)
 	check_ext_fail(EXT_DIR, "../tp_outside.bin", NULL, NULL, 4, bad, "leaves the model's folder");
 	check_ext_fail(EXT_DIR, "sub/../data.bin", "16", NULL, 4, bad, "leaves the model's folder");
 	check_ext_fail(EXT_DIR, "sub/..", NULL, NULL, 4, bad, "leaves the model's folder");
+#ifdef _WIN32
+	/* drive letters make a location absolute; ".." between backslashes leaves the folder */
+	check_ext_fail(EXT_DIR, "C:\\Windows\\win.ini", NULL, NULL, 4, bad, "is absolute");
+	check_ext_fail(EXT_DIR, "c:data.bin", "16", NULL, 4, bad, "is absolute");
+	check_ext_fail(EXT_DIR, "Z:/data.bin", "16", NULL, 4, bad, "is absolute");
+	check_ext_fail(EXT_DIR, "\\data.bin", "16", NULL, 4, bad, "is absolute");
+	check_ext_fail(EXT_DIR, "\\\\server\\share\\data.bin", "16", NULL, 4, bad, "is absolute");
+	check_ext_fail(EXT_DIR, "..\\tp_outside.bin", NULL, NULL, 4, bad, "leaves the model's folder");
+	check_ext_fail(EXT_DIR, "sub\\..\\data.bin", "16", NULL, 4, bad, "leaves the model's folder");
+	check_ext_fail(EXT_DIR, "sub/..\\..\\tp_outside.bin", NULL, NULL, 4, bad, "leaves the model's folder");
+	check_ext_fail(EXT_DIR, "sub\\..", NULL, NULL, 4, bad, "leaves the model's folder");
+#else
 	check_ext_fail(EXT_DIR, "escape.bin", NULL, NULL, 4, bad, "resolves outside the model's folder");
+#endif
 	check_ext_fail(EXT_DIR, NULL, "16", NULL, 4, bad, "no location");
 	check_ext_fail(EXT_DIR, "data.bin", "1x", NULL, 4, bad, "offset '1x' is not a non-negative integer");
 	check_ext_fail(EXT_DIR, "data.bin", "-1", NULL, 4, bad, "offset '-1'");

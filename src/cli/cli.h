@@ -14,6 +14,15 @@
 #include <stdio.h>
 
 #include "onnxrun.h"
+#include "../platform/platform.h"
+
+/* MinGW's printf archetype is the Microsoft C runtime's: the build uses MinGW's C99 printf
+ * (__USE_MINGW_ANSI_STDIO), checked as gnu_printf. */
+#if defined(__MINGW32__)
+#define CLI_PRINTF(a, b) __attribute__((format(gnu_printf, a, b)))
+#else
+#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#endif
 
 /* Process exit codes of the tool (docs/design.md, 'Command-line contract'). */
 enum cli_exit {
@@ -98,8 +107,8 @@ struct cli_unsupported {
 };
 
 /* util.c */
-void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void cli_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+void cli_warning(const char *fmt, ...) CLI_PRINTF(1, 2);
 void cli_lib_error(const char *message, enum onnxrun_status status, const char *context);
 void cli_log(void *ctx, enum onnxrun_log_level level, const char *message);
 void *cli_calloc(size_t count, size_t size);
@@ -108,6 +117,7 @@ char *cli_path_join(const char *dir, const char *name);
 int cli_is_dir(const char *path);
 int cli_is_file(const char *path);
 int cli_mkdirs(const char *path);
+long cli_getline(char **buf, size_t *cap, FILE *f);
 char *cli_sanitize_name(const char *name, size_t index);
 void cli_print_shape(FILE *f, int32_t rank, const int64_t *dims);
 void cli_print_tensor_type(FILE *f, const struct onnxrun_tensor *t);
@@ -116,7 +126,7 @@ void cli_print_dims(FILE *f, int32_t rank, const struct onnxrun_dim *dims);
 void cli_capture_begin(void);
 char *cli_capture_end(void);
 char *cli_vformat(const char *fmt, va_list ap);
-char *cli_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *cli_format(const char *fmt, ...) CLI_PRINTF(1, 2);
 double cli_now_ms(void);
 void cli_format_bytes(uint64_t bytes, char *buf, size_t size);
 float cli_half_to_float(uint16_t h);

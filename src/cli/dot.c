@@ -71,13 +71,13 @@ static char *type_string(const struct onnxrun_model *model, const char *name)
 
 	if (onnxrun_model_value_info(model, name, &info) != ONNXRUN_OK)
 		return cli_strdup("?");
-	m = open_memstream(&buf, &size);
+	m = onnxrun__os_memstream_open(&buf, &size);
 	if (m == NULL) {
 		cli_error("out of memory");
 		return NULL;
 	}
 	cli_print_value_type(m, &info);
-	if (fclose(m) != 0) {
+	if (onnxrun__os_memstream_close(m, &buf, &size) != 0) {
 		free(buf);
 		cli_error("out of memory");
 		return NULL;

@@ -10,7 +10,6 @@
  *     onnxrun_session_set_input_by_name (which also overrides initializers).
  * File arguments take precedence over files found in the folder.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,22 +150,30 @@ static int classify(const struct onnxrun_model *model, const char *path, const c
 	return copy == NULL ? CLI_ERROR : set_slot(&paths->inputs[i], copy, model, 0, i);
 }
 
-/* Files every .pb/.npy of folder `dir` (in name order) into `paths`; others are ignored. */
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Files every .pb/.npy of folder `dir` (in name order: bytewise, as alphasort in the C
+ * locale) into `paths`; others are ignored. */
 static int scan_folder(const struct onnxrun_model *model, const char *dir,
                        struct slot_paths *paths)
 {
-	struct dirent **list;
-	int n = scandir(dir, &list, NULL, alphasort);
+	char **list;
+	int n = onnxrun__os_list_dir(dir, &list);
 	int rc = CLI_OK;
 
 	if (n < 0) {
 		cli_error("cannot read folder '%s': %s", dir, strerror(errno));
 		return CLI_ERROR;
 	}
+	if (n > 1)
+		qsort(list, (size_t)n, sizeof *list, name_cmp);
 	for (int k = 0; k < n; k++) {
 		size_t len;
 		int matched;
-		const char *name = list[k]->d_name;
+		const char *name = list[k];
 		if (rc == CLI_OK && tensor_ext(name, &len) != 0) {
 			char *path = cli_path_join(dir, name);
 			rc = path == NULL ? CLI_ERROR : classify(model, path, name, len, paths, &matched);

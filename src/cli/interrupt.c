@@ -28,11 +28,7 @@ static void on_sigint(int sig)
 
 void cli_interrupt_install(void)
 {
-	struct sigaction sa;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	sa.sa_handler = on_sigint;
-	sigaction(SIGINT, &sa, NULL);
+	onnxrun__os_on_interrupt(on_sigint);
 }
 
 void cli_interrupt_watch(struct onnxrun_session *session)

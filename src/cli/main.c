@@ -5,7 +5,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -87,8 +86,7 @@ done:
 static int make_session(const struct onnxrun_model *model, const struct cli_options *opts,
                         struct onnxrun_session **out)
 {
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	int threads = opts->threads > 0 ? opts->threads : cores > 0 ? (int)cores : 1;
+	int threads = opts->threads > 0 ? opts->threads : onnxrun__os_cpu_count();
 	enum onnxrun_status st = onnxrun_session_create(model, out);
 
 	if (st != ONNXRUN_OK) {

@@ -13,7 +13,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "testrun.h"
 
@@ -26,12 +25,11 @@ static void case_log(void *ctx, enum onnxrun_log_level level, const char *messag
 	cli_warning("%s: %s", (const char *)ctx, message != NULL ? message : "");
 }
 
-/* Starts a message stream (open_memstream); NULL when out of memory. */
+/* Starts a message stream (in memory: closed with onnxrun__os_memstream_close); NULL when
+ * out of memory. */
 static FILE *message_open(char **buf, size_t *size)
 {
-	*buf = NULL;
-	*size = 0;
-	return open_memstream(buf, size);
+	return onnxrun__os_memstream_open(buf, size);
 }
 
 /* Writes the description of one output that failed its comparison. */
@@ -75,7 +73,7 @@ static int compare_set(const struct onnxrun_session *session, const struct onnxr
 	s->outputs = cli_calloc(data->output_count, sizeof *s->outputs);
 	if (m == NULL || s->outputs == NULL) {
 		if (m != NULL)
-			fclose(m);
+			onnxrun__os_memstream_close(m, &buf, &size);
 		free(buf);
 		return CLI_ERROR;
 	}
@@ -99,7 +97,7 @@ static int compare_set(const struct onnxrun_session *session, const struct onnxr
 	}
 	if (s->output_count == 0)
 		fputs("no expected outputs (output_<i>.pb): ran without comparing", m);
-	fclose(m);
+	onnxrun__os_memstream_close(m, &buf, &size);
 	s->result = failed > 0 ? TR_FAIL : TR_PASS;
 	s->message = buf != NULL && buf[0] != '\0' ? buf : NULL;
 	if (s->message == NULL)
@@ -111,8 +109,7 @@ static int compare_set(const struct onnxrun_session *session, const struct onnxr
 static int make_session(const struct onnxrun_model *model, const struct tr_options *opts,
                         struct onnxrun_session **out)
 {
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	int threads = opts->threads > 0 ? opts->threads : cores > 0 ? (int)cores : 1;
+	int threads = opts->threads > 0 ? opts->threads : onnxrun__os_cpu_count();
 	enum onnxrun_status st = onnxrun_session_create(model, out);
 
 	if (st != ONNXRUN_OK) {
@@ -238,7 +235,7 @@ char *tr_unsupported_text(const struct tr_case *c, const char *prefix)
 	for (size_t i = 0; i < c->op_count; i++)
 		fprintf(m, "%s%s (%s opset %" PRId64 ")", i > 0 ? ", " : "", c->ops[i].op_type,
 		        c->ops[i].domain, c->ops[i].opset);
-	if (fclose(m) != 0) {
+	if (onnxrun__os_memstream_close(m, &buf, &size) != 0) {
 		free(buf);
 		return NULL;
 	}

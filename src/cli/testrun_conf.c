@@ -88,7 +88,7 @@ static void read_file(struct conf *cf, const char *file)
 		cf->error = cli_format("cannot open '%s': %s", file, strerror(errno));
 		return;
 	}
-	while (cf->error == NULL && getline(&buf, &cap, f) >= 0) {
+	while (cf->error == NULL && cli_getline(&buf, &cap, f) >= 0) {
 		char *text = trim(buf);
 		line++;
 		if (text[0] != '\0' && text[0] != '#')
@@ -122,7 +122,7 @@ static void visit_folder(struct conf *cf, const char *dir, size_t len)
 int tr_conf_apply(struct tr_case *c, char **skip_reason, char **error)
 {
 	struct conf cf = {c->rtol, c->atol, NULL, NULL};
-	char *abs = realpath(c->dir, NULL);
+	char *abs = onnxrun__os_realpath(c->dir);
 
 	*skip_reason = NULL;
 	*error = NULL;
@@ -130,10 +130,12 @@ int tr_conf_apply(struct tr_case *c, char **skip_reason, char **error)
 		*error = cli_format("cannot resolve folder '%s': %s", c->dir, strerror(errno));
 		return CLI_ERROR;
 	}
-	visit_folder(&cf, "", 0);
+	/* the root, then each folder down to c->dir; a Windows drive's root is "C:\\" */
+	if (onnxrun__os_is_sep(abs[0]))
+		visit_folder(&cf, "", 0);
 	for (size_t i = 1; abs[i - 1] != '\0' && cf.error == NULL; i++) {
-		if (abs[i] == '/' || (abs[i] == '\0' && i > 1))
-			visit_folder(&cf, abs, i);
+		if (onnxrun__os_is_sep(abs[i]) || (abs[i] == '\0' && !onnxrun__os_is_sep(abs[i - 1])))
+			visit_folder(&cf, abs, abs[i - 1] == ':' && abs[i] != '\0' ? i + 1 : i);
 	}
 	free(abs);
 	if (cf.error != NULL) {

@@ -8,11 +8,9 @@
  * symbolic links but enters each folder only once (by device and inode), which also
  * guards against loops, and stops MAX_DEPTH levels down.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "testrun.h"
 
@@ -20,18 +18,15 @@
 
 /* Folders and model files already taken, by identity. */
 struct seen {
-	struct {
-		dev_t dev;
-		ino_t ino;
-	} *ids;
+	struct onnxrun__os_file_id *ids;
 	size_t count, cap;
 };
 
 /* Records st's file; returns 1 if new, 0 if seen before, -1 when out of memory. */
-static int first_visit(struct seen *seen, const struct stat *st)
+static int first_visit(struct seen *seen, const struct onnxrun__os_file_id *st)
 {
 	for (size_t i = 0; i < seen->count; i++) {
-		if (seen->ids[i].dev == st->st_dev && seen->ids[i].ino == st->st_ino)
+		if (seen->ids[i].dev == st->dev && seen->ids[i].ino == st->ino)
 			return 0;
 	}
 	if (seen->count == seen->cap) {
@@ -44,8 +39,7 @@ static int first_visit(struct seen *seen, const struct stat *st)
 		seen->ids = grown;
 		seen->cap = cap;
 	}
-	seen->ids[seen->count].dev = st->st_dev;
-	seen->ids[seen->count].ino = st->st_ino;
+	seen->ids[seen->count] = *st;
 	seen->count++;
 	return 1;
 }
@@ -79,26 +73,32 @@ static int natural_cmp(const char *a, const char *b)
 	return (*a != '\0') - (*b != '\0');
 }
 
-static int entry_cmp(const struct dirent **a, const struct dirent **b)
+static int entry_cmp(const void *a, const void *b)
 {
-	int c = natural_cmp((*a)->d_name, (*b)->d_name);
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	int c = natural_cmp(x, y);
 
-	return c != 0 ? c : strcmp((*a)->d_name, (*b)->d_name);
+	return c != 0 ? c : strcmp(x, y);
 }
 
-static int visible_entry(const struct dirent *e)
+/* The entries of dir not starting with '.', in natural order (the caller frees each name
+ * and the list). Returns the count, -1 on failure (errno set). */
+static int list_dir(const char *dir, char ***list)
 {
-	return e->d_name[0] != '.';
+	int n = onnxrun__os_list_dir(dir, list), kept = 0;
+
+	for (int i = 0; i < n; i++) {
+		if ((*list)[i][0] == '.')
+			free((*list)[i]);
+		else
+			(*list)[kept++] = (*list)[i];
+	}
+	if (kept > 1)
+		qsort(*list, (size_t)kept, sizeof **list, entry_cmp);
+	return n < 0 ? n : kept;
 }
 
-/* The entries of dir not starting with '.', in natural order (scandir's list; the caller
- * frees each entry and the list). Returns the count, -1 on failure (errno set). */
-static int list_dir(const char *dir, struct dirent ***list)
-{
-	return scandir(dir, list, visible_entry, entry_cmp);
-}
-
-static void free_list(struct dirent **list, int n)
+static void free_list(char **list, int n)
 {
 	for (int i = 0; i < n; i++)
 		free(list[i]);
@@ -108,7 +108,7 @@ static void free_list(struct dirent **list, int n)
 /* Fills c->set_paths with the test_data_set_* folders of c->dir. */
 static int find_sets(struct tr_case *c)
 {
-	struct dirent **list;
+	char **list;
 	int n = list_dir(c->dir, &list), rc = CLI_OK;
 
 	if (n < 0) {
@@ -117,9 +117,9 @@ static int find_sets(struct tr_case *c)
 	}
 	c->set_paths = cli_calloc((size_t)n, sizeof *c->set_paths);
 	for (int i = 0; i < n && c->set_paths != NULL && rc == CLI_OK; i++) {
-		if (strncmp(list[i]->d_name, TR_SET_PREFIX, strlen(TR_SET_PREFIX)) != 0)
+		if (strncmp(list[i], TR_SET_PREFIX, strlen(TR_SET_PREFIX)) != 0)
 			continue;
-		char *path = cli_path_join(c->dir, list[i]->d_name);
+		char *path = cli_path_join(c->dir, list[i]);
 		if (path == NULL)
 			rc = CLI_ERROR;
 		else if (!cli_is_dir(path))
@@ -196,7 +196,7 @@ static int walk(struct tr_run *run, const struct tr_options *opts, struct seen *
                 const char *dir, int depth)
 {
 	char *model = cli_path_join(dir, "model.onnx");
-	struct dirent **list;
+	char **list;
 	int n, rc = CLI_OK;
 
 	if (model == NULL)
@@ -212,13 +212,12 @@ static int walk(struct tr_run *run, const struct tr_options *opts, struct seen *
 		return depth == 0 ? CLI_ERROR : CLI_OK;
 	}
 	for (int i = 0; i < n && rc == CLI_OK; i++) {
-		char *path = cli_path_join(dir, list[i]->d_name);
-		struct stat st;
+		char *path = cli_path_join(dir, list[i]);
+		struct onnxrun__os_file_id st;
 		int fresh = 0;
 		if (path == NULL)
 			rc = CLI_ERROR;
-		else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
-		         (fresh = first_visit(seen, &st)) < 0)
+		else if (onnxrun__os_stat(path, &st) == ONNXRUN__OS_DIR && (fresh = first_visit(seen, &st)) < 0)
 			rc = CLI_ERROR;
 		else if (fresh > 0)
 			rc = walk(run, opts, seen, path, depth + 1);
@@ -232,11 +231,11 @@ static int walk(struct tr_run *run, const struct tr_options *opts, struct seen *
 static int add_path(struct tr_run *run, const struct tr_options *opts, struct seen *seen,
                     const char *path)
 {
-	struct stat st;
+	struct onnxrun__os_file_id st;
 	size_t before = run->count;
-	int fresh;
+	int fresh, kind = onnxrun__os_stat(path, &st);
 
-	if (stat(path, &st) != 0) {
+	if (kind < 0) {
 		cli_error("cannot open '%s': %s", path, strerror(errno));
 		return CLI_ERROR;
 	}
@@ -244,9 +243,9 @@ static int add_path(struct tr_run *run, const struct tr_options *opts, struct se
 		return CLI_ERROR;
 	if (fresh == 0)
 		return CLI_OK;
-	if (S_ISREG(st.st_mode))
+	if (kind == ONNXRUN__OS_REGULAR)
 		return add_case(run, opts, path, cli_strdup(path), parent_of(path));
-	if (!S_ISDIR(st.st_mode)) {
+	if (kind != ONNXRUN__OS_DIR) {
 		cli_error("'%s' is neither a model file nor a folder", path);
 		return CLI_ERROR;
 	}

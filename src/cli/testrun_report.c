@@ -9,8 +9,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include "testrun.h"
 
@@ -56,12 +54,12 @@ int tr_counts_as_failed(const struct tr_case *c, const struct tr_options *opts)
 /* Enables the progress line when stdout (and stderr, where it goes) are terminals. */
 void tr_progress_init(void)
 {
-	struct winsize ws;
+	int columns = 0;
 
-	progress.enabled = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO);
+	progress.enabled = onnxrun__os_terminal(&columns);
 	progress.width = 80;
-	if (progress.enabled && ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
-		progress.width = ws.ws_col;
+	if (progress.enabled && columns > 20)
+		progress.width = columns;
 }
 
 /* Shows "[i/n] name" on the progress line (name shortened from the left to fit). */

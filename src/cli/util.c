@@ -5,8 +5,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 
 #include "cli.h"
 
@@ -87,10 +85,7 @@ char *cli_capture_end(void)
 /* Monotonic time in milliseconds. */
 double cli_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+	return (double)onnxrun__os_now_ns() * 1e-6;
 }
 
 /* Prints an "onnxrun: warning: ..." line on stderr. */
@@ -178,16 +173,38 @@ char *cli_path_join(const char *dir, const char *name)
 
 int cli_is_dir(const char *path)
 {
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	return onnxrun__os_stat(path, NULL) == ONNXRUN__OS_DIR;
 }
 
 int cli_is_file(const char *path)
 {
-	struct stat st;
+	return onnxrun__os_stat(path, NULL) == ONNXRUN__OS_REGULAR;
+}
 
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+/* Reads one line (with its '\n', if any) into *buf (grown as needed, *cap its size) like
+ * POSIX getline: the line's length, -1 at the end of the file, on error or out of memory. */
+long cli_getline(char **buf, size_t *cap, FILE *f)
+{
+	size_t n = 0;
+	int c;
+
+	while ((c = getc(f)) != EOF) {
+		if (n + 2 > *cap) {
+			size_t grown = *cap ? 2 * *cap : 128;
+			char *b = realloc(*buf, grown);
+			if (b == NULL)
+				return -1;
+			*buf = b;
+			*cap = grown;
+		}
+		(*buf)[n++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	if (n == 0)
+		return -1;
+	(*buf)[n] = '\0';
+	return (long)n;
 }
 
 /* Creates `path` and its missing parents (like mkdir -p). Reports failures. */
@@ -199,11 +216,11 @@ int cli_mkdirs(const char *path)
 	if (buf == NULL)
 		return CLI_ERROR;
 	for (char *p = buf + 1; rc == CLI_OK; p++) {
-		if (*p != '/' && *p != '\0')
+		if (!onnxrun__os_is_sep(*p) && *p != '\0')
 			continue;
 		char saved = *p;
 		*p = '\0';
-		if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+		if (onnxrun__os_mkdir(buf) != 0 && errno != EEXIST) {
 			cli_error("cannot create folder '%s': %s", buf, strerror(errno));
 			rc = CLI_ERROR;
 		}

@@ -2,20 +2,19 @@
  * cpu.c - what this CPU can run and how large its caches are, read once; the ISA in use
  * (ONNXRUN_KERNEL=scalar|avx2|avx512|simd128|neon forces one); the tuning derived from the caches.
  */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
 
 #include "parts.h"
+#include "../platform/platform.h"
 
 static struct onnxrun__cpu_features features;
-static pthread_once_t features_once = PTHREAD_ONCE_INIT;
+static onnxrun__os_once features_once = ONNXRUN__OS_ONCE_INIT;
 
 static void detect_features(void)
 {
@@ -32,7 +31,7 @@ static void detect_features(void)
 
 const struct onnxrun__cpu_features *onnxrun__cpu_features(void)
 {
-	pthread_once(&features_once, detect_features);
+	onnxrun__os_call_once(&features_once, detect_features);
 	return &features;
 }
 
@@ -134,11 +133,11 @@ const struct onnxrun__kernels *onnxrun__kernels_current(void)
 
 /* ---- caches and tuning ------------------------------------------------------------------------ */
 
-/* A cache size from sysconf where the C library reports one (glibc reads CPUID), else def;
- * values outside [16 KiB, 64 MiB] are taken as wrong. */
-static size_t cache_size(int name, size_t def)
+/* A cache size (level 1: L1 data, 2: L2) where the C library reports one (glibc reads
+ * CPUID), else def; values outside [16 KiB, 64 MiB] are taken as wrong. */
+static size_t cache_size(int level, size_t def)
 {
-	long v = name >= 0 ? sysconf(name) : -1;
+	long v = onnxrun__os_cache_size(level);
 	return v >= (16 << 10) && v <= (64L << 20) ? (size_t)v : def;
 }
 
@@ -152,13 +151,8 @@ const struct onnxrun__tuning *onnxrun__tuning(void)
 	/* Racing first calls compute the same values; each writes the whole struct before
 	 * publishing, and readers only read after the flag. */
 	struct onnxrun__tuning t;
-#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
-	t.l1d = cache_size(_SC_LEVEL1_DCACHE_SIZE, 48 << 10);
-	t.l2 = cache_size(_SC_LEVEL2_CACHE_SIZE, 2 << 20);
-#else
-	t.l1d = cache_size(-1, 48 << 10);
-	t.l2 = cache_size(-1, 2 << 20);
-#endif
+	t.l1d = cache_size(1, 48 << 10);
+	t.l2 = cache_size(2, 2 << 20);
 	/* Fixed sizes, not fractions of the detected L2: scaled with a smaller L2 they were
 	 * measured slower (bench/README.md, "Why the tuning sizes are fixed"), so the rule that
 	 * links them to the caches is not known yet. */

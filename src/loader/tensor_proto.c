@@ -22,8 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 
 #include "loader.h"
 #include "tensor_proto.h"
@@ -290,47 +288,55 @@ static enum onnxrun_status parse_ext_keys(struct decode *d, struct ext_keys *k, 
 	return ONNXRUN_OK;
 }
 
-/* Rejects absolute locations and any ".." component. */
+/* Rejects absolute locations (on Windows also ones with a drive letter) and any ".."
+ * component (components end at the platform's separators: '/', on Windows also '\\'). */
 static enum onnxrun_status check_location(struct decode *d, const char *loc, struct onnxrun__err *err)
 {
 	const char *p = loc;
-	if (loc[0] == '/')
+	if (onnxrun__os_path_absolute(loc))
 		return tensor_fail(err, ONNXRUN_ERROR_INVALID_MODEL, d,
 		                   "external data location '%s' is absolute", loc);
 	while (*p) {
-		size_t n = strcspn(p, "/");
+		size_t n = 0;
+		while (p[n] && !onnxrun__os_is_sep(p[n]))
+			n++;
 		if (n == 2 && p[0] == '.' && p[1] == '.')
 			return tensor_fail(err, ONNXRUN_ERROR_INVALID_MODEL, d,
 			                   "external data location '%s' leaves the model's folder", loc);
 		p += n;
-		while (*p == '/')
+		while (*p && onnxrun__os_is_sep(*p))
 			p++;
 	}
 	return ONNXRUN_OK;
 }
 
-/* Resolves base_dir/loc into `resolved` (PATH_MAX bytes) and checks, after following
- * symlinks, that it is still inside base_dir. */
+/* Resolves base_dir/loc into *resolved (malloc'd) and checks, after following symlinks,
+ * that it is still inside base_dir. */
 static enum onnxrun_status resolve_location(struct decode *d, const char *base_dir, const char *loc,
-                                            char *resolved, struct onnxrun__err *err)
+                                            char **resolved, struct onnxrun__err *err)
 {
-	char joined[PATH_MAX], base[PATH_MAX];
-	size_t n;
+	char joined[PATH_MAX], *base;
+	bool inside;
+	*resolved = NULL;
 	if ((size_t)snprintf(joined, sizeof joined, "%s/%s", base_dir, loc) >= sizeof joined)
 		return tensor_fail(err, ONNXRUN_ERROR_LIMIT, d, "external data path '%s/%s' is too long",
 		                   base_dir, loc);
-	if (!realpath(base_dir, base))
+	if (!(base = onnxrun__os_realpath(base_dir)))
 		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data folder '%s': %s", base_dir,
 		                   strerror(errno));
-	if (!realpath(joined, resolved))
-		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s': %s", joined,
-		                   strerror(errno));
-	n = strlen(base);
-	if (n == 1 && base[0] == '/')
-		n = 0; /* the root folder: everything is inside */
-	if (strncmp(resolved, base, n) != 0 || resolved[n] != '/')
+	if (!(*resolved = onnxrun__os_realpath(joined))) {
+		int e = errno;
+		free(base);
+		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s': %s", joined, strerror(e));
+	}
+	inside = onnxrun__os_path_inside(base, *resolved);
+	free(base);
+	if (!inside) {
+		free(*resolved);
+		*resolved = NULL;
 		return tensor_fail(err, ONNXRUN_ERROR_INVALID_MODEL, d,
 		                   "external data file '%s' resolves outside the model's folder", loc);
+	}
 	return ONNXRUN_OK;
 }
 
@@ -353,7 +359,7 @@ static enum onnxrun_status check_ext_range(struct decode *d, const struct ext_ke
 		return tensor_fail(err, ONNXRUN_ERROR_INVALID_MODEL, d, "external data has %lld bytes, expected %zu",
 		                   (long long)length, d->nbytes);
 	d->ext_offset = k->offset;
-	if (fseeko(d->ext, (off_t)k->offset, SEEK_SET) != 0)
+	if (onnxrun__os_fseek_set(d->ext, k->offset) != 0)
 		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s': %s", k->location,
 		                   strerror(errno));
 	return ONNXRUN_OK;
@@ -362,9 +368,9 @@ static enum onnxrun_status check_ext_range(struct decode *d, const struct ext_ke
 /* Validates the external data entries and opens the file at the data's first byte. */
 static enum onnxrun_status open_external(struct decode *d, const char *base_dir, struct onnxrun__err *err)
 {
-	char resolved[PATH_MAX];
+	char *resolved;
 	struct ext_keys k;
-	struct stat sb;
+	int64_t fsize = 0;
 	enum onnxrun_status st;
 	if (d->dtype == ONNXRUN_DTYPE_STRING)
 		return tensor_fail(err, ONNXRUN_ERROR_INVALID_MODEL, d, "string tensors cannot use external data");
@@ -373,21 +379,24 @@ static enum onnxrun_status open_external(struct decode *d, const char *base_dir,
 	if (!base_dir)
 		return tensor_fail(err, ONNXRUN_ERROR_INVALID_MODEL, d,
 		                   "has external data '%s' but no folder to read it from", k.location);
-	if ((st = resolve_location(d, base_dir, k.location, resolved, err)))
+	if ((st = resolve_location(d, base_dir, k.location, &resolved, err)))
 		return st;
 	d->ext_location = k.location;
 	/* Checked before opening too: opening a FIFO would block until someone writes to it. */
-	if (stat(resolved, &sb) != 0 || !S_ISREG(sb.st_mode))
+	if (onnxrun__os_path_regular(resolved, NULL) != 1) {
+		free(resolved);
 		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s' is not a regular file",
 		                   k.location);
+	}
 	d->ext = fopen(resolved, "rb");
+	free(resolved);
 	if (!d->ext)
 		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s': %s", k.location,
 		                   strerror(errno));
-	if (fstat(fileno(d->ext), &sb) != 0 || !S_ISREG(sb.st_mode))
+	if (onnxrun__os_fd_regular(onnxrun__os_fileno(d->ext), &fsize) != 1)
 		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s' is not a regular file",
 		                   k.location);
-	return check_ext_range(d, &k, (int64_t)sb.st_size, err);
+	return check_ext_range(d, &k, fsize, err);
 }
 
 /* Decides where the data comes from and checks its size, before anything is allocated. */
@@ -548,11 +557,11 @@ static enum onnxrun_status make_tensor(const struct onnxrun_env *env, struct dec
 	    (!borrow || (d->dtype == ONNXRUN_DTYPE_FLOAT && !onnxrun__le_needs_swap(d->dtype))))
 		data = take->raw_data.data;
 	else if (mappable(env, d))
-		data = onnxrun__map_range(fileno(d->ext), d->ext_offset, d->nbytes, &map, &map_len);
+		data = onnxrun__os_map(onnxrun__os_fileno(d->ext), d->ext_offset, d->nbytes, true, &map, &map_len);
 	st = onnxrun__tensor_new(env, d->dtype, d->rank, d->dims, data, err, out);
 	if (st) {
 		if (map)
-			munmap(map, map_len);
+			onnxrun__os_unmap(map, map_len);
 		onnxrun__err_prefix(err, "tensor '%s'", d->name);
 		return st;
 	}

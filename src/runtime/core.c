@@ -52,18 +52,15 @@ void onnxrun__err_prefix(struct onnxrun__err *err, const char *fmt, ...)
 
 static void *default_alloc(void *ctx, size_t size, size_t align)
 {
-	void *p = NULL;
 	(void)ctx;
-	if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1))
-		return NULL;
-	return p;
+	return onnxrun__os_aligned_alloc(align, size);
 }
 
 static void default_free(void *ctx, void *ptr, size_t size)
 {
 	(void)ctx;
 	(void)size;
-	free(ptr);
+	onnxrun__os_aligned_free(ptr);
 }
 
 void *onnxrun__malloc(const struct onnxrun_env *env, size_t size)

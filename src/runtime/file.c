@@ -8,48 +8,38 @@
  * (docs/security.md).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "runtime.h"
-
-/* File sizes and offsets are 64-bit on every host (the build defines _FILE_OFFSET_BITS=64:
- * 32-bit hosts would otherwise cut offsets at 2 GiB and fail stat on large inode numbers). */
-_Static_assert(sizeof(off_t) >= 8, "build with -D_FILE_OFFSET_BITS=64");
 
 /* Opens a regular file of at most max_size bytes; *size gets its size. -1 on error. */
 static int open_regular(const char *path, uint64_t max_size, struct onnxrun__err *err,
                         enum onnxrun_status *st, size_t *size)
 {
-	struct stat sb;
-	int fd;
-	/* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below */
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int64_t fsize = 0;
+	int fd = onnxrun__os_open_read(path);
 	if (fd < 0) {
 		*st = onnxrun__fail(err, ONNXRUN_ERROR_IO, "file '%s': %s", path, strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
-		close(fd);
+	if (onnxrun__os_fd_regular(fd, &fsize) != 1) {
+		onnxrun__os_close(fd);
 		*st = onnxrun__fail(err, ONNXRUN_ERROR_IO, "file '%s': not a regular file", path);
 		return -1;
 	}
-	if ((uint64_t)sb.st_size > max_size || (uint64_t)sb.st_size > SIZE_MAX) {
-		close(fd);
-		if ((uint64_t)sb.st_size > SIZE_MAX)
+	if ((uint64_t)fsize > max_size || (uint64_t)fsize > SIZE_MAX) {
+		onnxrun__os_close(fd);
+		if ((uint64_t)fsize > SIZE_MAX)
 			*st = onnxrun__fail(err, ONNXRUN_ERROR_LIMIT,
 			                    "file '%s': %lld bytes is more than a %d-bit process can hold in memory",
-			                    path, (long long)sb.st_size, ONNXRUN__SIZE_T_BITS);
+			                    path, (long long)fsize, ONNXRUN__SIZE_T_BITS);
 		else
 			*st = onnxrun__fail(err, ONNXRUN_ERROR_LIMIT, "file '%s': %lld bytes is more than the limit %llu",
-			                    path, (long long)sb.st_size, (unsigned long long)max_size);
+			                    path, (long long)fsize, (unsigned long long)max_size);
 		return -1;
 	}
-	*size = (size_t)sb.st_size;
+	*size = (size_t)fsize;
 	return fd;
 }
 
@@ -63,9 +53,7 @@ static enum onnxrun_status read_all(const struct onnxrun_env *env, int fd, const
 		return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "file '%s': out of memory reading %zu bytes",
 		                     path, size);
 	while (got < size) {
-		ssize_t r = read(fd, buf + got, size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
+		long long r = onnxrun__os_read(fd, buf + got, size - got);
 		if (r <= 0) {
 			int e = r < 0 ? errno : 0;
 			onnxrun__free(env, buf);
@@ -87,28 +75,10 @@ enum onnxrun_status onnxrun__read_file(const struct onnxrun_env *env, const char
 	if (fd < 0)
 		return st;
 	st = read_all(env, fd, path, size, err, out);
-	close(fd);
+	onnxrun__os_close(fd);
 	if (!st)
 		*out_size = size;
 	return st;
-}
-
-void *onnxrun__map_range(int fd, int64_t offset, size_t length, void **map, size_t *map_len)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	size_t lead;
-	void *p;
-	if (page <= 0 || offset < 0 || length == 0)
-		return NULL;
-	lead = (size_t)(offset % page);
-	if (length > SIZE_MAX - lead)
-		return NULL;
-	p = mmap(NULL, length + lead, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, (off_t)(offset - (int64_t)lead));
-	if (p == MAP_FAILED)
-		return NULL;
-	*map = p;
-	*map_len = length + lead;
-	return (unsigned char *)p + lead;
 }
 
 enum onnxrun_status onnxrun__view_file(const struct onnxrun_env *env, const char *path, uint64_t max_size,
@@ -121,17 +91,20 @@ enum onnxrun_status onnxrun__view_file(const struct onnxrun_env *env, const char
 	if (fd < 0)
 		return st;
 	if (!env->no_mmap && size > 0) {
-		void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p != MAP_FAILED) {
-			close(fd);
+		void *map = NULL;
+		size_t map_len = 0;
+		void *p = onnxrun__os_map(fd, 0, size, false, &map, &map_len);
+		if (p) {
+			onnxrun__os_close(fd);
 			out->data = p;
 			out->size = size;
-			out->map = p;
+			out->map = map;
+			out->map_len = map_len;
 			return ONNXRUN_OK;
 		}
 	}
 	st = read_all(env, fd, path, size, err, &buf);
-	close(fd);
+	onnxrun__os_close(fd);
 	if (st)
 		return st;
 	out->data = buf;
@@ -143,10 +116,11 @@ enum onnxrun_status onnxrun__view_file(const struct onnxrun_env *env, const char
 void onnxrun__view_release(const struct onnxrun_env *env, struct onnxrun__file_view *v)
 {
 	if (v->map)
-		munmap(v->map, v->size);
+		onnxrun__os_unmap(v->map, v->map_len);
 	else
 		onnxrun__free(env, (void *)v->data);
 	v->data = NULL;
 	v->map = NULL;
+	v->map_len = 0;
 	v->size = 0;
 }

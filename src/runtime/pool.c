@@ -4,10 +4,6 @@
  * waits for the others the same way. A shared pool hands itself to one caller at a time,
  * in FIFO order (a queue of waiters under a mutex).
  */
-#include <pthread.h>
-#include <signal.h>
-#include <time.h>
-
 #include "pool.h"
 #include "../kernels/relax.h"
 
@@ -25,9 +21,7 @@ static _Thread_local int item_tid;
 
 uint64_t onnxrun__now_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return onnxrun__os_now_ns();
 }
 
 bool onnxrun__runctl_check(struct onnxrun__runctl *c)
@@ -51,7 +45,7 @@ bool onnxrun__runctl_check(struct onnxrun__runctl *c)
 struct worker {
 	struct onnxrun__pool *pool;
 	int tid;
-	pthread_t th;
+	struct onnxrun__os_thread th;
 };
 
 struct counter {
@@ -68,8 +62,8 @@ struct onnxrun__pool {
 	const struct onnxrun_env *env;
 	int threads;
 	struct worker *workers;
-	pthread_mutex_t mu;
-	pthread_cond_t wake, done;
+	onnxrun__os_mutex mu;
+	onnxrun__os_cond wake, done;
 	atomic_uint gen;     /* bumped once per job (and to quit) */
 	atomic_int pending;  /* workers still running the current job */
 	atomic_bool quit;
@@ -82,8 +76,8 @@ struct onnxrun__pool {
 	struct onnxrun__runctl *ctl; /* checked before each item; may be NULL */
 	/* shared pools: who holds the pool, who waits for it */
 	bool shared;
-	pthread_mutex_t qmu;
-	pthread_cond_t qcv; /* CLOCK_MONOTONIC */
+	onnxrun__os_mutex qmu;
+	onnxrun__os_cond qcv;
 	bool busy;
 	struct waiter *head, *tail;
 };
@@ -139,7 +133,7 @@ static void run_inline(onnxrun__pool_fn fn, void *ctx, int tid, int64_t n, struc
 	item_tid = saved_tid;
 }
 
-static void *worker_main(void *arg)
+static void worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct onnxrun__pool *p = w->pool;
@@ -154,20 +148,20 @@ static void *worker_main(void *arg)
 			spins++;
 		}
 		if (g == seen) {
-			pthread_mutex_lock(&p->mu);
+			onnxrun__os_mutex_lock(&p->mu);
 			while ((g = atomic_load_explicit(&p->gen, memory_order_acquire)) == seen)
-				pthread_cond_wait(&p->wake, &p->mu);
-			pthread_mutex_unlock(&p->mu);
+				onnxrun__os_cond_wait(&p->wake, &p->mu);
+			onnxrun__os_mutex_unlock(&p->mu);
 		}
 		seen = g;
 		if (atomic_load_explicit(&p->quit, memory_order_acquire))
-			return NULL;
+			return;
 		if (w->tid < p->active)
 			run_share(p, w->tid);
 		if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
-			pthread_mutex_lock(&p->mu);
-			pthread_cond_signal(&p->done);
-			pthread_mutex_unlock(&p->mu);
+			onnxrun__os_mutex_lock(&p->mu);
+			onnxrun__os_cond_signal(&p->done);
+			onnxrun__os_mutex_unlock(&p->mu);
 		}
 	}
 }
@@ -176,8 +170,6 @@ static enum onnxrun_status pool_create(const struct onnxrun_env *env, int thread
                                        struct onnxrun__pool **out)
 {
 	struct onnxrun__pool *p;
-	pthread_condattr_t ca;
-	sigset_t all, old;
 	int started = 0;
 	if (threads < 1)
 		threads = 1;
@@ -195,24 +187,18 @@ static enum onnxrun_status pool_create(const struct onnxrun_env *env, int thread
 		onnxrun__free(env, p);
 		return ONNXRUN_ERROR_OUT_OF_MEMORY;
 	}
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->wake, NULL);
-	pthread_cond_init(&p->done, NULL);
-	pthread_mutex_init(&p->qmu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&p->qcv, &ca);
-	pthread_condattr_destroy(&ca);
-	/* workers inherit a mask blocking every signal: handlers run on the caller's threads */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	onnxrun__os_mutex_init(&p->mu);
+	onnxrun__os_cond_init(&p->wake);
+	onnxrun__os_cond_init(&p->done);
+	onnxrun__os_mutex_init(&p->qmu);
+	onnxrun__os_cond_init(&p->qcv);
+	/* on POSIX, workers start with every signal blocked: handlers run on the caller's threads */
 	for (int t = 1; t < threads; t++, started++) {
 		p->workers[t].pool = p;
 		p->workers[t].tid = t;
-		if (pthread_create(&p->workers[t].th, NULL, worker_main, &p->workers[t]))
+		if (onnxrun__os_thread_start(&p->workers[t].th, worker_main, &p->workers[t]))
 			break;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	p->threads = started + 1; /* fewer threads if creation failed: still correct */
 	*out = p;
 	return ONNXRUN_OK;
@@ -234,19 +220,19 @@ void onnxrun__pool_free(struct onnxrun__pool *p)
 	if (!p)
 		return;
 	if (p->threads > 1) {
-		pthread_mutex_lock(&p->mu);
+		onnxrun__os_mutex_lock(&p->mu);
 		atomic_store_explicit(&p->quit, true, memory_order_release);
 		atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
-		pthread_cond_broadcast(&p->wake);
-		pthread_mutex_unlock(&p->mu);
+		onnxrun__os_cond_broadcast(&p->wake);
+		onnxrun__os_mutex_unlock(&p->mu);
 		for (int t = 1; t < p->threads; t++)
-			pthread_join(p->workers[t].th, NULL);
+			onnxrun__os_thread_join(&p->workers[t].th);
 	}
-	pthread_mutex_destroy(&p->mu);
-	pthread_cond_destroy(&p->wake);
-	pthread_cond_destroy(&p->done);
-	pthread_mutex_destroy(&p->qmu);
-	pthread_cond_destroy(&p->qcv);
+	onnxrun__os_mutex_destroy(&p->mu);
+	onnxrun__os_cond_destroy(&p->wake);
+	onnxrun__os_cond_destroy(&p->done);
+	onnxrun__os_mutex_destroy(&p->qmu);
+	onnxrun__os_cond_destroy(&p->qcv);
 	onnxrun__free(p->env, p->workers);
 	onnxrun__free(p->env, p->next);
 	onnxrun__free(p->env, p);
@@ -263,10 +249,10 @@ static bool pool_acquire(struct onnxrun__pool *p, struct onnxrun__runctl *ctl)
 {
 	struct waiter me = { NULL, false };
 	bool got = true;
-	pthread_mutex_lock(&p->qmu);
+	onnxrun__os_mutex_lock(&p->qmu);
 	if (!p->busy) {
 		p->busy = true;
-		pthread_mutex_unlock(&p->qmu);
+		onnxrun__os_mutex_unlock(&p->qmu);
 		return true;
 	}
 	if (p->tail)
@@ -287,33 +273,30 @@ static bool pool_acquire(struct onnxrun__pool *p, struct onnxrun__runctl *ctl)
 			got = false;
 			break;
 		}
-		if (ctl) {
-			const uint64_t t = onnxrun__now_ns() + QUEUE_CHECK_NS;
-			const struct timespec ts = { (time_t)(t / 1000000000u), (long)(t % 1000000000u) };
-			pthread_cond_timedwait(&p->qcv, &p->qmu, &ts);
-		} else {
-			pthread_cond_wait(&p->qcv, &p->qmu);
-		}
+		if (ctl)
+			onnxrun__os_cond_wait_ns(&p->qcv, &p->qmu, QUEUE_CHECK_NS);
+		else
+			onnxrun__os_cond_wait(&p->qcv, &p->qmu);
 	}
-	pthread_mutex_unlock(&p->qmu);
+	onnxrun__os_mutex_unlock(&p->qmu);
 	return got;
 }
 
 /* Hands a shared pool to the first waiter, or marks it free. */
 static void pool_release(struct onnxrun__pool *p)
 {
-	pthread_mutex_lock(&p->qmu);
+	onnxrun__os_mutex_lock(&p->qmu);
 	if (p->head) {
 		struct waiter *w = p->head;
 		p->head = w->next;
 		if (!p->head)
 			p->tail = NULL;
 		w->granted = true;
-		pthread_cond_broadcast(&p->qcv);
+		onnxrun__os_cond_broadcast(&p->qcv);
 	} else {
 		p->busy = false;
 	}
-	pthread_mutex_unlock(&p->qmu);
+	onnxrun__os_mutex_unlock(&p->qmu);
 }
 
 bool onnxrun__pool_run_ctl(struct onnxrun__pool *p, int max_threads, int64_t n, onnxrun__pool_fn fn, void *ctx,
@@ -345,10 +328,10 @@ bool onnxrun__pool_run_ctl(struct onnxrun__pool *p, int max_threads, int64_t n, 
 	for (int t = 0; t < active; t++)
 		atomic_store_explicit(&p->next[t].i, n * t / active, memory_order_relaxed);
 	atomic_store_explicit(&p->pending, p->threads - 1, memory_order_relaxed);
-	pthread_mutex_lock(&p->mu);
+	onnxrun__os_mutex_lock(&p->mu);
 	atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
-	pthread_cond_broadcast(&p->wake);
-	pthread_mutex_unlock(&p->mu);
+	onnxrun__os_cond_broadcast(&p->wake);
+	onnxrun__os_mutex_unlock(&p->mu);
 	in_item = 1;
 	item_tid = 0;
 	run_share(p, 0);
@@ -358,10 +341,10 @@ bool onnxrun__pool_run_ctl(struct onnxrun__pool *p, int max_threads, int64_t n, 
 		spins++;
 	}
 	if (atomic_load_explicit(&p->pending, memory_order_acquire) > 0) {
-		pthread_mutex_lock(&p->mu);
+		onnxrun__os_mutex_lock(&p->mu);
 		while (atomic_load_explicit(&p->pending, memory_order_acquire) > 0)
-			pthread_cond_wait(&p->done, &p->mu);
-		pthread_mutex_unlock(&p->mu);
+			onnxrun__os_cond_wait(&p->done, &p->mu);
+		onnxrun__os_mutex_unlock(&p->mu);
 	}
 	if (p->shared)
 		pool_release(p);

@@ -12,9 +12,21 @@
 #include <stdint.h>
 
 #include "onnxrun.h"
+#include "../platform/platform.h"
 
+/* Windows DLLs export only what is marked (include/onnxrun.h): no visibility attribute. */
+#if defined(_WIN32)
+#define ONNXRUN__HIDDEN
+#else
 #define ONNXRUN__HIDDEN __attribute__((visibility("hidden")))
+#endif
+/* MinGW's own printf archetype is the Microsoft C runtime's, without %zu / %lld: the build
+ * uses its C99 printf (__USE_MINGW_ANSI_STDIO), checked as gnu_printf. */
+#if defined(__MINGW32__)
+#define ONNXRUN__PRINTF(a, b) __attribute__((format(gnu_printf, a, b)))
+#else
 #define ONNXRUN__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#endif
 
 /* ---- errors ---------------------------------------------------------------------------- */
 
@@ -133,7 +145,7 @@ struct onnxrun_tensor {
 	void *data;     /* 64-byte aligned when owned; struct onnxrun_string[] for STRING */
 	bool owns_data; /* false: wrapped caller memory or a slice of a session arena */
 	char *name;     /* owned, may be NULL */
-	void *map;      /* external data mapped from a file (data points inside); munmap'd */
+	void *map;      /* external data mapped from a file (data points inside); unmapped */
 	size_t map_len; /* by onnxrun_tensor_free */
 	/* Loading only: an initializer whose bytes are still in the model buffer (float32
 	 * raw_data the loader kept out of the protobuf parse; any alignment). data is NULL
@@ -347,17 +359,14 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__read_file(const struct onnxrun_env 
 struct onnxrun__file_view {
 	const void *data;
 	size_t size;
-	void *map; /* munmap(map, size) when set; else onnxrun__free(data) */
+	void *map; /* onnxrun__os_unmap(map, map_len) when set; else onnxrun__free(data) */
+	size_t map_len;
 };
 /* Like onnxrun__read_file, mapping the file where possible. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__view_file(const struct onnxrun_env *env, const char *path,
                                                        uint64_t max_size, struct onnxrun__err *err,
                                                        struct onnxrun__file_view *out);
 ONNXRUN__HIDDEN void onnxrun__view_release(const struct onnxrun_env *env, struct onnxrun__file_view *v);
-/* Maps `length` (> 0) bytes of the open file fd from `offset` copy-on-write (private,
- * readable and writable: writes never reach the file). Returns the first byte, with the
- * mapping's start and length in *map / *map_len for munmap; NULL when mmap fails. */
-ONNXRUN__HIDDEN void *onnxrun__map_range(int fd, int64_t offset, size_t length, void **map, size_t *map_len);
 
 /* ---- registry (src/ops/registry.c) -------------------------------------------------------- */
 

@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <sys/mman.h>
-
 #include "runtime.h"
 
 bool onnxrun__shape_concrete(const struct onnxrun_shape *s)
@@ -185,7 +183,7 @@ void onnxrun__tensor_release_data(struct onnxrun_tensor *t)
 		onnxrun__free(t->env, t->data);
 	}
 	if (t->map)
-		munmap(t->map, t->map_len);
+		onnxrun__os_unmap(t->map, t->map_len);
 	t->data = NULL;
 	t->owns_data = false;
 	t->map = NULL;

@@ -7,6 +7,10 @@
    non-static functions).
 2. Instruction-set code only in src/kernels: no file outside it mentions __x86_64__, __AVX,
    immintrin or cpuid.
+3. Operating-system interfaces only in src/platform: no file outside it includes a POSIX or
+   Windows header (pthread.h, unistd.h, sys/..., dirent.h, fcntl.h, windows.h, io.h, ...)
+   or calls mmap, posix_memalign, realpath, pthread_*, sysconf and the like; and
+   src/platform depends on nothing else of ours (it includes only its own headers).
 """
 import os
 import re
@@ -20,6 +24,11 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # a non-static function definition at the start of a line: type ... name(args) {
 DEFINITION = re.compile(r'^(?!static\b)[A-Za-z_][\w \t\*]*?\b(onnxrun__\w+)\s*\([^;{]*\)\s*\{', re.M)
 ISA = re.compile(r'__x86_64__|__AVX|immintrin|cpuid')
+OS_HEADER = re.compile(r'^\s*#\s*include\s*<(pthread|unistd|dirent|fcntl|spawn|windows|io|direct|process|'
+                       r'sys/[\w/]+)\.h>', re.M)
+OS_CALL = re.compile(r'\b(mmap|munmap|posix_memalign|_aligned_malloc|realpath|_fullpath|fseeko|ftello|'
+                     r'_fseeki64|pthread_\w+|sysconf|scandir|alphasort|opendir|open_memstream|getline|'
+                     r'ioctl|isatty|clock_gettime|sigaction|CreateFile\w*|MapViewOfFile)\s*\(')
 
 
 def files(top, exts):
@@ -105,12 +114,26 @@ def main():
             if ISA.search(line):
                 problems.append("%s:%d: instruction-set code outside src/kernels: %s" % (rel(p), i, line.strip()))
 
+    platform = os.path.join(SRC, "platform") + os.sep
+    for p in files(SRC, (".c", ".h")):
+        code = strip_comments(open(p, encoding="utf-8").read())
+        if p.startswith(platform):
+            for inc in INCLUDE.findall(code):
+                if os.path.dirname(os.path.normpath(os.path.join(os.path.dirname(p), inc))) + os.sep != platform:
+                    problems.append("%s: src/platform includes '%s' (it depends on nothing else of ours)"
+                                    % (rel(p), inc))
+            continue
+        for m in OS_HEADER.finditer(code):
+            problems.append("%s: operating-system header outside src/platform: <%s.h>" % (rel(p), m.group(1)))
+        for m in OS_CALL.finditer(code):
+            problems.append("%s: operating-system call outside src/platform: %s()" % (rel(p), m.group(1)))
+
     for msg in problems:
         print("check_layers: " + msg)
     if problems:
         return 1
-    print("check_layers: %d files in src/ops, no include or call cycle; no instruction-set code outside src/kernels"
-          % len(ops_files))
+    print("check_layers: %d files in src/ops, no include or call cycle; no instruction-set code outside src/kernels;"
+          " no operating-system interface outside src/platform" % len(ops_files))
     return 0
 
 
