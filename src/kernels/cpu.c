@@ -164,6 +164,16 @@ const struct onnxrun__tuning *onnxrun__tuning(void)
 	t.half_rows_calls = 4;
 	t.in_place_calls = 16;
 	t.stage_calls = 4;
+#if defined(__wasm_simd128__)
+	/* SIMD128 (bench/README.md, "Measurements behind fixed choices"): the call limits above
+	 * count calls of 8 rows (ops/conv_transpose/phase.c) and SIMD128's calls have 2, so the
+	 * same output channels make 4x the calls: the limits are scaled by 4. Its B panels are 16
+	 * wide, and paired stride-2 phases of 512 input channels keep two of them per weight
+	 * panel with twice the bytes. */
+	t.in_place_calls = 64;
+	t.stage_calls = 16;
+	t.phase_bpanels_bytes = 512 << 10;
+#endif
 	static atomic_flag writing = ATOMIC_FLAG_INIT;
 	if (!atomic_flag_test_and_set_explicit(&writing, memory_order_acquire)) {
 		tuning = t;

@@ -28,6 +28,8 @@ ONNXRUN__INLINE void generic_pack(const struct onnxrun__kpanel *kp, const float 
 				__builtin_prefetch(xc + ct[0].src + 2 * nr - 1);
 				if (nr == 32)
 					memcpy(row, xc + ct[0].src, 32 * sizeof(float));
+				else if (nr == 16) /* constant sizes are copied inline, not by a call */
+					memcpy(row, xc + ct[0].src, 16 * sizeof(float));
 				else
 					memcpy(row, xc + ct[0].src, (size_t)nr * sizeof(float));
 				continue;
