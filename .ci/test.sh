@@ -20,11 +20,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/deps.sh --test
 jobs=$(nproc)
+# Every stage header says how long the run has taken so far (CI must stay well under an hour).
+stage() { echo "== $* (at ${SECONDS} s)"; }
 
 # Design and style rules live in docs/design.md. Older comments cited two files that are not
 # in the repository; no tracked file may cite them again. The names are built from two parts
 # so that this check does not match itself.
-echo "== docs cite only what is in the repository"
+stage "docs cite only what is in the repository"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	stale=$(git ls-files -z | xargs -0 grep -lIF -e "DESIGN"".md" -e "STYLE"".md" -e "DESIGN"" §" -- || true)
 	if [ -n "$stale" ]; then
@@ -39,20 +41,20 @@ fi
 
 # The layering: no include or call cycle among the files of src/ops, and instruction-set code
 # only in src/kernels (docs/kernels.md).
-echo "== layering of src/"
+stage "layering of src/"
 python3 tests/lint/check_layers.py
 
-echo "== build and test (RelWithDebInfo, -Werror)"
+stage "build and test (RelWithDebInfo, -Werror)"
 cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXRUN_WERROR=ON >/dev/null
 cmake --build build-test -j"$jobs" >/dev/null
 (cd build-test && ctest --output-on-failure -j"$jobs")
 
-echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
+stage "AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DONNXRUN_WERROR=ON -DONNXRUN_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs" >/dev/null
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -E 'valgrind|install')
 
-echo "== Python package (pip install ./python offline, pytest)"
+stage "Python package (pip install ./python offline, pytest)"
 # Debian's python3 explicitly: a pyenv python3 may come first on PATH and lacks numpy/onnx.
 rm -rf build-python
 ONNXRUN_WERROR=1 ONNXRUN_BUILD_JOBS="$jobs" /usr/bin/python3 -m pip install -q --no-build-isolation \
@@ -60,33 +62,36 @@ ONNXRUN_WERROR=1 ONNXRUN_BUILD_JOBS="$jobs" /usr/bin/python3 -m pip install -q -
 	--target build-python/site ./python
 PYTHONPATH="$PWD/build-python/site" /usr/bin/python3 -m pytest -q -rs -p no:cacheprovider python/tests
 
-echo "== ThreadSanitizer"
+stage "ThreadSanitizer"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXRUN_WERROR=ON -DONNXRUN_TSAN=ON >/dev/null
 tsan_tests="test_api test_cancel test_shared_pool test_op_parallel"
 cmake --build build-tsan -j"$jobs" --target $tsan_tests >/dev/null
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R "^(${tsan_tests// /|})\$")
 
-echo "== Fuzzing (libFuzzer + ASan + UBSan, ${FUZZ_SECONDS:-60} s per target)"
+stage "Fuzzing (libFuzzer + ASan + UBSan, ${FUZZ_SECONDS:-60} s per target)"
 for target in model tensor_pb npy; do
 	JOBS=$jobs bash tests/fuzz/run.sh "$target" "${FUZZ_SECONDS:-60}"
 done
 
 read -r -a cross <<<"${CROSS_STAGES:-clang aarch64 s390x i386}"
 [ "${cross[*]}" = none ] && cross=()
-[ ${#cross[@]} -gt 0 ] && bash .ci/cross.sh "${cross[@]}"
+if [ ${#cross[@]} -gt 0 ]; then
+	stage "portability builds: ${cross[*]}"
+	bash .ci/cross.sh "${cross[@]}"
+fi
 wasm=0
 if [ "${WASM_STAGE:-}" != none ]; then
-	echo "== WebAssembly (emscripten, tests under node)"
+	stage "WebAssembly (emscripten, tests under node)"
 	bash .ci/wasm.sh
 	wasm=1
 fi
 
 windows=0
 if [ "${WINDOWS_STAGE:-}" != none ]; then
-	echo "== Windows (MinGW-w64, tests under wine64)"
+	stage "Windows (MinGW-w64, tests under wine64)"
 	bash .ci/windows.sh
 	windows=1
 fi
 
 # Reaching this line means every stage passed (set -e stops at the first failure).
-echo "stages: $((5 + ${#cross[@]} + wasm + windows)) passed, 0 failed"
+echo "stages: $((5 + ${#cross[@]} + wasm + windows)) passed, 0 failed, in ${SECONDS} s"
