@@ -9,8 +9,8 @@
 #  2. the cmocka suite through CTest (CMAKE_CROSSCOMPILING_EMULATOR): the ops' randomized
 #     tests at full scale, kernels on every ISA the CPU has, threads, conformance, loader
 #     (external-data paths with drive letters and backslashes), sessions, the platform
-#     layer, test_cli_dot (CreateProcess). test_cli, test_cli_test, test_cli_timeout
-#     (regex.h), valgrind_cli and install_examples report themselves skipped.
+#     layer, test_cli, test_cli_test and test_cli_dot (CreateProcess). test_cli_timeout
+#     (SIGINT, /proc), valgrind_cli and install_examples report themselves skipped.
 # Dependencies: .ci/windows_deps.sh (MinGW-w64, wine64; protobuf-c and cmocka from Debian's
 # sources). Takes about 6 minutes on 2 cores from scratch (320-352 s measured).
 set -euo pipefail

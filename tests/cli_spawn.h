@@ -5,6 +5,10 @@
  * under that emulator, which cannot start a foreign binary on its own when the host has no
  * binfmt_misc handler for it. ONNXRUN_CLI_EMULATOR is that command line, its words separated
  * by single spaces, the first an absolute path.
+ *
+ * cli_run_files is the same on every platform: it runs onnxrun with its stdout and stderr
+ * written to two files and returns the exit status. cli_spawn (POSIX only) is for tests
+ * that need other file actions, such as a terminal.
  */
 #ifndef ONNXRUN_TESTS_CLI_SPAWN_H
 #define ONNXRUN_TESTS_CLI_SPAWN_H
@@ -85,8 +89,10 @@ static inline int cli_run_files(const char *const *argv, const char *out, const 
 }
 
 #else
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 /* posix_spawn of onnxrun with argv (argv[0] is ignored; NULL-terminated, at most 60
  * entries), the file actions fa and an empty environment. Returns posix_spawn's result. */
@@ -109,6 +115,26 @@ static inline int cli_spawn(pid_t *pid, const posix_spawn_file_actions_t *fa, co
 		full[n++] = argv[i];
 	full[n] = NULL;
 	return posix_spawn(pid, full[0], fa, NULL, (char *const *)full, NULL);
+}
+
+/* Runs onnxrun with argv (argv[0] is ignored; NULL-terminated), its stdout and stderr
+ * written to the files out and err (created or truncated). Returns its exit status, -1 when
+ * it cannot be started or does not exit normally. */
+static inline int cli_run_files(const char *const *argv, const char *out, const char *err)
+{
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int wst, started;
+
+	if (posix_spawn_file_actions_init(&fa) != 0)
+		return -1;
+	posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	started = cli_spawn(&pid, &fa, argv) == 0;
+	posix_spawn_file_actions_destroy(&fa);
+	if (!started || waitpid(pid, &wst, 0) != pid)
+		return -1;
+	return WIFEXITED(wst) ? WEXITSTATUS(wst) : -1;
 }
 #endif
 

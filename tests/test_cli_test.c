@@ -1,35 +1,51 @@
 /*
- * test_cli_test.c - "onnxrun test": runs the binary (ONNXRUN_CLI_PATH) with posix_spawn on a
+ * test_cli_test.c - "onnxrun test": runs the binary (ONNXRUN_CLI_PATH) through cli_spawn.h on a
  * tree of cases built in ONNXRUN_TEST_TMP (passing copies of tests/data and models, a wrong
  * expected output, a truncated model, an unsupported op, a missing input, two data sets,
  * onnxrun-test.conf files, a name full of XML specials, a symlink loop), and checks each
  * classification, the summary, exit codes, --fail-fast, --unsupported, and the JUnit XML
  * (with a strict well-formedness checker written here) and JSON reports; and a model with
- * 500 distinct unsupported ops, every one of which must be listed.
+ * 500 distinct unsupported ops, every one of which must be listed. Output lines are matched
+ * with line_match.h. On Windows the symbolic link loop and the terminal test are left out
+ * and the odd name keeps only the specials a Windows file name may hold.
  */
-#include <fcntl.h>
-#include <regex.h>
 #include <setjmp.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
 #include <cmocka.h>
 
 #include "cli_spawn.h"
+#include "line_match.h"
+#include "platform/platform.h"
+#include "tree_files.h"
 #include "onnxrun.h"
 #include "model_builder.h"
 
 #define TMP ONNXRUN_TEST_TMP "/cli_test"
 #define TREE TMP "/tree"
 #define CT ONNXRUN_TEST_DATA "/test_convtranspose"
-/* A case folder name with XML/JSON specials and a control character. */
+/* A case folder name with XML/JSON specials and a control character; ODD_SHOWN is how the
+ * CLI writes it (the control character as \x01), ODD_JSON as a JSON string's contents.
+ * Windows file names cannot hold < > " or control characters: there only & and ' are left. */
+#ifdef _WIN32
+#define ODD_NAME "odd &'name"
+#define ODD_SHOWN ODD_NAME
+#define ODD_JSON ODD_NAME
+#else
 #define ODD_NAME "odd <&>\"'\x01name"
+#define ODD_SHOWN "odd <&>\"'\\x01name"
+#define ODD_JSON "odd <&>\\\"'\\u0001name"
+#endif
 
 /* Exit status and captured output of one run. */
 struct run {
@@ -87,8 +103,32 @@ static const char *fmt(const char *format, ...)
 	return b;
 }
 
-/* Runs program `path` (NULL: the onnxrun binary, cli_spawn.h) with argv, stdout and stderr
- * into TMP/out.txt and TMP/err.txt; returns the exit status (-1 when it did not exit). */
+#ifdef _WIN32
+/* The CLI writes its text in text mode: on Windows its lines end in "\r\n", read here as
+ * "\n". */
+static void unix_lines(char *s)
+{
+	char *w = s;
+	for (; *s; s++)
+		if (!(s[0] == '\r' && s[1] == '\n'))
+			*w++ = *s;
+	*w = '\0';
+}
+
+/* rm -rf path (tree_files.h) */
+static void rm_tree(const char *path)
+{
+	assert_int_equal(tree_remove(path), 0);
+}
+
+/* Copies folder `from` to the new folder `to` (cp -R; tree_files.h). */
+static void copy_tree(const char *from, const char *to)
+{
+	assert_int_equal(tree_copy(from, to), 0);
+}
+#else
+/* Runs program `path` with argv, stdout and stderr into TMP/out.txt and TMP/err.txt;
+ * returns the exit status (-1 when it did not exit). */
 static int spawn_wait(const char *path, const char *const *argv)
 {
 	posix_spawn_file_actions_t fa;
@@ -98,16 +138,13 @@ static int spawn_wait(const char *path, const char *const *argv)
 	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
 	posix_spawn_file_actions_addopen(&fa, 1, TMP "/out.txt", O_WRONLY | O_CREAT | O_TRUNC, 0666);
 	posix_spawn_file_actions_addopen(&fa, 2, TMP "/err.txt", O_WRONLY | O_CREAT | O_TRUNC, 0666);
-	if (path)
-		assert_int_equal(posix_spawn(&pid, path, &fa, NULL, (char *const *)argv, NULL), 0);
-	else
-		assert_int_equal(cli_spawn(&pid, &fa, argv), 0);
+	assert_int_equal(posix_spawn(&pid, path, &fa, NULL, (char *const *)argv, NULL), 0);
 	posix_spawn_file_actions_destroy(&fa);
 	assert_int_equal(waitpid(pid, &wst, 0), pid);
 	return WIFEXITED(wst) ? WEXITSTATUS(wst) : -1;
 }
 
-/* rm -rf path */
+/* rm -rf path (never following the tree's symbolic link loop) */
 static void rm_tree(const char *path)
 {
 	assert_int_equal(spawn_wait("/bin/rm", (const char *const[]){"rm", "-rf", path, NULL}), 0);
@@ -118,6 +155,7 @@ static void copy_tree(const char *from, const char *to)
 {
 	assert_int_equal(spawn_wait("/bin/cp", (const char *const[]){"cp", "-R", from, to, NULL}), 0);
 }
+#endif
 
 /* Runs onnxrun with the NULL-terminated arguments; captures stdout and stderr. */
 static void run_cli(struct run *r, const char *const *args)
@@ -128,11 +166,15 @@ static void run_cli(struct run *r, const char *const *args)
 	for (; args[n - 1] != NULL && n < 31; n++)
 		argv[n] = args[n - 1];
 	argv[n] = NULL;
-	r->status = spawn_wait(NULL, argv);
+	r->status = cli_run_files(argv, TMP "/out.txt", TMP "/err.txt");
 	r->out = slurp(TMP "/out.txt", NULL);
 	r->err = slurp(TMP "/err.txt", NULL);
 	assert_non_null(r->out);
 	assert_non_null(r->err);
+#ifdef _WIN32
+	unix_lines(r->out);
+	unix_lines(r->err);
+#endif
 }
 
 #define RUN(r, ...) run_cli((r), (const char *const[]){__VA_ARGS__, NULL})
@@ -143,15 +185,13 @@ static void run_free(struct run *r)
 	free(r->err);
 }
 
-/* Whether some line of text matches the extended regex. */
+/* Whether some line of text matches the pattern (line_match.h). */
 static int has_line(const char *text, const char *re)
 {
-	regex_t rx;
-	int found;
+	int found = line_match_any(text, re);
 
-	assert_int_equal(regcomp(&rx, re, REG_EXTENDED | REG_NEWLINE | REG_NOSUB), 0);
-	found = regexec(&rx, text, 0, NULL, 0) == 0;
-	regfree(&rx);
+	if (found < 0)
+		fail_msg("invalid pattern '%s'", re);
 	return found;
 }
 
@@ -193,7 +233,7 @@ static void assert_row(const char *out, const char *name, const char *result, co
 
 	if (row == NULL)
 		fail_msg("no row for %s in:\n%s", name, out);
-	if (!has_line(row, fmt("^[^ ].*  %s +%s +[0-9]+\\.[0-9]{2}$", result, sets)))
+	if (!has_line(row, fmt("^[^ ].*  %s +%s +[0-9]+\\.[0-9][0-9]$", result, sets)))
 		fail_msg("row '%s' does not say %s %s", row, result, sets);
 }
 
@@ -225,7 +265,7 @@ static void build_tree(void)
 	char *bytes;
 
 	rm_tree(TREE);
-	assert_int_equal(mkdir(TREE, 0777), 0);
+	assert_int_equal(onnxrun__os_mkdir(TREE), 0);
 	copy_tree(CT, TREE "/good");
 	copy_tree(ONNXRUN_TEST_DATA "/test_depthtospace_example", TREE "/good_d2s");
 	copy_tree(CT, TREE "/mismatch");
@@ -243,7 +283,7 @@ static void build_tree(void)
 	bytes = slurp(CT "/model.onnx", &size);
 	spit(TREE "/broken/model.onnx", bytes, size / 2);
 	free(bytes);
-	assert_int_equal(mkdir(TREE "/unsupported", 0777), 0);
+	assert_int_equal(onnxrun__os_mkdir(TREE "/unsupported"), 0);
 	bytes = slurp(ONNXRUN_TEST_DATA "/../bad/unsupported.onnx", &size);
 	assert_non_null(bytes);
 	spit(TREE "/unsupported/model.onnx", bytes, size);
@@ -254,12 +294,14 @@ static void build_tree(void)
 	copy_tree(ONNXRUN_MODELS_DIR "/symbolic_batch", TREE "/two_sets");
 	copy_tree(ONNXRUN_MODELS_DIR "/symbolic_batch", TREE "/two_sets_one_bad");
 	spoil_output(TREE "/two_sets_one_bad/test_data_set_1", 3);
-	assert_int_equal(mkdir(TREE "/deep", 0777), 0);
-	assert_int_equal(mkdir(TREE "/deep/nested", 0777), 0);
+	assert_int_equal(onnxrun__os_mkdir(TREE "/deep"), 0);
+	assert_int_equal(onnxrun__os_mkdir(TREE "/deep/nested"), 0);
 	copy_tree(CT, TREE "/deep/nested/skipped");
 	spit_text(TREE "/deep/onnxrun-test.conf", "skip = flaky on purpose\n");
-	assert_int_equal(mkdir(TREE "/empty", 0777), 0);
+	assert_int_equal(onnxrun__os_mkdir(TREE "/empty"), 0);
+#ifndef _WIN32 /* making a link needs a privilege on Windows */
 	assert_int_equal(symlink("..", TREE "/loop"), 0);
+#endif
 }
 
 /* ---- a strict XML well-formedness checker that keeps the elements ---- */
@@ -587,8 +629,8 @@ static const char *expected_child(const char *cls, const char *set)
 	for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
 		const char *name = strrchr(expected[i].name, '/');
 		name = name != NULL ? name + 1 : expected[i].name;
-		if (strncmp(name, "odd ", 4) == 0) /* the control character is shown as \x01 */
-			name = "odd <&>\"'\\x01name";
+		if (strncmp(name, "odd ", 4) == 0)
+			name = ODD_SHOWN;
 		if (strcmp(strrchr(cls, '/') + 1, name) != 0)
 			continue;
 		if (strcmp(name, "two_sets_one_bad") == 0 && strcmp(set, "test_data_set_0") == 0)
@@ -676,7 +718,7 @@ static void check_json(const char *path)
 	assert_string_equal(json_after(json, "\"tool\"", "unsupported_as"), "\"skipped\"");
 	assert_string_equal(json_after(json, "\"name\": \"skipped\"", "message"), "\"flaky on purpose\"");
 	assert_string_equal(json_after(json, "\"name\": \"two_sets\"", "data_set_count"), "2");
-	assert_non_null(strstr(json, "\"name\": \"odd <&>\\\"'\\u0001name\""));
+	assert_non_null(strstr(json, "\"name\": \"" ODD_JSON "\""));
 	assert_string_equal(json_after(json, "\"totals\"", "cases"), "12");
 	assert_string_equal(json_after(json, "\"totals\"", "passed"), "4");
 	assert_string_equal(json_after(json, "\"totals\"", "failed"), "3");
@@ -705,7 +747,8 @@ static void test_mixed_tree(void **state)
 	                            "expected [0-9.]+ got [0-9.]+ \\(abs err 1, rel err [0-9.e-]+; "));
 	assert_true(has_line(r.out, "^FAIL +[^ ]*/two_sets_one_bad \\[test_data_set_1\\]: output"));
 	assert_true(has_line(r.out, "^ERROR +[^ ]*/bad_input \\[test_data_set_0\\]: missing input 'W'"));
-	assert_true(has_line(r.out, "^ERROR +[^ ]*/badconf: [^ ]*/badconf/onnxrun-test.conf:1: rtol"));
+	/* on Windows the file is named by its real path, with backslashes */
+	assert_true(has_line(r.out, "^ERROR +[^ ]*/badconf: [^ ]*[/\\]badconf/onnxrun-test.conf:1: rtol"));
 	assert_true(has_line(r.out, "^ERROR +[^ ]*/broken: model '[^']*/broken/model.onnx': "));
 	assert_true(has_line(r.out, "^UNSUPPORTED [^ ]*/unsupported: unsupported ops: Relu \\(ai.onnx "
 	                            "opset 13\\), Foo \\(com.example opset 1\\)$"));
@@ -850,7 +893,7 @@ static void test_five_hundred_unsupported(void **state)
 	}
 	bytes = mb_finish(m, &size);
 	rm_tree(TMP "/many");
-	assert_int_equal(mkdir(TMP "/many", 0777), 0);
+	assert_int_equal(onnxrun__os_mkdir(TMP "/many"), 0);
 	spit(TMP "/many/model.onnx", bytes, size);
 	free(bytes);
 	RUN(&r, "test", TMP "/many", "--junit", TMP "/many.xml", "--json", TMP "/many.json");
@@ -940,7 +983,8 @@ static void test_conformance_and_models(void **state)
 	RUN(&r, "test", ONNXRUN_MODELS_DIR);
 	if (r.status != 0)
 		fail_msg("%s%s", r.out, r.err);
-	assert_true(has_line(last_line(r.out), "^test: ([6-9]|[1-9][0-9]+) passed, 0 failed, 0 errors, 0 unsupported, 0 skipped$"));
+	assert_true(has_line(last_line(r.out), "^test: [0-9]+ passed, 0 failed, 0 errors, 0 unsupported, 0 skipped$"));
+	assert_true(atoi(last_line(r.out) + strlen("test: ")) >= 6);
 	run_free(&r);
 }
 
@@ -980,6 +1024,14 @@ static void test_usage_errors(void **state)
 }
 
 /* With stdout and stderr on a terminal, a "[i/n] case" line is shown and then cleared. */
+#ifdef _WIN32
+static void test_progress_on_terminal(void **state)
+{
+	(void)state;
+	print_message("skipped on Windows: the test gives the CLI a pseudo-terminal (posix_openpt)\n");
+	skip();
+}
+#else
 static void test_progress_on_terminal(void **state)
 {
 	int master = posix_openpt(O_RDWR | O_NOCTTY);
@@ -1011,13 +1063,14 @@ static void test_progress_on_terminal(void **state)
 	assert_non_null(strstr(buf, "\r\033[K"));
 	assert_non_null(strstr(buf, "test: 2 passed, 0 failed"));
 }
+#endif
 
 static int setup(void **state)
 {
 	(void)state;
-	mkdir(TMP, 0777); /* rm_tree's output goes to files inside TMP: it must exist first */
+	onnxrun__os_mkdir(TMP); /* rm_tree's output goes to files inside TMP: it must exist first */
 	rm_tree(TMP);
-	return mkdir(TMP, 0777);
+	return onnxrun__os_mkdir(TMP);
 }
 
 int main(void)
