@@ -9,7 +9,8 @@
 # peers are run.sh's job.
 #
 # Variables: AB_ROUNDS (default 7), AB_THREADS (default 1), AB_MIN_TIME_MS (default 300: each
-# process times runs for at least this long after AB_WARMUP_MS (default 150) of warm-up).
+# process times runs for at least this long after AB_WARMUP_MS (default 150) of warm-up),
+# AB_FLOAT64 (default 0; 1: the suite's float64 variants too, named *_f64).
 # Needs what run.sh needs for onnxrun alone: cmake, a C compiler, libprotobuf-c, and
 # /usr/bin/python3 with Debian's python3-onnx and python3-numpy for the models.
 set -euo pipefail
@@ -46,7 +47,7 @@ models=bench/build/models
 args=()
 [ -n "$filter" ] && args=(--filter "$filter")
 mapfile -t cases < <(/usr/bin/python3 bench/make_models.py ../shared/bench/suite.json -o "$models" \
-	"${args[@]}" --no-float64 --print-cases | grep -v '_floor$')
+	"${args[@]}" $([ "${AB_FLOAT64:-0}" = 1 ] || echo --no-float64) --print-cases | grep -v '_floor$')
 
 # time SIDE CASE: one process, its median ms
 time_one() {

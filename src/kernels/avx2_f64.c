@@ -17,7 +17,7 @@ T256 ONNXRUN__INLINE void tile_avx2_body(int mb, int nv, int64_t kk, const doubl
 	__m256d acc[ONNXRUN__F64_MB_MAX][8], xv[8];
 	for (int m = 0; m < mb; m++)
 		for (int v = 0; v < nv; v++)
-			acc[m][v] = _mm256_setzero_pd();
+			acc[m][v] = _mm256_loadu_pd(tile + (m * nv + v) * 4);
 	for (int64_t p = 0; p < kk; p++) {
 		const double *x = xp[p] + xoff, *w = wp[p] + woff;
 		for (int v = 0; v < nv; v++)

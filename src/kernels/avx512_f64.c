@@ -17,7 +17,7 @@ T512 ONNXRUN__INLINE void tile_avx512_body(int mb, int nv, int64_t kk, const dou
 	__m512d acc[ONNXRUN__F64_MB_MAX][8], xv[8];
 	for (int m = 0; m < mb; m++)
 		for (int v = 0; v < nv; v++)
-			acc[m][v] = _mm512_setzero_pd();
+			acc[m][v] = _mm512_loadu_pd(tile + (m * nv + v) * 8);
 	for (int64_t p = 0; p < kk; p++) {
 		const double *x = xp[p] + xoff, *w = wp[p] + woff;
 		for (int v = 0; v < nv; v++)

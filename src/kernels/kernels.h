@@ -151,8 +151,9 @@ typedef void (*onnxrun__col2im_gather_fn)(const struct onnxrun__kgather *kg, con
 #define ONNXRUN__F64_MB_MAX 8  /* most channels of any tile */
 #define ONNXRUN__F64_NW_MAX 64 /* most positions of any tile */
 
-/* tile[m*nw + e] = sum over p < kk, ascending, of wp[p][woff + m] * xp[p][xoff + e], for
- * m < mb, e < nw. */
+/* tile[m*nw + e] += sum over p < kk, ascending, of wp[p][woff + m] * xp[p][xoff + e], for
+ * m < mb, e < nw: each product added to the running value in turn, so that a list run in
+ * chunks, one call per chunk in order, gives the same bits as one call over the whole list. */
 typedef void (*onnxrun__f64_tile_fn)(int64_t kk, const double *const *xp, const double *const *wp, int64_t xoff,
                                      int64_t woff, double *tile);
 /* y0[m*plane + e*sl] = tile[m*nw + e] + bias[m] (bias NULL: + 0) for m < mc, e < uc; the same

@@ -13,7 +13,9 @@
  * accumulators, as in neon_gemm.c, so that they stay in registers (an array indexed in loops
  * was kept on the stack): at most 16 accumulators + 4 x vectors + 4 weight vectors. Row m
  * takes its weight from lane m % 2 of weight vector m / 2. */
-#define D_DECL(m) float64x2_t c##m##0 = vdupq_n_f64(0.0), c##m##1 = c##m##0, c##m##2 = c##m##0, c##m##3 = c##m##0;
+#define D_LOAD(m, v) (mb > m && nv > v ? vld1q_f64(tile + m * 2 * nv + 2 * v) : vdupq_n_f64(0.0))
+#define D_DECL(m) \
+	float64x2_t c##m##0 = D_LOAD(m, 0), c##m##1 = D_LOAD(m, 1), c##m##2 = D_LOAD(m, 2), c##m##3 = D_LOAD(m, 3);
 #define D_STEP(m, W, L)                                                                        \
 	if (mb > m) {                                                                          \
 		c##m##0 = vfmaq_laneq_f64(c##m##0, x0, W, L);                                  \
@@ -53,7 +55,7 @@ ONNXRUN__INLINE void tile_body(int mb, int nv, int64_t kk, const double *const *
 }
 
 /* One channel: 8 accumulators of 2 positions, the weight broadcast by fmla by element. */
-#define E_DECL(v) float64x2_t e##v = vdupq_n_f64(0.0);
+#define E_DECL(v) float64x2_t e##v = nv > v ? vld1q_f64(tile + 2 * v) : vdupq_n_f64(0.0);
 #define E_STEP(v)                                                                              \
 	if (nv > v)                                                                            \
 		e##v = vfmaq_n_f64(e##v, vld1q_f64(x + 2 * v), w);

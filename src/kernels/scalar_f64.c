@@ -10,8 +10,7 @@ ONNXRUN__INLINE void tile_c_body(int mb, int nw, int64_t kk, const double *const
                                  int64_t xoff, int64_t woff, double *tile)
 {
 	double acc[ONNXRUN__F64_MB_MAX * 16];
-	for (int i = 0; i < mb * nw; i++)
-		acc[i] = 0.0;
+	memcpy(acc, tile, (size_t)(mb * nw) * sizeof *tile);
 	for (int64_t p = 0; p < kk; p++) {
 		const double *x = xp[p] + xoff, *w = wp[p] + woff;
 		for (int m = 0; m < mb; m++)

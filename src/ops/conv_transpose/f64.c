@@ -2,16 +2,20 @@
  * f64.c - float64 ConvTranspose on the phase decomposition (taps.h): output position
  * o = q*s + r - pad_begin per axis, phase r reading x[q - delta] for its taps.
  *
- * One work item is (batch, group, phase, a block of grid rows (every axis but the last), a
- * chunk of output channels). Per grid row it lists the (input channel, tap) pairs whose input
- * row lies inside x; register tiles of MB output channels x NW consecutive grid positions of
- * the last axis run over that list (the kernel table's float64 tiles, for the ISA in use),
- * then the bias is added and the tile stored into the phase's strided output positions.
- * X is copied once per run with zeros around each row (so tiles read whole vectors, never a
- * bound check), W re-laid out per run as [group][phase][MB block][tap][c][MB].
+ * Each phase is a GEMM: M = output channels of a group, N = the phase's grid positions
+ * (flattened over all axes), K = (tap, input channel) pairs, taps outer. Positions go in
+ * panels of NW (the register tile's width); one work item is (batch, group, phase, a block
+ * of panels, a chunk of output channels). The item walks K in chunks: per panel it copies
+ * the chunk's x values into a contiguous [k][NW] buffer (zeros where a tap falls outside
+ * x), then runs the kernel table's float64 tiles (MB channels x NW positions) over it for
+ * every MB block of its channels, adding into the item's accumulators. A chunk of one panel
+ * stays in L1 while every channel block uses it; the weights (packing.h, f64 layout: packed
+ * at load for an initializer W, else per run) stream from L2. Last, the bias is added and
+ * each run of a panel stored into the phase's strided output positions.
  *
- * Every output element is one tile's dot product over its row's list, in list order, however
- * the items are split: results are bitwise identical for every thread count.
+ * Every output element is one dot product over its phase's K in order (the tiles add
+ * chunk after chunk to the running value), however the items are split: results are
+ * bitwise identical for every thread count.
  */
 #include <string.h>
 
@@ -21,23 +25,24 @@
 #define F64_MAX_RANK 3
 #define F64_MAX_MB ONNXRUN__F64_MB_MAX
 #define F64_MAX_NW ONNXRUN__F64_NW_MAX
-#define F64_MAX_RB 64
+/* Positions per work item (whole panels): enough to read each chunk of weights from L2
+ * several times per load from memory. */
+#define F64_BLOCK_POSITIONS 128
 
-/* The tile among the ISA's (kernel table) for mg output channels per group and rows of
- * about q positions: the most channels (up to mg) the ISA has, then the narrowest width
- * covering q (else the widest). */
+/* The tile among the ISA's (kernel table) for mg output channels per group and about q
+ * positions per phase: the most channels (up to mg) the ISA has, then the width that pads q
+ * the least (panels of nw positions), the widest of those. */
 static const struct onnxrun__f64_tile *pick_kernel(const struct onnxrun__f64_kernels *fk, int64_t mg, int64_t q)
 {
 	const struct onnxrun__f64_tile *tab = fk->tiles, *best = NULL;
 	const size_t n = (size_t)fk->ntiles;
-	int mb = 1;
-	for (size_t i = 0; i < n; i++)
-		if (tab[i].mb <= mg && tab[i].mb > mb)
-			mb = tab[i].mb;
+	const int64_t mb = convt_f64_block(fk, mg); /* the packed weights' block */
 	for (size_t i = 0; i < n; i++) {
 		if (tab[i].mb != mb)
 			continue;
-		if (!best || (best->nw < q ? tab[i].nw > best->nw : tab[i].nw >= q && tab[i].nw < best->nw))
+		const int64_t pad = convt_ceil_div(q, tab[i].nw) * tab[i].nw;
+		const int64_t best_pad = best ? convt_ceil_div(q, best->nw) * best->nw : 0;
+		if (!best || pad < best_pad || (pad == best_pad && tab[i].nw > best->nw))
 			best = &tab[i];
 	}
 	return best;
@@ -45,24 +50,34 @@ static const struct onnxrun__f64_tile *pick_kernel(const struct onnxrun__f64_ker
 
 /* ---- geometry ------------------------------------------------------------------------------- */
 
+/* A run of consecutive grid positions along the last axis, inside one panel: its first
+ * position's grid coordinates, its column in the block, its length and output offset. */
+struct f64_run {
+	int64_t q[S];
+	int64_t col, len, yoff;
+};
+
 struct f64_job {
 	const struct onnxrun__convt_geom *g;
 	const struct onnxrun__f64_tile *kern;
 	onnxrun__f64_store_fn store;
 	const double *x, *w, *bias;
-	double *y, *xpad, *wpk;
+	double *y;
+	const double *wpk; /* the packed weights (packing.h, f64 layout) */
 	int32_t n, last;
-	int64_t cg, mg, nmb, kprod, nphase, tmax, in_rows, out_sp, lp, imin;
-	int64_t ys[S], rs[S]; /* output element strides; input row strides (axes but the last) */
+	int64_t cg, mg, nmb, kprod, nphase, in_sp, out_sp;
+	int64_t ys[S], xs[S]; /* output and input element strides */
 	struct onnxrun__convt_taps tp; /* the taps of each phase */
 	int64_t *qlo, *qn;             /* per phase and axis: first grid position and count */
 	const int64_t *nt;             /* per phase: taps (tp.ntaps) */
-	int64_t *woff, *rows, *nrb, *rb_first; /* per phase: packed-weight offset, grid rows, row
-	                                        * blocks, first row block's global index */
+	const int64_t *woff;                 /* per phase: packed-weight offset */
+	int64_t *npos, *nblk, *blk_first;    /* per phase: grid positions, blocks, first block's
+	                                      * global index */
 	int64_t *tfirst, *delta; /* per phase: first tap's index into delta (n per tap: delta per axis) */
-	int64_t rb, trb, mchunks, mchunk, wgroup;
+	int64_t kc, pb;          /* K entries per chunk, panels per block */
+	int64_t tblk, mchunks, mchunk, wgroup;
 	char *scratch;
-	size_t scratch_stride;
+	size_t scratch_stride, acc_bytes, xbuf_bytes;
 };
 
 static const char *f64_accepts(const struct convt_query *q)
@@ -75,8 +90,8 @@ static const char *f64_accepts(const struct convt_query *q)
 	return onnxrun__convt_positions_decline(g, true);
 }
 
-/* Fills the per-phase grid boxes, tap deltas and packed-weight offsets in buf (sized by the
- * caller); the tap lists are j->tp. */
+/* Fills the per-phase grid boxes and tap deltas in buf (sized by the caller); the tap lists
+ * are j->tp. */
 static void f64_layout(struct f64_job *j, int64_t *buf)
 {
 	const struct onnxrun__convt_geom *g = j->g;
@@ -85,149 +100,131 @@ static void f64_layout(struct f64_job *j, int64_t *buf)
 	j->qn = p + j->nphase * S;
 	p += 2 * j->nphase * S;
 	j->nt = j->tp.ntaps;
-	j->tmax = j->tp.tmax;
-	j->woff = p;
-	j->rows = p + j->nphase;
-	j->nrb = p + 2 * j->nphase;
-	j->rb_first = p + 3 * j->nphase;
+	j->npos = p + j->nphase;
+	j->nblk = p + 2 * j->nphase;
+	j->blk_first = p + 3 * j->nphase;
 	j->tfirst = p + 4 * j->nphase;
 	j->delta = p + 5 * j->nphase;
-	for (int64_t ph = 0, off = 0; ph < j->nphase; ph++) {
+	for (int64_t ph = 0; ph < j->nphase; ph++) {
 		const int64_t nt = j->nt[ph];
-		int64_t rows = 1;
 		convt_phase_residues(&j->tp, ph, r);
 		convt_phase_grid(g, r, j->qlo + ph * S, j->qn + ph * S);
-		for (int32_t a = 0; a < j->last; a++)
-			rows *= j->qn[ph * S + a];
-		if (!j->qn[ph * S + j->last])
-			rows = 0;
-		j->woff[ph] = off;
-		off += j->nmb * j->cg * nt * j->kern->mb;
-		j->rows[ph] = rows;
+		j->npos[ph] = 1;
+		for (int32_t a = 0; a < j->n; a++)
+			j->npos[ph] *= j->qn[ph * S + a];
 		j->tfirst[ph] = ph ? j->tfirst[ph - 1] + j->nt[ph - 1] : 0;
 		for (int64_t t = 0; t < nt; t++)
 			convt_tap(&j->tp, r, t, NULL, j->delta + (j->tfirst[ph] + t) * j->n);
-	}
-	j->wgroup = j->nmb * j->cg * j->kprod * j->kern->mb;
-}
-
-/* Input range of the padded rows along the last axis: every tile of every phase reads
- * x[q - delta] for q in [qlo, qlo + ceil(qn/NW)*NW). */
-static void f64_pad_range(struct f64_job *j)
-{
-	const struct onnxrun__convt_geom *g = j->g;
-	const int32_t L = j->last;
-	const int64_t s = g->strides[L], nw = j->kern->nw;
-	int64_t imin = 0, imax = g->in[L] - 1;
-	for (int64_t r = 0; r < s; r++) {
-		const int64_t t0 = j->tp.start[L][r], t1 = j->tp.start[L][r + 1];
-		/* phases of residue r along the last axis share qlo and qn there; phase r itself
-		 * (residue 0 on the other axes) has them */
-		const int64_t qlo = j->qlo[r * S + L], qn = j->qn[r * S + L];
-		if (t0 == t1 || !qn)
-			continue;
-		const int64_t dmin = (j->tp.k_of[L][t0] * g->dilations[L] - r) / s;
-		const int64_t dmax = (j->tp.k_of[L][t1 - 1] * g->dilations[L] - r) / s;
-		imin = qlo - dmax < imin ? qlo - dmax : imin;
-		const int64_t hi = qlo + (qn + nw - 1) / nw * nw - 1 - dmin;
-		imax = hi > imax ? hi : imax;
-	}
-	j->imin = imin;
-	j->lp = imax - imin + 1;
-}
-
-/* ---- per-run copies ------------------------------------------------------------------------- */
-
-/* Padded input rows [begin, end) of batch x channels x rows: zeros, then x's row at -imin. */
-static void pad_items(void *arg, int tid, int64_t begin, int64_t end)
-{
-	const struct f64_job *j = arg;
-	const int64_t in_last = j->g->in[j->last], lead = -j->imin, tail = j->lp - lead - in_last;
-	(void)tid;
-	for (int64_t row = begin; row < end; row++) {
-		double *d = j->xpad + row * j->lp;
-		memset(d, 0, (size_t)lead * sizeof *d);
-		memcpy(d + lead, j->x + row * in_last, (size_t)in_last * sizeof *d);
-		memset(d + lead + in_last, 0, (size_t)tail * sizeof *d);
-	}
-}
-
-/* Packed weights of (group, MB block) items: for each phase, [tap][c][MB], zeros past mg. */
-static void pack_items(void *arg, int tid, int64_t begin, int64_t end)
-{
-	const struct f64_job *j = arg;
-	const int64_t MB = j->kern->mb;
-	int64_t r[S];
-	(void)tid;
-	for (int64_t it = begin; it < end; it++) {
-		const int64_t grp = it / j->nmb, mb = it % j->nmb;
-		for (int64_t ph = 0; ph < j->nphase; ph++) {
-			const int64_t nt = j->nt[ph];
-			double *dst = j->wpk + grp * j->wgroup + j->woff[ph] + mb * j->cg * nt * MB;
-			convt_phase_residues(&j->tp, ph, r);
-			for (int64_t t = 0; t < nt; t++) {
-				const int64_t kf = convt_tap(&j->tp, r, t, NULL, NULL);
-				for (int64_t c = 0; c < j->cg; c++)
-					for (int64_t mm = 0; mm < MB; mm++) {
-						const int64_t m = mb * MB + mm;
-						dst[(t * j->cg + c) * MB + mm] =
-							m < j->mg ? j->w[((grp * j->cg + c) * j->mg + m) * j->kprod + kf] : 0.0;
-					}
-			}
-		}
 	}
 }
 
 /* ---- work items ----------------------------------------------------------------------------- */
 
-/* The (channel, tap) list of grid row `row` of phase ph (residues r) in batch nb, group grp:
- * x pointers at the row's first grid position, weight pointers into MB block 0. Returns its
- * length; *yrow gets the row's output offset within a plane. */
-static int64_t row_list(const struct f64_job *j, int64_t nb, int64_t grp, int64_t ph, const int64_t *r, int64_t row,
-                        const double **xp, const double **wp, int64_t *yrow)
+/* The runs of positions [p0, p0 + cnt) of phase ph (residues r): split where a grid row or
+ * a panel ends. Returns their number (at most cnt). */
+static int64_t make_runs(const struct f64_job *j, int64_t ph, const int64_t *r, int64_t p0, int64_t cnt,
+                         struct f64_run *runs)
 {
 	const struct onnxrun__convt_geom *g = j->g;
 	const int32_t L = j->last;
-	const int64_t nt = j->nt[ph], MB = j->kern->mb;
-	const double *wph = j->wpk + grp * j->wgroup + j->woff[ph];
-	int64_t q[S], cnt = 0, yo = 0;
-	for (int32_t a = L - 1; a >= 0; a--) {
-		q[a] = j->qlo[ph * S + a] + row % j->qn[ph * S + a];
-		row /= j->qn[ph * S + a];
-		yo += (q[a] * g->strides[a] + r[a] - g->pad_begin[a]) * j->ys[a];
+	const int64_t *qlo = j->qlo + ph * S, *qn = j->qn + ph * S, nw = j->kern->nw;
+	int64_t u[S], nrun = 0;
+	for (int32_t a = L; a >= 0; a--) {
+		u[a] = p0 % qn[a];
+		p0 /= qn[a];
 	}
-	q[L] = j->qlo[ph * S + L];
-	*yrow = yo + (q[L] * g->strides[L] + r[L] - g->pad_begin[L]);
-	for (int64_t t = 0; t < nt; t++) {
-		const int64_t *dl = j->delta + (j->tfirst[ph] + t) * j->n;
-		int64_t irow = 0;
-		bool inside = true;
-		for (int32_t a = 0; a < L && inside; a++) {
-			const int64_t i = q[a] - dl[a];
-			inside = i >= 0 && i < g->in[a];
-			irow += i * j->rs[a];
+	for (int64_t col = 0; col < cnt;) {
+		struct f64_run *rn = &runs[nrun++];
+		int64_t len = qn[L] - u[L];
+		len = len < cnt - col ? len : cnt - col;
+		len = len < nw - col % nw ? len : nw - col % nw;
+		rn->col = col;
+		rn->len = len;
+		rn->yoff = 0;
+		for (int32_t a = 0; a <= L; a++) {
+			rn->q[a] = qlo[a] + u[a];
+			rn->yoff += (rn->q[a] * g->strides[a] + r[a] - g->pad_begin[a]) * j->ys[a];
 		}
-		if (!inside)
-			continue;
-		const int64_t i_last = q[L] - dl[L];
-		const double *x0 = j->xpad + ((nb * g->in_channels + grp * j->cg) * j->in_rows + irow) * j->lp +
-		                   (i_last - j->imin);
-		/* taps outer, channels inner: the order of the packed weights */
-		for (int64_t c = 0; c < j->cg; c++, cnt++) {
-			xp[cnt] = x0 + c * j->in_rows * j->lp;
-			wp[cnt] = wph + (t * j->cg + c) * MB;
+		col += len;
+		u[L] += len;
+		for (int32_t a = L; a > 0 && u[a] == qn[a]; a--) {
+			u[a] = 0;
+			u[a - 1]++;
 		}
 	}
-	return cnt;
+	return nrun;
 }
 
-/* The phase whose row blocks hold global row block rbg: the last with rb_first <= rbg. */
-static int64_t find_phase(const struct f64_job *j, int64_t rbg)
+/* count rows of len doubles from src (rows sstep apart) to dst (rows nw apart). The rows
+ * are channels apart, a stride no hardware prefetcher follows: whole panels also fetch what
+ * the next panel along the row will read. */
+static void copy_rows(double *dst, int64_t nw, const double *src, int64_t sstep, int64_t count, int64_t len)
+{
+	/* constant sizes let the compiler inline the copies of whole panels */
+	if (len == 8)
+		for (int64_t i = 0; i < count; i++) {
+			__builtin_prefetch(src + i * sstep + 8);
+			memcpy(dst + i * nw, src + i * sstep, 8 * sizeof *dst);
+		}
+	else if (len == 16)
+		for (int64_t i = 0; i < count; i++) {
+			__builtin_prefetch(src + i * sstep + 16);
+			__builtin_prefetch(src + i * sstep + 24);
+			memcpy(dst + i * nw, src + i * sstep, 16 * sizeof *dst);
+		}
+	else
+		for (int64_t i = 0; i < count; i++)
+			memcpy(dst + i * nw, src + i * sstep, (size_t)len * sizeof *dst);
+}
+
+/* K entries [k0, k0 + kn) of phase ph, batch nb, group grp, for each run (of one panel) into
+ * xbuf[k - k0][column in panel]: x[q - delta] of the entry's tap and channel, 0 where that
+ * lies outside x. */
+static void pack_chunk(const struct f64_job *j, int64_t nb, int64_t grp, int64_t ph, int64_t k0, int64_t kn,
+                       const struct f64_run *runs, int64_t nrun, double *xbuf)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	const int32_t L = j->last;
+	const int64_t nw = j->kern->nw, cg = j->cg, in_l = g->in[L];
+	const double *xg = j->x + (nb * g->in_channels + grp * cg) * j->in_sp;
+	for (int64_t ri = 0; ri < nrun; ri++) {
+		const struct f64_run *rn = &runs[ri];
+		double *dp = xbuf + rn->col % nw;
+		for (int64_t k = k0; k < k0 + kn;) {
+			const int64_t t = k / cg, c0 = k % cg, cn = cg - c0 < k0 + kn - k ? cg - c0 : k0 + kn - k;
+			const int64_t *dl = j->delta + (j->tfirst[ph] + t) * j->n;
+			double *d = dp + (k - k0) * nw;
+			int64_t off = 0, lo, hi;
+			bool inside = true;
+			for (int32_t a = 0; a < L && inside; a++) {
+				const int64_t i = rn->q[a] - dl[a];
+				inside = i >= 0 && i < g->in[a];
+				off += i * j->xs[a];
+			}
+			const int64_t i0 = rn->q[L] - dl[L];
+			lo = inside ? (i0 < 0 ? -i0 : 0) : rn->len;
+			hi = inside ? (in_l - i0 < rn->len ? in_l - i0 : rn->len) : rn->len;
+			lo = lo > rn->len ? rn->len : lo;
+			hi = hi < lo ? lo : hi;
+			if (lo > 0 || hi < rn->len)
+				for (int64_t c = 0; c < cn; c++) {
+					memset(d + c * nw, 0, (size_t)lo * sizeof *d);
+					memset(d + c * nw + hi, 0, (size_t)(rn->len - hi) * sizeof *d);
+				}
+			if (hi > lo)
+				copy_rows(d + lo, nw, xg + c0 * j->in_sp + off + i0 + lo, j->in_sp, cn, hi - lo);
+			k += cn;
+		}
+	}
+}
+
+/* The phase whose blocks hold global block bg: the last with blk_first <= bg. */
+static int64_t find_phase(const struct f64_job *j, int64_t bg)
 {
 	int64_t lo = 0, hi = j->nphase - 1;
 	while (lo < hi) {
 		const int64_t mid = lo + (hi - lo + 1) / 2;
-		if (j->rb_first[mid] <= rbg)
+		if (j->blk_first[mid] <= bg)
 			lo = mid;
 		else
 			hi = mid - 1;
@@ -235,73 +232,93 @@ static int64_t find_phase(const struct f64_job *j, int64_t rbg)
 	return lo;
 }
 
-/* Items [begin, end): it = ((nb*group + grp)*trb + row block)*mchunks + channel chunk. The
- * lists of the block's rows are built once; each MB block of weights then runs over them. */
+/* Items [begin, end): it = ((nb*group + grp)*tblk + block)*mchunks + channel chunk. */
 static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 {
 	const struct f64_job *j = arg;
 	const struct onnxrun__convt_geom *g = j->g;
-	const int64_t MB = j->kern->mb, nw = j->kern->nw, sl = g->strides[j->last], lmax = j->cg * j->tmax;
-	double *tile = (double *)(j->scratch + (size_t)tid * j->scratch_stride);
-	int64_t *cnt = (int64_t *)(tile + F64_MAX_MB * F64_MAX_NW), *yrow = cnt + j->rb, r[S];
-	const double **xp = (const double **)(yrow + j->rb), **wp = xp + j->rb * lmax;
+	const int64_t MB = j->kern->mb, nw = j->kern->nw, sl = g->strides[j->last], tw = MB * nw;
+	char *base = j->scratch + (size_t)tid * j->scratch_stride;
+	double *acc = (double *)base, *xbuf = (double *)(base + j->acc_bytes);
+	const double **xp = (const double **)(base + j->acc_bytes + j->xbuf_bytes), **wp = xp + j->kc;
+	struct f64_run *runs = (struct f64_run *)(wp + j->kc);
+	int64_t r[S];
 
+	for (int64_t p = 0; p < j->kc; p++)
+		xp[p] = xbuf + p * nw;
 	for (int64_t it = begin; it < end; it++) {
-		const int64_t mc = it % j->mchunks, rbg = it / j->mchunks % j->trb, nbg = it / j->mchunks / j->trb;
-		const int64_t nb = nbg / g->group, grp = nbg % g->group, ph = find_phase(j, rbg);
-		const int64_t row0 = (rbg - j->rb_first[ph]) * j->rb;
-		const int64_t nrows = row0 + j->rb < j->rows[ph] ? j->rb : j->rows[ph] - row0;
-		const int64_t mb1 = (mc + 1) * j->mchunk < j->nmb ? (mc + 1) * j->mchunk : j->nmb;
-		const int64_t qn = j->qn[ph * S + j->last];
+		const int64_t mc = it % j->mchunks, bg = it / j->mchunks % j->tblk, nbg = it / j->mchunks / j->tblk;
+		const int64_t nb = nbg / g->group, grp = nbg % g->group, ph = find_phase(j, bg);
+		const int64_t p0 = (bg - j->blk_first[ph]) * j->pb * nw;
+		const int64_t cnt = p0 + j->pb * nw < j->npos[ph] ? j->pb * nw : j->npos[ph] - p0;
+		const int64_t npan = (cnt + nw - 1) / nw, K = j->nt[ph] * j->cg;
+		const int64_t mb0 = mc * j->mchunk, mb1 = mb0 + j->mchunk < j->nmb ? mb0 + j->mchunk : j->nmb;
+		const double *wph = j->wpk + grp * j->wgroup + j->woff[ph];
+		int64_t nrun;
 		convt_phase_residues(&j->tp, ph, r);
-		for (int64_t i = 0; i < nrows; i++)
-			cnt[i] = row_list(j, nb, grp, ph, r, row0 + i, xp + i * lmax, wp + i * lmax, &yrow[i]);
-		for (int64_t mb = mc * j->mchunk; mb < mb1; mb++) {
+		nrun = make_runs(j, ph, r, p0, cnt, runs);
+		memset(acc, 0, (size_t)((mb1 - mb0) * npan * tw) * sizeof *acc);
+		for (int64_t p = 0; p < j->kc; p++)
+			wp[p] = wph + p * MB;
+		for (int64_t k0 = 0; k0 < K; k0 += j->kc) {
+			const int64_t kn = K - k0 < j->kc ? K - k0 : j->kc;
+			/* each panel's chunk packed right before every channel block runs over it */
+			for (int64_t pn = 0, ri = 0; pn < npan; pn++) {
+				const int64_t r0 = ri;
+				while (ri < nrun && runs[ri].col < (pn + 1) * nw)
+					ri++;
+				if (pn == npan - 1 && cnt % nw) /* columns past the positions */
+					memset(xbuf, 0, (size_t)(j->kc * nw) * sizeof *xbuf);
+				pack_chunk(j, nb, grp, ph, k0, kn, runs + r0, ri - r0, xbuf);
+				for (int64_t mb = mb0; mb < mb1; mb++)
+					j->kern->fn(kn, xp, wp, 0, (k0 * j->nmb + mb * kn) * MB,
+					            acc + ((mb - mb0) * npan + pn) * tw);
+			}
+		}
+		for (int64_t mb = mb0; mb < mb1; mb++) {
 			const int64_t m0 = mb * MB, mcount = j->mg - m0 < MB ? j->mg - m0 : MB;
-			const int64_t woff = mb * j->cg * j->nt[ph] * MB;
 			double *ym = j->y + (nb * g->out_channels + grp * j->mg + m0) * j->out_sp;
 			const double *bm = j->bias ? j->bias + grp * j->mg + m0 : NULL;
-			for (int64_t i = 0; i < nrows; i++)
-				for (int64_t u0 = 0; u0 < qn; u0 += nw) {
-					j->kern->fn(cnt[i], xp + i * lmax, wp + i * lmax, u0, woff, tile);
-					j->store(tile, nw, mcount, qn - u0 < nw ? qn - u0 : nw, ym + yrow[i] + u0 * sl, j->out_sp,
-					         sl, bm);
-				}
+			for (int64_t ri = 0; ri < nrun; ri++) {
+				const struct f64_run *rn = &runs[ri];
+				const double *t = acc + ((mb - mb0) * npan + rn->col / nw) * tw + rn->col % nw;
+				j->store(t, nw, mcount, rn->len, ym + rn->yoff, j->out_sp, sl, bm);
+			}
 		}
 	}
 }
 
-/* Element counts of the per-run buffers (padded X, packed W, per-thread scratch bytes);
- * false when one overflows. */
-static bool f64_sizes(const struct f64_job *j, int64_t *nxpad, int64_t *nwpk, int64_t *scratch)
+/* Per-thread scratch bytes (accumulators, x chunks, pointer lists, runs); false when they
+ * overflow. */
+static bool f64_sizes(struct f64_job *j, int64_t *scratch)
 {
-	const struct onnxrun__convt_geom *g = j->g;
-	int64_t lists;
-	return onnxrun__mul_i64(g->batch, g->in_channels, nxpad) && onnxrun__mul_i64(*nxpad, j->in_rows, nxpad) &&
-	       onnxrun__mul_i64(*nxpad, j->lp, nxpad) && *nxpad < (INT64_C(1) << 58) &&
-	       onnxrun__mul_i64(g->group, j->wgroup, nwpk) && *nwpk < (INT64_C(1) << 58) &&
-	       onnxrun__mul_i64(j->cg, j->tmax, &lists) && onnxrun__mul_i64(lists, 2 * j->rb, &lists) &&
-	       lists < (INT64_C(1) << 56) &&
-	       (*scratch = (F64_MAX_MB * F64_MAX_NW + 2 * j->rb) * 8 + lists * (int64_t)sizeof(double *), true);
+	const int64_t nw = j->kern->nw, tw = j->kern->mb * nw;
+	int64_t acc;
+	if (!onnxrun__mul_i64(j->mchunk, j->pb * tw, &acc) || acc >= (INT64_C(1) << 56))
+		return false;
+	j->acc_bytes = (size_t)acc * sizeof(double);
+	j->xbuf_bytes = (size_t)(j->kc * nw) * sizeof(double);
+	*scratch = (int64_t)(j->acc_bytes + j->xbuf_bytes + 2 * (size_t)j->kc * sizeof(double *) +
+	                     (size_t)(j->pb * nw) * sizeof(struct f64_run));
+	return true;
 }
 
-/* Row blocks (rows per item: about 16K multiply-adds or 64 positions at least), their
- * per-phase counts, and the channel chunks that give every thread a few items. */
+/* Chunk and block sizes, blocks per phase, and the channel chunks that give every thread
+ * a few items. */
 static int64_t f64_split(struct f64_job *j, int threads)
 {
 	const struct onnxrun__convt_geom *g = j->g;
-	const int64_t q = j->qn[j->last], per_row = (q > 0 ? q : 1) * j->mg * j->cg * (j->tmax > 0 ? j->tmax : 1);
+	const int64_t nw = j->kern->nw;
 	int64_t items;
-	j->rb = (16384 + per_row - 1) / per_row;
-	j->rb = j->rb < (64 + q - 1) / (q > 0 ? q : 1) ? (64 + q - 1) / (q > 0 ? q : 1) : j->rb;
-	j->rb = j->rb > F64_MAX_RB ? F64_MAX_RB : j->rb;
-	j->trb = 0;
+	j->kc = CONVT_F64_KC; /* the packed weights' chunks; a panel's x chunk stays in L1 */
+	j->pb = F64_BLOCK_POSITIONS / nw > 1 ? F64_BLOCK_POSITIONS / nw : 1;
+	j->tblk = 0;
 	for (int64_t ph = 0; ph < j->nphase; ph++) {
-		j->nrb[ph] = (j->rows[ph] + j->rb - 1) / j->rb;
-		j->rb_first[ph] = j->trb;
-		j->trb += j->nrb[ph];
+		j->nblk[ph] = (j->npos[ph] + j->pb * nw - 1) / (j->pb * nw);
+		j->blk_first[ph] = j->tblk;
+		j->tblk += j->nblk[ph];
 	}
-	items = g->batch * g->group * j->trb;
+	items = g->batch * g->group * j->tblk;
 	j->mchunks = 1;
 	j->mchunk = j->nmb;
 	if (items < 4 * threads && threads > 1) {
@@ -313,14 +330,14 @@ static int64_t f64_split(struct f64_job *j, int threads)
 	return items * j->mchunks;
 }
 
-static enum onnxrun_status f64_run(const struct convt_call *c)
+static enum onnxrun_status f64_compute(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
 {
 	struct onnxrun_op_context *ctx = c->ctx;
 	const struct onnxrun__convt_geom *g = c->g;
 	const struct onnxrun__f64_kernels *fk;
 	struct f64_job j;
 	enum onnxrun_status st = ONNXRUN_OK;
-	int64_t *buf = NULL, words = 0, nxpad, nwpk, scratch, items;
+	int64_t *buf = NULL, words = 0, scratch, items, grid = 1;
 	int threads = onnxrun_op_threads(ctx);
 	double work;
 
@@ -334,21 +351,23 @@ static enum onnxrun_status f64_run(const struct convt_call *c)
 	j.w = c->w;
 	j.bias = c->b;
 	j.y = c->y;
-	j.kprod = j.nphase = j.in_rows = j.out_sp = 1;
+	j.kprod = j.nphase = j.in_sp = j.out_sp = 1;
 	for (int32_t a = j.n - 1; a >= 0; a--) {
 		j.ys[a] = j.out_sp;
 		j.out_sp *= g->out[a];
+		j.xs[a] = j.in_sp;
+		j.in_sp *= g->in[a];
 		j.kprod *= g->kernel[a];
 		j.nphase *= g->strides[a];
-		if (a < j.last) {
-			j.rs[a] = j.in_rows;
-			j.in_rows *= g->in[a];
-		}
+		grid *= convt_ceil_div(g->out[a], g->strides[a]);
 	}
 	fk = c->kt->f64;
-	j.kern = pick_kernel(fk, j.mg, convt_ceil_div(g->out[j.last], g->strides[j.last]));
+	j.kern = pick_kernel(fk, j.mg, grid);
 	j.store = fk->store;
-	j.nmb = (j.mg + j.kern->mb - 1) / j.kern->mb;
+	j.nmb = pk->mpanels;
+	j.wpk = pk->a64;
+	j.woff = pk->a_off;
+	j.wgroup = pk->a_group;
 	words = j.nphase * (2 * S + 5) + j.kprod * j.n;
 	if ((st = onnxrun__convt_taps_make(ctx->env, g, &j.tp)) == ONNXRUN_ERROR_OUT_OF_MEMORY)
 		goto oom;
@@ -357,37 +376,29 @@ static enum onnxrun_status f64_run(const struct convt_call *c)
 	if (!(buf = onnxrun__calloc(ctx->env, (size_t)words, sizeof *buf)))
 		goto oom;
 	f64_layout(&j, buf);
-	f64_pad_range(&j);
 	/* multiply-adds in all: below ~64K, waking the workers costs more than it saves */
 	work = (double)g->batch * (double)g->out_channels * (double)j.out_sp * (double)j.cg *
 	       (double)j.kprod / (double)j.nphase;
 	if (work < 65536.0)
 		threads = 1;
 	items = f64_split(&j, threads);
-	if (!f64_sizes(&j, &nxpad, &nwpk, &scratch)) { /* absurd sizes: leave them to the scatter */
+	if (!f64_sizes(&j, &scratch)) { /* absurd sizes: leave them to the scatter */
 		st = ONNXRUN_ERROR_UNSUPPORTED;
 		goto out;
 	}
-	j.xpad = onnxrun__malloc(ctx->env, (size_t)nxpad * sizeof(double));
-	j.wpk = onnxrun__malloc(ctx->env, (size_t)nwpk * sizeof(double));
-	j.scratch = onnxrun__convt_scratch(ctx, threads, (size_t)scratch, &j.scratch_stride);
-	if (!j.xpad || !j.wpk || !j.scratch)
+	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, (size_t)scratch, &j.scratch_stride)))
 		goto oom;
-	if (!(st = onnxrun__op_parallel(ctx, threads, g->batch * g->in_channels * j.in_rows, pad_items, &j)) &&
-	    !(st = onnxrun__op_parallel(ctx, threads, g->group * j.nmb, pack_items, &j)))
-		st = onnxrun__op_parallel(ctx, threads, items, f64_items, &j);
+	st = onnxrun__op_parallel(ctx, threads, items, f64_items, &j);
 	goto out;
 oom:
 	st = onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node,
-	                        "out of memory allocating float64 scratch (padded input, packed weights)");
+	                        "out of memory allocating float64 scratch (panels, accumulators)");
 out:
 	onnxrun__free(ctx->env, j.scratch);
-	onnxrun__free(ctx->env, j.wpk);
-	onnxrun__free(ctx->env, j.xpad);
 	onnxrun__free(ctx->env, buf);
 	onnxrun__convt_taps_free(ctx->env, &j.tp);
 	return st;
 }
 
-const struct convt_impl onnxrun__convt_f64 = { "float64 phase", ONNXRUN_DTYPE_DOUBLE, f64_accepts, CONVT_LAYOUT_NONE,
-	                                       f64_run, NULL };
+const struct convt_impl onnxrun__convt_f64 = { "float64 phase", ONNXRUN_DTYPE_DOUBLE, f64_accepts, CONVT_LAYOUT_F64,
+	                                       NULL, f64_compute };

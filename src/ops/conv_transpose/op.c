@@ -100,10 +100,11 @@ static enum onnxrun_status run_list(const struct convt_call *c)
 
 /* ---- init / fini -------------------------------------------------------------------------- */
 
-/* A constant W is prepared by the entry that will take the node's float32 runs. float16 and
- * bfloat16 nodes run through the float32 entries (half.c), so their W is prepared as its
- * float32 widening; a float32 W then lives on only as the packed weights, and compute
- * rebuilds it for the entries that read W itself. */
+/* A constant W is prepared by the entry that will take the node's float32 runs (float64
+ * runs for a float64 W). float16 and bfloat16 nodes run through the float32 entries
+ * (half.c), so their W is prepared as its float32 widening; a float32 W then lives on only
+ * as the packed weights, and compute rebuilds it for the entries that read W itself. A
+ * float64 W is kept beside its packing. */
 static enum onnxrun_status convt_init(struct onnxrun_op_context *ctx, void **state)
 {
 	const void *w_bytes;
@@ -118,11 +119,12 @@ static enum onnxrun_status convt_init(struct onnxrun_op_context *ctx, void **sta
 	float *wide = NULL;
 
 	*state = NULL;
-	if (!w || w->rank < 3 || (w->dtype != ONNXRUN_DTYPE_FLOAT && !convt_is_half(w->dtype)))
+	if (!w || w->rank < 3 ||
+	    (w->dtype != ONNXRUN_DTYPE_FLOAT && w->dtype != ONNXRUN_DTYPE_DOUBLE && !convt_is_half(w->dtype)))
 		return ONNXRUN_OK;
 	/* float32 is packed from its bytes where they are (a pending initializer stays in the
 	 * model buffer and is never copied when the panels replace it); widening reads data */
-	if (w->dtype != ONNXRUN_DTYPE_FLOAT && !(w = onnxrun_op_constant_input(ctx, 1)))
+	if (convt_is_half(w->dtype) && !(w = onnxrun_op_constant_input(ctx, 1)))
 		return ONNXRUN_OK;
 	/* geometry from W alone: X's spatial dims do not change what is prepared */
 	memset(types, 0, sizeof types);
@@ -142,10 +144,11 @@ static enum onnxrun_status convt_init(struct onnxrun_op_context *ctx, void **sta
 	/* attribute errors are reported by infer/compute; here they only mean nothing is prepared */
 	if (onnxrun__convt_geom_make(ctx->node, types, n, &g, &scratch_err) || g.n < 1)
 		return ONNXRUN_OK;
-	im = pick_from(0, &g, ONNXRUN_DTYPE_FLOAT, onnxrun__kernels_current(), &at);
+	im = pick_from(0, &g, w->dtype == ONNXRUN_DTYPE_DOUBLE ? ONNXRUN_DTYPE_DOUBLE : ONNXRUN_DTYPE_FLOAT,
+	               onnxrun__kernels_current(), &at);
 	if (!im || im->layout == CONVT_LAYOUT_NONE)
 		return ONNXRUN_OK;
-	if (w->dtype != ONNXRUN_DTYPE_FLOAT && !(wide = onnxrun__convt_widen_new(ctx->env, w)))
+	if (convt_is_half(w->dtype) && !(wide = onnxrun__convt_widen_new(ctx->env, w)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node,
 		                          "out of memory widening weights to float32");
 	st = onnxrun__convt_pack(ctx->env, &g, wide ? (const void *)wide : w_bytes, im->layout, &pk);

@@ -71,6 +71,46 @@ static inline __attribute__((always_inline)) void move_weights(const struct onnx
 	}
 }
 
+/* Element i of float64 values at any alignment. */
+static inline double load_f64(const unsigned char *p, int64_t i)
+{
+	double v;
+	memcpy(&v, p + i * (int64_t)sizeof v, sizeof v);
+	return v;
+}
+
+/* Packs W (float64 values at any alignment) into pk->a64 (f64 layout, packing.h; pk->a64
+ * zeroed): W is read in order, each (c, m) row of kprod kernel positions once, each
+ * position sent to its phase and tap (ph_of, tap_of: scratch of kprod entries each). */
+static void pack_f64(const struct onnxrun__convt_packed *pk, const unsigned char *w_in, int64_t *ph_of,
+                     int64_t *tap_of)
+{
+	const struct onnxrun__convt_taps *t = &pk->taps;
+	const int64_t cg = pk->cin / pk->group, mg = pk->mg, MB = pk->f64_mb;
+	int64_t r[S];
+	for (int64_t ph = 0; ph < t->nphase; ph++) {
+		convt_phase_residues(t, ph, r);
+		for (int64_t tap = 0; tap < t->ntaps[ph]; tap++) {
+			const int64_t kf = convt_tap(t, r, tap, NULL, NULL);
+			ph_of[kf] = ph;
+			tap_of[kf] = tap;
+		}
+	}
+	for (int64_t grp = 0; grp < pk->group; grp++)
+		for (int64_t c = 0; c < cg; c++)
+			for (int64_t m = 0; m < mg; m++) {
+				const int64_t row = ((grp * cg + c) * mg + m) * t->kprod;
+				double *dg = pk->a64 + grp * pk->a_group + m % MB;
+				for (int64_t kf = 0; kf < t->kprod; kf++) {
+					const int64_t ph = ph_of[kf], k = tap_of[kf] * cg + c, K = t->ntaps[ph] * cg;
+					const int64_t k0 = k / CONVT_F64_KC * CONVT_F64_KC;
+					const int64_t kn = K - k0 < CONVT_F64_KC ? K - k0 : CONVT_F64_KC;
+					dg[pk->a_off[ph] + (k0 * pk->mpanels + m / MB * kn + k - k0) * MB] =
+						load_f64(w_in, row + kf);
+				}
+			}
+}
+
 void onnxrun__convt_packed_free(struct onnxrun__convt_packed *p)
 {
 	if (!p)
@@ -78,12 +118,15 @@ void onnxrun__convt_packed_free(struct onnxrun__convt_packed *p)
 	onnxrun__convt_taps_free(p->env, &p->taps);
 	onnxrun__free(p->env, p->a_off);
 	onnxrun__free(p->env, p->a);
+	onnxrun__free(p->env, p->a64);
 	onnxrun__free(p->env, p);
 }
 
 enum onnxrun_status onnxrun__convt_unpack(const struct onnxrun__convt_packed *pk, float *w)
 {
 	int64_t *kfs;
+	if (pk->layout == CONVT_LAYOUT_F64)
+		return ONNXRUN_ERROR_UNSUPPORTED;
 	if (!(kfs = onnxrun__malloc(pk->env, (size_t)(pk->taps.tmax > 0 ? pk->taps.tmax : 1) * sizeof *kfs)))
 		return ONNXRUN_ERROR_OUT_OF_MEMORY;
 	move_weights(pk, NULL, w, kfs);
@@ -91,11 +134,14 @@ enum onnxrun_status onnxrun__convt_unpack(const struct onnxrun__convt_packed *pk
 	return ONNXRUN_OK;
 }
 
-/* The phase layout's panel count and per-phase offsets, and the floats per group. */
+/* The phase and f64 layouts' panel counts and per-phase offsets, and the elements per group. */
 static enum onnxrun_status layout_make(struct onnxrun__convt_packed *pk)
 {
 	const struct onnxrun__convt_taps *t = &pk->taps;
-	const int64_t mr = pk->kern->mr_max, cg = pk->cin / pk->group;
+	const int64_t cg = pk->cin / pk->group;
+	int64_t mr = pk->kern->mr_max;
+	if (pk->layout == CONVT_LAYOUT_F64)
+		mr = pk->f64_mb = convt_f64_block(pk->kt->f64, pk->mg);
 	if (pk->layout == CONVT_LAYOUT_COL2IM) {
 		pk->a_group = (pk->mg * t->kprod + mr - 1) / mr * mr * cg;
 		return ONNXRUN_OK;
@@ -129,11 +175,27 @@ enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env, const str
 	pk->cin = g->in_channels;
 	pk->group = g->group;
 	pk->mg = g->out_channels / g->group;
-	if ((st = onnxrun__convt_taps_make(env, g, &pk->taps)) || (st = layout_make(pk)) ||
-	    !(pk->a = onnxrun__malloc(env, (size_t)(pk->a_group * pk->group) * sizeof(float))) ||
+	if ((st = onnxrun__convt_taps_make(env, g, &pk->taps)) || (st = layout_make(pk))) {
+		onnxrun__convt_packed_free(pk);
+		return st;
+	}
+	if (layout == CONVT_LAYOUT_F64) {
+		int64_t elems, *map;
+		if (!onnxrun__mul_i64(pk->a_group, pk->group, &elems) || elems >= (INT64_C(1) << 58) ||
+		    !(pk->a64 = onnxrun__calloc(env, (size_t)(elems > 0 ? elems : 1), sizeof(double))) ||
+		    !(map = onnxrun__malloc(env, (size_t)(2 * pk->taps.kprod) * sizeof *map))) {
+			onnxrun__convt_packed_free(pk);
+			return ONNXRUN_ERROR_OUT_OF_MEMORY;
+		}
+		pack_f64(pk, w, map, map + pk->taps.kprod);
+		onnxrun__free(env, map);
+		*out = pk;
+		return ONNXRUN_OK;
+	}
+	if (!(pk->a = onnxrun__malloc(env, (size_t)(pk->a_group * pk->group) * sizeof(float))) ||
 	    !(kfs = onnxrun__malloc(env, (size_t)(pk->taps.tmax > 0 ? pk->taps.tmax : 1) * sizeof *kfs))) {
 		onnxrun__convt_packed_free(pk);
-		return st ? st : ONNXRUN_ERROR_OUT_OF_MEMORY;
+		return ONNXRUN_ERROR_OUT_OF_MEMORY;
 	}
 	move_weights(pk, w, NULL, kfs);
 	onnxrun__free(env, kfs);
@@ -189,6 +251,15 @@ enum onnxrun_status onnxrun__convt_run_packed(const struct convt_call *c, enum c
 	enum onnxrun_status st;
 	if (onnxrun__convt_packed_matches(c->packed, c->g, layout, c->kt))
 		return compute(c, c->packed);
+	if (layout == CONVT_LAYOUT_F64) { /* a float64 W is never released */
+		if ((st = onnxrun__convt_pack(c->ctx->env, c->g, c->w, layout, &mine)) == ONNXRUN_ERROR_UNSUPPORTED)
+			return st; /* more phases than the decomposition takes: the entry declines */
+		if (st)
+			return onnxrun__node_fail(c->ctx->err, st, c->ctx->node, "out of memory packing weights");
+		st = compute(c, mine);
+		onnxrun__convt_packed_free(mine);
+		return st;
+	}
 	if ((st = onnxrun__convt_w_values(c, &w, &wown)))
 		return st;
 	st = onnxrun__convt_pack(c->ctx->env, c->g, w, layout, &mine);

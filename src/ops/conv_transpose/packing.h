@@ -1,14 +1,20 @@
 /*
- * packing.h - float32 weights packed for the GEMM micro-kernels, shared by the two
- * implementations that run on them (phase.c, col2im.c): built at load when W is an
- * initializer (the op's state), else per run; W can be rebuilt from them exactly, so a model
- * need not keep both.
+ * packing.h - weights packed for the micro-kernels: float32 for the GEMM kernels, shared by
+ * the two implementations that run on them (phase.c, col2im.c), and float64 for the float64
+ * tiles (f64.c). Built at load when W is an initializer (the op's state), else per run. A
+ * float32 W can be rebuilt from its packing exactly, so a model need not keep both; a
+ * float64 W is kept (the float64 entry reads only the packing while it matches).
  *
  * Layouts (A panels of the kernel table's gemm, mr_max rows wide, zero rows at the end):
  *  - phase: per group, per phase, weight panels of output channels split evenly over
  *    ceil(mg / mr_max) panels; panel rows are output channels, its K = input channels x the
  *    phase's taps (channel-major);
- *  - col2im: per group, rows R = m*kprod + kernel position, K = input channels.
+ *  - col2im: per group, rows R = m*kprod + kernel position, K = input channels;
+ *  - f64 (float64, kernel table's f64 tiles): per group, per phase, K = taps x input
+ *    channels (taps outer) in chunks of CONVT_F64_KC entries (the last may be shorter); per
+ *    chunk, per block of f64_mb output channels (the most channels of any tile, up to mg;
+ *    zeros past mg), [entry][f64_mb]. A chunk's weights for every block are contiguous:
+ *    f64.c runs every block over one chunk of x before the next.
  */
 #ifndef ONNXRUN_OPS_CONV_TRANSPOSE_PACKING_H
 #define ONNXRUN_OPS_CONV_TRANSPOSE_PACKING_H
@@ -16,10 +22,14 @@
 #include "taps.h"
 #include "../../kernels/kernels.h"
 
+/* K entries per chunk of the f64 layout. */
+#define CONVT_F64_KC 128
+
 enum convt_layout {
 	CONVT_LAYOUT_NONE = 0,
 	CONVT_LAYOUT_PHASE = 1,
 	CONVT_LAYOUT_COL2IM = 2,
+	CONVT_LAYOUT_F64 = 3,
 };
 
 struct onnxrun__convt_packed {
@@ -30,10 +40,23 @@ struct onnxrun__convt_packed {
 	int64_t cin, mg, group;                   /* W is (cin, mg, kernel...) */
 	struct onnxrun__convt_taps taps;
 	int64_t mpanels; /* phase layout: weight panels per phase */
-	int64_t *a_off;  /* phase layout: per phase, float offset of its panels in a group's block */
-	int64_t a_group; /* floats of packed weights per group */
-	float *a;
+	int64_t *a_off;  /* phase and f64 layouts: per phase, element offset of its panels in a group's block */
+	int64_t a_group; /* elements of packed weights per group */
+	float *a;        /* float32 layouts */
+	int64_t f64_mb;  /* f64 layout: output channels per block */
+	double *a64;     /* f64 layout */
 };
+
+/* The f64 layout's channels per block for mg output channels per group: the most channels of
+ * any of the ISA's float64 tiles, up to mg (at least 1). */
+static inline int64_t convt_f64_block(const struct onnxrun__f64_kernels *fk, int64_t mg)
+{
+	int64_t mb = 1;
+	for (int i = 0; i < fk->ntiles; i++)
+		if (fk->tiles[i].mb <= mg && fk->tiles[i].mb > mb)
+			mb = fk->tiles[i].mb;
+	return mb;
+}
 
 /* First output channel of weight panel i of n over mg channels: panels split mg evenly
  * (sizes differ by at most one), so no panel is a short remainder that reads B for few rows.
@@ -43,8 +66,8 @@ static inline int64_t convt_panel_lo(int64_t mg, int64_t n, int64_t i)
 	return i * mg / n;
 }
 
-/* Packs W (float32, shape (cin, mg, kernel...), at any alignment: a pending initializer is
- * read in the model buffer) in `layout` for the ISA in use. Returns OK, UNSUPPORTED (more
+/* Packs W (float32, or float64 for the f64 layout; shape (cin, mg, kernel...), at any
+ * alignment: a pending initializer is read in the model buffer) in `layout` for the ISA in use. Returns OK, UNSUPPORTED (more
  * phases or kernel positions than the decomposition takes) or OUT_OF_MEMORY. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env,
                                                         const struct onnxrun__convt_geom *g, const void *w,
@@ -54,7 +77,8 @@ ONNXRUN__HIDDEN void onnxrun__convt_packed_free(struct onnxrun__convt_packed *p)
 ONNXRUN__HIDDEN bool onnxrun__convt_packed_matches(const struct onnxrun__convt_packed *pk,
                                                    const struct onnxrun__convt_geom *g, enum convt_layout layout,
                                                    const struct onnxrun__kernels *kt);
-/* Writes W (float32, shape (cin, mg, kernel...)) back from the packed weights. */
+/* Writes W (float32, shape (cin, mg, kernel...)) back from float32 packed weights
+ * (UNSUPPORTED for the f64 layout: its W is never released). */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_unpack(const struct onnxrun__convt_packed *pk, float *w);
 
 #endif
