@@ -61,7 +61,7 @@ struct f64_job {
 	const struct onnxrun__convt_geom *g;
 	const struct onnxrun__f64_tile *kern;
 	onnxrun__f64_store_fn store;
-	const double *x, *w, *bias;
+	const double *x, *bias;
 	double *y;
 	const double *wpk; /* the packed weights (packing.h, f64 layout) */
 	int32_t n, last;
@@ -354,7 +354,6 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 	j.cg = g->in_channels / g->group;
 	j.mg = g->out_channels / g->group;
 	j.x = c->x;
-	j.w = c->w;
 	j.bias = c->b;
 	j.y = c->y;
 	j.kprod = j.nphase = j.in_sp = j.out_sp = 1;

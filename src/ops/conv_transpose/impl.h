@@ -77,6 +77,9 @@ ONNXRUN__HIDDEN extern const struct convt_impl onnxrun__convt_scatter;   /* scat
  * Errors are recorded on the node. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_w_values(const struct convt_call *c, const float **out,
                                                            float **owned);
+/* The same for a float64 W (dtype double), rebuilt from the f64 layout. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_w_f64_values(const struct convt_call *c, const double **out,
+                                                               double **owned);
 
 /* Runs compute with c's weights packed in `layout`: the op's state when it matches c's
  * geometry and ISA, else packed for this run. Errors are recorded on the node. */

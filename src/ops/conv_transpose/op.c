@@ -102,9 +102,9 @@ static enum onnxrun_status run_list(const struct convt_call *c)
 
 /* A constant W is prepared by the entry that will take the node's float32 runs (float64
  * runs for a float64 W). float16 and bfloat16 nodes run through the float32 entries
- * (half.c), so their W is prepared as its float32 widening; a float32 W then lives on only
- * as the packed weights, and compute rebuilds it for the entries that read W itself. A
- * float64 W is kept beside its packing. */
+ * (half.c), so their W is prepared as its float32 widening; a float32 or float64 W then
+ * lives on only as the packed weights, and compute rebuilds it for the entries that read W
+ * itself. */
 static enum onnxrun_status convt_init(struct onnxrun_op_context *ctx, void **state)
 {
 	const void *w_bytes;
@@ -158,7 +158,7 @@ static enum onnxrun_status convt_init(struct onnxrun_op_context *ctx, void **sta
 	if (st)
 		return onnxrun__node_fail(ctx->err, st, ctx->node, "out of memory preparing the weights (%s)", im->name);
 	*state = pk;
-	if (pk && w->dtype == ONNXRUN_DTYPE_FLOAT)
+	if (pk && (w->dtype == ONNXRUN_DTYPE_FLOAT || w->dtype == ONNXRUN_DTYPE_DOUBLE))
 		onnxrun__op_rebuilds_input(ctx, 1);
 	return ONNXRUN_OK;
 }

@@ -80,10 +80,11 @@ static inline double load_f64(const unsigned char *p, int64_t i)
 }
 
 /* Packs W (float64 values at any alignment) into pk->a64 (f64 layout, packing.h; pk->a64
- * zeroed): W is read in order, each (c, m) row of kprod kernel positions once, each
- * position sent to its phase and tap (ph_of, tap_of: scratch of kprod entries each). */
-static void pack_f64(const struct onnxrun__convt_packed *pk, const unsigned char *w_in, int64_t *ph_of,
-                     int64_t *tap_of)
+ * zeroed), or with w_out writes W back from it: the same walk, so one is exactly the other's
+ * inverse. W is read (written) in order, each (c, m) row of kprod kernel positions once,
+ * each position sent to its phase and tap (ph_of, tap_of: scratch of kprod entries each). */
+static void move_f64(const struct onnxrun__convt_packed *pk, const unsigned char *w_in, double *w_out,
+                     int64_t *ph_of, int64_t *tap_of)
 {
 	const struct onnxrun__convt_taps *t = &pk->taps;
 	const int64_t cg = pk->cin / pk->group, mg = pk->mg, MB = pk->f64_mb;
@@ -105,8 +106,11 @@ static void pack_f64(const struct onnxrun__convt_packed *pk, const unsigned char
 					const int64_t ph = ph_of[kf], k = tap_of[kf] * cg + c, K = t->ntaps[ph] * cg;
 					const int64_t k0 = k / CONVT_F64_KC * CONVT_F64_KC;
 					const int64_t kn = K - k0 < CONVT_F64_KC ? K - k0 : CONVT_F64_KC;
-					dg[pk->a_off[ph] + (k0 * pk->mpanels + m / MB * kn + k - k0) * MB] =
-						load_f64(w_in, row + kf);
+					double *d = dg + pk->a_off[ph] + (k0 * pk->mpanels + m / MB * kn + k - k0) * MB;
+					if (w_out)
+						w_out[row + kf] = *d;
+					else
+						*d = load_f64(w_in, row + kf);
 				}
 			}
 }
@@ -122,11 +126,16 @@ void onnxrun__convt_packed_free(struct onnxrun__convt_packed *p)
 	onnxrun__free(p->env, p);
 }
 
-enum onnxrun_status onnxrun__convt_unpack(const struct onnxrun__convt_packed *pk, float *w)
+enum onnxrun_status onnxrun__convt_unpack(const struct onnxrun__convt_packed *pk, void *w)
 {
 	int64_t *kfs;
-	if (pk->layout == CONVT_LAYOUT_F64)
-		return ONNXRUN_ERROR_UNSUPPORTED;
+	if (pk->layout == CONVT_LAYOUT_F64) {
+		if (!(kfs = onnxrun__malloc(pk->env, (size_t)(2 * pk->taps.kprod) * sizeof *kfs)))
+			return ONNXRUN_ERROR_OUT_OF_MEMORY;
+		move_f64(pk, NULL, w, kfs, kfs + pk->taps.kprod);
+		onnxrun__free(pk->env, kfs);
+		return ONNXRUN_OK;
+	}
 	if (!(kfs = onnxrun__malloc(pk->env, (size_t)(pk->taps.tmax > 0 ? pk->taps.tmax : 1) * sizeof *kfs)))
 		return ONNXRUN_ERROR_OUT_OF_MEMORY;
 	move_weights(pk, NULL, w, kfs);
@@ -187,7 +196,7 @@ enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env, const str
 			onnxrun__convt_packed_free(pk);
 			return ONNXRUN_ERROR_OUT_OF_MEMORY;
 		}
-		pack_f64(pk, w, map, map + pk->taps.kprod);
+		move_f64(pk, w, NULL, map, map + pk->taps.kprod);
 		onnxrun__free(env, map);
 		*out = pk;
 		return ONNXRUN_OK;
@@ -216,7 +225,10 @@ bool onnxrun__convt_packed_matches(const struct onnxrun__convt_packed *pk, const
 	return true;
 }
 
-enum onnxrun_status onnxrun__convt_w_values(const struct convt_call *c, const float **out, float **owned)
+/* W's values (dtype: float32 or float64, the packed state's) for c: c->w, or rebuilt into
+ * *owned when the model released W after packing it. */
+static enum onnxrun_status w_values(const struct convt_call *c, enum onnxrun_dtype dtype, const void **out,
+                                    void **owned)
 {
 	struct onnxrun_op_context *ctx = c->ctx;
 	size_t bytes;
@@ -226,13 +238,12 @@ enum onnxrun_status onnxrun__convt_w_values(const struct convt_call *c, const fl
 	if (c->w || c->w_numel == 0)
 		return ONNXRUN_OK;
 	/* released at load (onnxrun__op_rebuilds_input in init): rebuild from the packed state */
-	if (!c->packed)
+	if (!c->packed || (c->packed->layout == CONVT_LAYOUT_F64) != (dtype == ONNXRUN_DTYPE_DOUBLE))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_RUNTIME, ctx->node,
 		                          "weights were released without a packed copy");
-	if (!onnxrun__tensor_bytes(ONNXRUN_DTYPE_FLOAT, c->w_numel, &bytes) ||
-	    !(*owned = onnxrun__malloc(ctx->env, bytes)))
+	if (!onnxrun__tensor_bytes(dtype, c->w_numel, &bytes) || !(*owned = onnxrun__malloc(ctx->env, bytes)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node,
-		                          "out of memory rebuilding the weights (%lld floats)", (long long)c->w_numel);
+		                          "out of memory rebuilding the weights (%lld values)", (long long)c->w_numel);
 	if ((st = onnxrun__convt_unpack(c->packed, *owned))) {
 		onnxrun__free(ctx->env, *owned);
 		*owned = NULL;
@@ -240,6 +251,26 @@ enum onnxrun_status onnxrun__convt_w_values(const struct convt_call *c, const fl
 	}
 	*out = *owned;
 	return ONNXRUN_OK;
+}
+
+enum onnxrun_status onnxrun__convt_w_values(const struct convt_call *c, const float **out, float **owned)
+{
+	const void *v;
+	void *own;
+	const enum onnxrun_status st = w_values(c, ONNXRUN_DTYPE_FLOAT, &v, &own);
+	*out = v;
+	*owned = own;
+	return st;
+}
+
+enum onnxrun_status onnxrun__convt_w_f64_values(const struct convt_call *c, const double **out, double **owned)
+{
+	const void *v;
+	void *own;
+	const enum onnxrun_status st = w_values(c, ONNXRUN_DTYPE_DOUBLE, &v, &own);
+	*out = v;
+	*owned = own;
+	return st;
 }
 
 enum onnxrun_status onnxrun__convt_run_packed(const struct convt_call *c, enum convt_layout layout,
@@ -251,8 +282,14 @@ enum onnxrun_status onnxrun__convt_run_packed(const struct convt_call *c, enum c
 	enum onnxrun_status st;
 	if (onnxrun__convt_packed_matches(c->packed, c->g, layout, c->kt))
 		return compute(c, c->packed);
-	if (layout == CONVT_LAYOUT_F64) { /* a float64 W is never released */
-		if ((st = onnxrun__convt_pack(c->ctx->env, c->g, c->w, layout, &mine)) == ONNXRUN_ERROR_UNSUPPORTED)
+	if (layout == CONVT_LAYOUT_F64) {
+		const double *wd;
+		double *wdown;
+		if ((st = onnxrun__convt_w_f64_values(c, &wd, &wdown)))
+			return st;
+		st = onnxrun__convt_pack(c->ctx->env, c->g, wd, layout, &mine);
+		onnxrun__free(c->ctx->env, wdown);
+		if (st == ONNXRUN_ERROR_UNSUPPORTED)
 			return st; /* more phases than the decomposition takes: the entry declines */
 		if (st)
 			return onnxrun__node_fail(c->ctx->err, st, c->ctx->node, "out of memory packing weights");

@@ -1,9 +1,8 @@
 /*
  * packing.h - weights packed for the micro-kernels: float32 for the GEMM kernels, shared by
  * the two implementations that run on them (phase.c, col2im.c), and float64 for the float64
- * tiles (f64.c). Built at load when W is an initializer (the op's state), else per run. A
- * float32 W can be rebuilt from its packing exactly, so a model need not keep both; a
- * float64 W is kept (the float64 entry reads only the packing while it matches).
+ * tiles (f64.c). Built at load when W is an initializer (the op's state), else per run. W
+ * can be rebuilt from its packing exactly, so a model need not keep both.
  *
  * Layouts (A panels of the kernel table's gemm, mr_max rows wide, zero rows at the end):
  *  - phase: per group, per phase, weight panels of output channels split evenly over
@@ -77,8 +76,8 @@ ONNXRUN__HIDDEN void onnxrun__convt_packed_free(struct onnxrun__convt_packed *p)
 ONNXRUN__HIDDEN bool onnxrun__convt_packed_matches(const struct onnxrun__convt_packed *pk,
                                                    const struct onnxrun__convt_geom *g, enum convt_layout layout,
                                                    const struct onnxrun__kernels *kt);
-/* Writes W (float32, shape (cin, mg, kernel...)) back from float32 packed weights
- * (UNSUPPORTED for the f64 layout: its W is never released). */
-ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_unpack(const struct onnxrun__convt_packed *pk, float *w);
+/* Writes W (shape (cin, mg, kernel...); float64 for the f64 layout, else float32) back from
+ * the packed weights. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_unpack(const struct onnxrun__convt_packed *pk, void *w);
 
 #endif

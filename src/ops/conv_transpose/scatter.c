@@ -148,15 +148,24 @@ static const char *scatter_accepts(const struct convt_query *q)
 static enum onnxrun_status scatter_run(const struct convt_call *c)
 {
 	const bool f32 = c->dtype == ONNXRUN_DTYPE_FLOAT;
-	const void *w = c->w;
-	float *wown = NULL;
+	const void *w;
+	void *wown;
 	enum onnxrun_status st;
-	if (f32) { /* float32 W may have been released after packing */
+	if (f32) { /* W may have been released after packing */
 		const float *wf;
-		if ((st = onnxrun__convt_w_values(c, &wf, &wown)))
-			return st;
+		float *own;
+		st = onnxrun__convt_w_values(c, &wf, &own);
 		w = wf;
+		wown = own;
+	} else {
+		const double *wd;
+		double *own;
+		st = onnxrun__convt_w_f64_values(c, &wd, &own);
+		w = wd;
+		wown = own;
 	}
+	if (st)
+		return st;
 	fill_bias(c->g, c->dtype, c->b, c->y);
 	st = convt_scatter(c->ctx, c->g, &(struct convt_arrays){ f32 ? row_f32 : row_f64, c->x, w, c->y });
 	onnxrun__free(c->ctx->env, wown);
