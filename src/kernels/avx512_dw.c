@@ -1,7 +1,9 @@
 /*
- * avx512_dw.c - the AVX-512 depthwise ConvTranspose rows (depthwise.h): 16 grid positions of
- * the last axis in a register over all taps, then permuted masked stores into the strided
- * outputs.
+ * avx512_dw.c - the AVX-512 depthwise ConvTranspose rows (depthwise.h). Stride 2 on the last
+ * axis: both phases of 16 grid positions in two registers, interleaved into 32 consecutive
+ * outputs (whole stores), the taps of the last axis listed once per call. Other strides: 16
+ * grid positions of one phase in a register over all taps, then permuted masked stores into
+ * the strided outputs.
  */
 #include "generic_dw.h"
 #include "parts.h"
@@ -10,6 +12,234 @@
 #include <immintrin.h>
 
 #define T512 __attribute__((target("avx512f,fma")))
+
+/* Lanes lo..hi (clamped to 0..15) set. */
+static inline __mmask16 dw_lanes(int64_t lo, int64_t hi)
+{
+	lo = lo < 0 ? 0 : lo;
+	hi = hi > 15 ? 15 : hi;
+	if (lo > hi)
+		return 0;
+	return (__mmask16)(((1u << (hi + 1)) - 1u) & ~((1u << lo) - 1u));
+}
+
+/* Most 16-position blocks at the two ends of a stride-2 row (dw_rows_s2). */
+#define DW_EDGE_BLOCKS 8
+
+/* What every row of one stride-2 call shares: per phase c of the output (y[2p + c]), the
+ * last-axis taps (kernel column, x offset: position p reads x[p + off]); the positions
+ * [pa, pe) where every tap is inside the x row and both outputs inside the y row; the
+ * blocks at the ends, with per-tap lanes inside the x row and the lanes to store. */
+struct dw_s2_plan {
+	int64_t n1[2], kk1[2][ONNXRUN__KDW_MAX_TAPS], off1[2][ONNXRUN__KDW_MAX_TAPS];
+	int64_t pa, pe, nb;
+	bool k4; /* two taps per phase at offsets o, o - 1; phase 1's o is phase 0's or one more */
+	int64_t ep[DW_EDGE_BLOCKS];
+	__mmask16 es[DW_EDGE_BLOCKS][2];
+	__mmask16 em[DW_EDGE_BLOCKS][2][ONNXRUN__KDW_MAX_TAPS];
+};
+
+/* Fills the plan; false when the row is too short or its ends too wide for it. */
+static bool dw_s2_plan_make(const struct onnxrun__kdw_axis *a1, struct dw_s2_plan *pl)
+{
+	const int64_t np = (a1->out + 1) / 2;
+	pl->pa = 0;
+	pl->pe = a1->out / 2;
+	for (int c = 0; c < 2; c++) {
+		const int64_t r1 = (((c + a1->pb) % 2) + 2) % 2, e = (c + a1->pb - r1) / 2;
+		pl->n1[c] = 0;
+		for (int64_t i = a1->start[r1]; i < a1->start[r1 + 1]; i++) {
+			const int64_t off = e - a1->dl[i];
+			pl->kk1[c][pl->n1[c]] = a1->kk[i];
+			pl->off1[c][pl->n1[c]++] = off;
+			pl->pa = pl->pa > -off ? pl->pa : -off;
+			pl->pe = pl->pe < a1->in - off ? pl->pe : a1->in - off;
+		}
+	}
+	if (pl->pe - pl->pa < 16)
+		return false;
+	pl->k4 = pl->n1[0] == 2 && pl->n1[1] == 2 && pl->off1[0][1] == pl->off1[0][0] - 1 &&
+	         pl->off1[1][1] == pl->off1[1][0] - 1 &&
+	         (pl->off1[1][0] == pl->off1[0][0] || pl->off1[1][0] == pl->off1[0][0] + 1);
+	pl->nb = 0;
+	for (int side = 0; side < 2; side++) {
+		const int64_t lo = side ? pl->pe : 0, hi = side ? np : pl->pa; /* positions [lo, hi) */
+		for (int64_t p = lo; p < hi; p += 16) {
+			const int64_t b = pl->nb;
+			if (b == DW_EDGE_BLOCKS)
+				return false;
+			pl->ep[b] = p;
+			for (int h = 0; h < 2; h++) {
+				unsigned m = 0;
+				for (int k = 0; k < 16; k++) {
+					const int64_t q = p + 8 * h + k / 2;
+					if (q < hi && 2 * q + (k & 1) < a1->out)
+						m |= 1u << k;
+				}
+				pl->es[b][h] = (__mmask16)m;
+			}
+			for (int c = 0; c < 2; c++)
+				for (int64_t e = 0; e < pl->n1[c]; e++)
+					pl->em[b][c][e] = dw_lanes(-pl->off1[c][e] - p, a1->in - 1 - pl->off1[c][e] - p);
+			pl->nb++;
+		}
+	}
+	return true;
+}
+
+/* One row of a stride-2 call: n0 x rows (xr, with their kernel rows wr), n1[c] last-axis taps
+ * per phase. Positions [pa, pe) 16 at a time with whole stores (the last block may overlap
+ * the one before; it stores the same values again), then the end blocks. Where inlined with
+ * constant counts the weights and x pointers stay in registers across the row. */
+T512 static inline __attribute__((always_inline)) void dw_s2_row(const struct dw_s2_plan *pl, int64_t n0,
+                                                                 int64_t n1a, int64_t n1b, const float *const *xr,
+                                                                 const float *const *wr, __m512 b, float *yr)
+{
+	const __m512i ilo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+	const __m512i ihi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+	const int64_t n1[2] = { n1a, n1b }, pa = pl->pa, pe = pl->pe;
+	const float *xp[2][ONNXRUN__KDW_MAX_TAPS];
+	__m512 wv[2][ONNXRUN__KDW_MAX_TAPS];
+	for (int c = 0; c < 2; c++)
+		for (int64_t i = 0; i < n0; i++)
+			for (int64_t e = 0; e < n1[c]; e++) {
+				xp[c][i * n1[c] + e] = xr[i] + pl->off1[c][e];
+				wv[c][i * n1[c] + e] = _mm512_set1_ps(wr[i][pl->kk1[c][e]]);
+			}
+	for (int64_t p = pa;; p += 16) {
+		p = p < pe - 16 ? p : pe - 16;
+		__m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+		for (int64_t t = 0; t < n0 * n1[0]; t++)
+			acc0 = _mm512_fmadd_ps(wv[0][t], _mm512_loadu_ps(xp[0][t] + p), acc0);
+		for (int64_t t = 0; t < n0 * n1[1]; t++)
+			acc1 = _mm512_fmadd_ps(wv[1][t], _mm512_loadu_ps(xp[1][t] + p), acc1);
+		acc0 = _mm512_add_ps(b, acc0);
+		acc1 = _mm512_add_ps(b, acc1);
+		_mm512_storeu_ps(yr + 2 * p, _mm512_permutex2var_ps(acc0, ilo, acc1));
+		_mm512_storeu_ps(yr + 2 * p + 16, _mm512_permutex2var_ps(acc0, ihi, acc1));
+		if (p == pe - 16)
+			break;
+	}
+	for (int64_t k = 0; k < pl->nb; k++) {
+		const int64_t p = pl->ep[k];
+		__m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+		for (int64_t t = 0; t < n0 * n1[0]; t++) {
+			const __mmask16 m = pl->em[k][0][t % n1[0]];
+			acc0 = _mm512_mask3_fmadd_ps(wv[0][t], _mm512_maskz_loadu_ps(m, xp[0][t] + p), acc0, m);
+		}
+		for (int64_t t = 0; t < n0 * n1[1]; t++) {
+			const __mmask16 m = pl->em[k][1][t % n1[1]];
+			acc1 = _mm512_mask3_fmadd_ps(wv[1][t], _mm512_maskz_loadu_ps(m, xp[1][t] + p), acc1, m);
+		}
+		acc0 = _mm512_add_ps(b, acc0);
+		acc1 = _mm512_add_ps(b, acc1);
+		_mm512_mask_storeu_ps(yr + 2 * p, pl->es[k][0], _mm512_permutex2var_ps(acc0, ilo, acc1));
+		_mm512_mask_storeu_ps(yr + 2 * p + 16, pl->es[k][1], _mm512_permutex2var_ps(acc0, ihi, acc1));
+	}
+}
+
+/* dw_s2_row for two taps per phase at x offsets o and o - 1 (kernel 4, dilation 1), phase 1's o
+ * being phase 0's plus de (0 or 1): one x pointer per x row and constant displacements, so
+ * that pointers and weights stay in registers. n0 (1 or 2) and de are constants where
+ * inlined. */
+T512 static inline __attribute__((always_inline)) void dw_s2_row_k4(const struct dw_s2_plan *pl, int64_t n0,
+                                                                    int64_t de, const float *const *xr,
+                                                                    const float *const *wr, __m512 b, float *yr)
+{
+	const __m512i ilo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+	const __m512i ihi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+	const int64_t o = pl->off1[0][0], pa = pl->pa, pe = pl->pe;
+	const float *x0 = xr[0] + o, *x1 = xr[n0 - 1] + o;
+	const __m512 w0a = _mm512_set1_ps(wr[0][pl->kk1[0][0]]), w0b = _mm512_set1_ps(wr[0][pl->kk1[0][1]]);
+	const __m512 w0c = _mm512_set1_ps(wr[0][pl->kk1[1][0]]), w0d = _mm512_set1_ps(wr[0][pl->kk1[1][1]]);
+	const __m512 w1a = _mm512_set1_ps(wr[n0 - 1][pl->kk1[0][0]]), w1b = _mm512_set1_ps(wr[n0 - 1][pl->kk1[0][1]]);
+	const __m512 w1c = _mm512_set1_ps(wr[n0 - 1][pl->kk1[1][0]]), w1d = _mm512_set1_ps(wr[n0 - 1][pl->kk1[1][1]]);
+	for (int64_t p = pa;; p += 16) {
+		p = p < pe - 16 ? p : pe - 16;
+		__m512 acc0 = _mm512_fmadd_ps(w0a, _mm512_loadu_ps(x0 + p), _mm512_setzero_ps());
+		__m512 acc1 = _mm512_fmadd_ps(w0c, _mm512_loadu_ps(x0 + p + de), _mm512_setzero_ps());
+		acc0 = _mm512_fmadd_ps(w0b, _mm512_loadu_ps(x0 + p - 1), acc0);
+		acc1 = _mm512_fmadd_ps(w0d, _mm512_loadu_ps(x0 + p + de - 1), acc1);
+		if (n0 == 2) {
+			acc0 = _mm512_fmadd_ps(w1a, _mm512_loadu_ps(x1 + p), acc0);
+			acc1 = _mm512_fmadd_ps(w1c, _mm512_loadu_ps(x1 + p + de), acc1);
+			acc0 = _mm512_fmadd_ps(w1b, _mm512_loadu_ps(x1 + p - 1), acc0);
+			acc1 = _mm512_fmadd_ps(w1d, _mm512_loadu_ps(x1 + p + de - 1), acc1);
+		}
+		acc0 = _mm512_add_ps(b, acc0);
+		acc1 = _mm512_add_ps(b, acc1);
+		_mm512_storeu_ps(yr + 2 * p, _mm512_permutex2var_ps(acc0, ilo, acc1));
+		_mm512_storeu_ps(yr + 2 * p + 16, _mm512_permutex2var_ps(acc0, ihi, acc1));
+		if (p == pe - 16)
+			break;
+	}
+	for (int64_t k = 0; k < pl->nb; k++) {
+		const int64_t p = pl->ep[k];
+		const __mmask16 ma = pl->em[k][0][0], mb = pl->em[k][0][1], mc = pl->em[k][1][0], md = pl->em[k][1][1];
+		__m512 acc0 = _mm512_mask3_fmadd_ps(w0a, _mm512_maskz_loadu_ps(ma, x0 + p), _mm512_setzero_ps(), ma);
+		__m512 acc1 = _mm512_mask3_fmadd_ps(w0c, _mm512_maskz_loadu_ps(mc, x0 + p + de), _mm512_setzero_ps(), mc);
+		acc0 = _mm512_mask3_fmadd_ps(w0b, _mm512_maskz_loadu_ps(mb, x0 + p - 1), acc0, mb);
+		acc1 = _mm512_mask3_fmadd_ps(w0d, _mm512_maskz_loadu_ps(md, x0 + p + de - 1), acc1, md);
+		if (n0 == 2) {
+			acc0 = _mm512_mask3_fmadd_ps(w1a, _mm512_maskz_loadu_ps(ma, x1 + p), acc0, ma);
+			acc1 = _mm512_mask3_fmadd_ps(w1c, _mm512_maskz_loadu_ps(mc, x1 + p + de), acc1, mc);
+			acc0 = _mm512_mask3_fmadd_ps(w1b, _mm512_maskz_loadu_ps(mb, x1 + p - 1), acc0, mb);
+			acc1 = _mm512_mask3_fmadd_ps(w1d, _mm512_maskz_loadu_ps(md, x1 + p + de - 1), acc1, md);
+		}
+		acc0 = _mm512_add_ps(b, acc0);
+		acc1 = _mm512_add_ps(b, acc1);
+		_mm512_mask_storeu_ps(yr + 2 * p, pl->es[k][0], _mm512_permutex2var_ps(acc0, ilo, acc1));
+		_mm512_mask_storeu_ps(yr + 2 * p + 16, pl->es[k][1], _mm512_permutex2var_ps(acc0, ihi, acc1));
+	}
+}
+
+/* Stride 2 on the last axis: output y[2p + c] (c = 0, 1) is grid position p + e of phase
+ * (c + pb) mod 2, so both phases of 16 consecutive p fill 32 consecutive outputs. Each phase
+ * sums its taps (k0 then k1 ascending, from zero, bias added last) in its own register; two
+ * lane interleaves then give two whole 16-float stores. The end blocks mask the lanes of taps
+ * outside the x row (masked loads, and FMAs that leave such a lane's sum as it is) and store
+ * only their own positions. */
+T512 static void dw_rows_s2(const struct onnxrun__kdw *j, const struct dw_s2_plan *pl, int64_t begin, int64_t end)
+{
+	const struct onnxrun__kdw_axis *a0 = &j->ax[0], *a1 = &j->ax[1];
+	const float *xr[ONNXRUN__KDW_MAX_TAPS], *wr[ONNXRUN__KDW_MAX_TAPS];
+	const int64_t n1a = pl->n1[0], n1b = pl->n1[1], de = pl->off1[1][0] - pl->off1[0][0];
+	int64_t row = begin;
+	while (row < end) {
+		/* one (batch, channel) plane: the axis-0 phase r0 and grid row q0 advance with o0 */
+		const int64_t o0s = row % a0->out, bc = row / a0->out, ch = bc % j->chans;
+		const int64_t f0 = o0s + a0->pb;
+		int64_t r0 = ((f0 % a0->s) + a0->s) % a0->s, q0 = (f0 - r0) / a0->s;
+		const float *xc = j->x + bc * a0->in * a1->in, *wc = j->w + ch * a0->k * a1->k;
+		const __m512 b = _mm512_set1_ps(j->bias ? j->bias[ch] : 0.0f);
+		const int64_t stop = end - row < a0->out - o0s ? end : row + a0->out - o0s;
+		for (; row < stop; row++) {
+			float *yr = j->y + row * a1->out;
+			int64_t n0 = 0;
+			for (int64_t i = a0->start[r0]; i < a0->start[r0 + 1]; i++) {
+				const int64_t i0 = q0 - a0->dl[i];
+				if (i0 >= 0 && i0 < a0->in) {
+					xr[n0] = xc + i0 * a1->in;
+					wr[n0++] = wc + a0->kk[i] * a1->k;
+				}
+			}
+			if (pl->k4 && n0 == 2 && de == 1)
+				dw_s2_row_k4(pl, 2, 1, xr, wr, b, yr);
+			else if (pl->k4 && n0 == 2 && de == 0)
+				dw_s2_row_k4(pl, 2, 0, xr, wr, b, yr);
+			else if (pl->k4 && n0 == 1 && de == 1)
+				dw_s2_row_k4(pl, 1, 1, xr, wr, b, yr);
+			else if (pl->k4 && n0 == 1 && de == 0)
+				dw_s2_row_k4(pl, 1, 0, xr, wr, b, yr);
+			else
+				dw_s2_row(pl, n0, n1a, n1b, xr, wr, b, yr);
+			if (++r0 == a0->s) {
+				r0 = 0;
+				q0++;
+			}
+		}
+	}
+}
 
 /* AVX-512 rows: 16 grid positions per register over all taps, then s1 permuted masked
  * stores (strides 1, 2, 4; other strides use the generic rows). */
@@ -21,6 +251,13 @@ T512 void onnxrun__dw_rows_avx512(const struct onnxrun__kdw *j, int64_t begin, i
 	__m512i spread[4];
 	struct kdw_taps t;
 	struct kdw_row rw;
+	if (s1 == 2) {
+		struct dw_s2_plan pl;
+		if (dw_s2_plan_make(a1, &pl)) {
+			dw_rows_s2(j, &pl, begin, end);
+			return;
+		}
+	}
 	if (s1 != 1 && s1 != 2 && s1 != 4) {
 		generic_dw_rows(j, begin, end, tmp);
 		return;
