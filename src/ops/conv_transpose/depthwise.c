@@ -1,10 +1,10 @@
 /*
  * depthwise.c - depthwise ConvTranspose (one input and one output channel per group, rank 1
  * or 2): builds the per-axis residue tables of the taps (struct onnxrun__kdw_axis) and runs
- * the output rows over the thread pool, in items of whole rows, through the kernel table's rows routine
- * (kernels/depthwise.h; kernels/generic_dw.h has the algorithm). Each output row belongs to
- * one work item and taps are summed in the same order, so results do not depend on the
- * thread count.
+ * the output rows over the thread pool, in work items of whole rows, through the kernel
+ * table's rows routine (kernels/depthwise.h; kernels/generic_dw.h has the algorithm). Each
+ * output row belongs to one work item and taps are summed in the same order, so results do
+ * not depend on the thread count.
  */
 #include <string.h>
 
