@@ -26,6 +26,9 @@ static inline __mmask16 dw_lanes(int64_t lo, int64_t hi)
 /* Most 16-position blocks at the two ends of a stride-2 row (dw_rows_s2). */
 #define DW_EDGE_BLOCKS 8
 
+/* Most 16-position blocks of a kernel-4 row (dw_s2_row_k4). */
+#define DW_K4_BLOCKS 64
+
 /* What every row of one stride-2 call shares: per phase c of the output (y[2p + c]), the
  * last-axis taps (kernel column, x offset: position p reads x[p + off]); the positions
  * [pa, pe) where every tap is inside the x row and both outputs inside the y row; the
@@ -37,6 +40,12 @@ struct dw_s2_plan {
 	int64_t ep[DW_EDGE_BLOCKS];
 	__mmask16 es[DW_EDGE_BLOCKS][2];
 	__mmask16 em[DW_EDGE_BLOCKS][2][ONNXRUN__KDW_MAX_TAPS];
+	/* kernel 4 rows: blocks at positions 16*k, k < na, with the lanes inside the x row of
+	 * the taps at o, o - 1 (phase 0) and o + de, o + de - 1 (phase 1), the output lanes
+	 * inside the y row, and whether all of those are whole */
+	int64_t na;
+	__mmask16 am[DW_K4_BLOCKS][4], as[DW_K4_BLOCKS][2];
+	bool aload[DW_K4_BLOCKS], astore[DW_K4_BLOCKS];
 };
 
 /* Fills the plan; false when the row is too short or its ends too wide for it. */
@@ -61,6 +70,18 @@ static bool dw_s2_plan_make(const struct onnxrun__kdw_axis *a1, struct dw_s2_pla
 	pl->k4 = pl->n1[0] == 2 && pl->n1[1] == 2 && pl->off1[0][1] == pl->off1[0][0] - 1 &&
 	         pl->off1[1][1] == pl->off1[1][0] - 1 &&
 	         (pl->off1[1][0] == pl->off1[0][0] || pl->off1[1][0] == pl->off1[0][0] + 1);
+	pl->na = (np + 15) / 16;
+	pl->k4 = pl->k4 && pl->na <= DW_K4_BLOCKS;
+	for (int64_t k = 0; pl->k4 && k < pl->na; k++) {
+		const int64_t p = 16 * k;
+		for (int c = 0; c < 2; c++)
+			for (int e = 0; e < 2; e++)
+				pl->am[k][2 * c + e] = dw_lanes(-pl->off1[c][e] - p, a1->in - 1 - pl->off1[c][e] - p);
+		pl->as[k][0] = dw_lanes(0, a1->out - 1 - 2 * p);
+		pl->as[k][1] = dw_lanes(0, a1->out - 1 - 2 * p - 16);
+		pl->aload[k] = (pl->am[k][0] & pl->am[k][1] & pl->am[k][2] & pl->am[k][3]) == 0xFFFF;
+		pl->astore[k] = (pl->as[k][0] & pl->as[k][1]) == 0xFFFF;
+	}
 	pl->nb = 0;
 	for (int side = 0; side < 2; side++) {
 		const int64_t lo = side ? pl->pe : 0, hi = side ? np : pl->pa; /* positions [lo, hi) */
@@ -139,57 +160,60 @@ T512 static inline __attribute__((always_inline)) void dw_s2_row(const struct dw
 }
 
 /* dw_s2_row for two taps per phase at x offsets o and o - 1 (kernel 4, dilation 1), phase 1's o
- * being phase 0's plus de (0 or 1): one x pointer per x row and constant displacements, so
- * that pointers and weights stay in registers. n0 (1 or 2) and de are constants where
- * inlined. */
+ * being phase 0's plus de (0 or 1): blocks at positions 16*k, so that output blocks are
+ * 64-byte aligned when y's rows are; one x pointer per x row and constant displacements, so
+ * that pointers and weights stay in registers. Blocks with a tap lane outside the x row mask
+ * those lanes (masked loads, and FMAs that leave such a lane's sum as it is). n0 (1 or 2) and
+ * de are constants where inlined. */
 T512 static inline __attribute__((always_inline)) void dw_s2_row_k4(const struct dw_s2_plan *pl, int64_t n0,
                                                                     int64_t de, const float *const *xr,
                                                                     const float *const *wr, __m512 b, float *yr)
 {
 	const __m512i ilo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
 	const __m512i ihi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-	const int64_t o = pl->off1[0][0], pa = pl->pa, pe = pl->pe;
+	const int64_t o = pl->off1[0][0];
 	const float *x0 = xr[0] + o, *x1 = xr[n0 - 1] + o;
 	const __m512 w0a = _mm512_set1_ps(wr[0][pl->kk1[0][0]]), w0b = _mm512_set1_ps(wr[0][pl->kk1[0][1]]);
 	const __m512 w0c = _mm512_set1_ps(wr[0][pl->kk1[1][0]]), w0d = _mm512_set1_ps(wr[0][pl->kk1[1][1]]);
 	const __m512 w1a = _mm512_set1_ps(wr[n0 - 1][pl->kk1[0][0]]), w1b = _mm512_set1_ps(wr[n0 - 1][pl->kk1[0][1]]);
 	const __m512 w1c = _mm512_set1_ps(wr[n0 - 1][pl->kk1[1][0]]), w1d = _mm512_set1_ps(wr[n0 - 1][pl->kk1[1][1]]);
-	for (int64_t p = pa;; p += 16) {
-		p = p < pe - 16 ? p : pe - 16;
-		__m512 acc0 = _mm512_fmadd_ps(w0a, _mm512_loadu_ps(x0 + p), _mm512_setzero_ps());
-		__m512 acc1 = _mm512_fmadd_ps(w0c, _mm512_loadu_ps(x0 + p + de), _mm512_setzero_ps());
-		acc0 = _mm512_fmadd_ps(w0b, _mm512_loadu_ps(x0 + p - 1), acc0);
-		acc1 = _mm512_fmadd_ps(w0d, _mm512_loadu_ps(x0 + p + de - 1), acc1);
-		if (n0 == 2) {
-			acc0 = _mm512_fmadd_ps(w1a, _mm512_loadu_ps(x1 + p), acc0);
-			acc1 = _mm512_fmadd_ps(w1c, _mm512_loadu_ps(x1 + p + de), acc1);
-			acc0 = _mm512_fmadd_ps(w1b, _mm512_loadu_ps(x1 + p - 1), acc0);
-			acc1 = _mm512_fmadd_ps(w1d, _mm512_loadu_ps(x1 + p + de - 1), acc1);
+	for (int64_t k = 0; k < pl->na; k++) {
+		const int64_t p = 16 * k;
+		__m512 acc0, acc1;
+		if (pl->aload[k]) {
+			acc0 = _mm512_fmadd_ps(w0a, _mm512_loadu_ps(x0 + p), _mm512_setzero_ps());
+			acc1 = _mm512_fmadd_ps(w0c, _mm512_loadu_ps(x0 + p + de), _mm512_setzero_ps());
+			acc0 = _mm512_fmadd_ps(w0b, _mm512_loadu_ps(x0 + p - 1), acc0);
+			acc1 = _mm512_fmadd_ps(w0d, _mm512_loadu_ps(x0 + p + de - 1), acc1);
+			if (n0 == 2) {
+				acc0 = _mm512_fmadd_ps(w1a, _mm512_loadu_ps(x1 + p), acc0);
+				acc1 = _mm512_fmadd_ps(w1c, _mm512_loadu_ps(x1 + p + de), acc1);
+				acc0 = _mm512_fmadd_ps(w1b, _mm512_loadu_ps(x1 + p - 1), acc0);
+				acc1 = _mm512_fmadd_ps(w1d, _mm512_loadu_ps(x1 + p + de - 1), acc1);
+			}
+		} else {
+			const __mmask16 ma = pl->am[k][0], mb = pl->am[k][1], mc = pl->am[k][2], md = pl->am[k][3];
+			acc0 = _mm512_mask3_fmadd_ps(w0a, _mm512_maskz_loadu_ps(ma, x0 + p), _mm512_setzero_ps(), ma);
+			acc1 = _mm512_mask3_fmadd_ps(w0c, _mm512_maskz_loadu_ps(mc, x0 + p + de), _mm512_setzero_ps(), mc);
+			acc0 = _mm512_mask3_fmadd_ps(w0b, _mm512_maskz_loadu_ps(mb, x0 + p - 1), acc0, mb);
+			acc1 = _mm512_mask3_fmadd_ps(w0d, _mm512_maskz_loadu_ps(md, x0 + p + de - 1), acc1, md);
+			if (n0 == 2) {
+				acc0 = _mm512_mask3_fmadd_ps(w1a, _mm512_maskz_loadu_ps(ma, x1 + p), acc0, ma);
+				acc1 = _mm512_mask3_fmadd_ps(w1c, _mm512_maskz_loadu_ps(mc, x1 + p + de), acc1, mc);
+				acc0 = _mm512_mask3_fmadd_ps(w1b, _mm512_maskz_loadu_ps(mb, x1 + p - 1), acc0, mb);
+				acc1 = _mm512_mask3_fmadd_ps(w1d, _mm512_maskz_loadu_ps(md, x1 + p + de - 1), acc1, md);
+			}
 		}
 		acc0 = _mm512_add_ps(b, acc0);
 		acc1 = _mm512_add_ps(b, acc1);
-		_mm512_storeu_ps(yr + 2 * p, _mm512_permutex2var_ps(acc0, ilo, acc1));
-		_mm512_storeu_ps(yr + 2 * p + 16, _mm512_permutex2var_ps(acc0, ihi, acc1));
-		if (p == pe - 16)
-			break;
-	}
-	for (int64_t k = 0; k < pl->nb; k++) {
-		const int64_t p = pl->ep[k];
-		const __mmask16 ma = pl->em[k][0][0], mb = pl->em[k][0][1], mc = pl->em[k][1][0], md = pl->em[k][1][1];
-		__m512 acc0 = _mm512_mask3_fmadd_ps(w0a, _mm512_maskz_loadu_ps(ma, x0 + p), _mm512_setzero_ps(), ma);
-		__m512 acc1 = _mm512_mask3_fmadd_ps(w0c, _mm512_maskz_loadu_ps(mc, x0 + p + de), _mm512_setzero_ps(), mc);
-		acc0 = _mm512_mask3_fmadd_ps(w0b, _mm512_maskz_loadu_ps(mb, x0 + p - 1), acc0, mb);
-		acc1 = _mm512_mask3_fmadd_ps(w0d, _mm512_maskz_loadu_ps(md, x0 + p + de - 1), acc1, md);
-		if (n0 == 2) {
-			acc0 = _mm512_mask3_fmadd_ps(w1a, _mm512_maskz_loadu_ps(ma, x1 + p), acc0, ma);
-			acc1 = _mm512_mask3_fmadd_ps(w1c, _mm512_maskz_loadu_ps(mc, x1 + p + de), acc1, mc);
-			acc0 = _mm512_mask3_fmadd_ps(w1b, _mm512_maskz_loadu_ps(mb, x1 + p - 1), acc0, mb);
-			acc1 = _mm512_mask3_fmadd_ps(w1d, _mm512_maskz_loadu_ps(md, x1 + p + de - 1), acc1, md);
+		const __m512 lo = _mm512_permutex2var_ps(acc0, ilo, acc1), hi = _mm512_permutex2var_ps(acc0, ihi, acc1);
+		if (pl->astore[k]) {
+			_mm512_storeu_ps(yr + 2 * p, lo);
+			_mm512_storeu_ps(yr + 2 * p + 16, hi);
+		} else {
+			_mm512_mask_storeu_ps(yr + 2 * p, pl->as[k][0], lo);
+			_mm512_mask_storeu_ps(yr + 2 * p + 16, pl->as[k][1], hi);
 		}
-		acc0 = _mm512_add_ps(b, acc0);
-		acc1 = _mm512_add_ps(b, acc1);
-		_mm512_mask_storeu_ps(yr + 2 * p, pl->es[k][0], _mm512_permutex2var_ps(acc0, ilo, acc1));
-		_mm512_mask_storeu_ps(yr + 2 * p + 16, pl->es[k][1], _mm512_permutex2var_ps(acc0, ihi, acc1));
 	}
 }
 
