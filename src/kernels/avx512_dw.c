@@ -217,6 +217,79 @@ T512 static inline __attribute__((always_inline)) void dw_s2_row_k4(const struct
 	}
 }
 
+/* Two rows of dw_s2_row_k4 (two x rows each) that read the same two x rows with their own
+ * weights (wa, wb): each x vector is loaded once for both rows and all four taps. Each row's
+ * sums are those of dw_s2_row_k4. de (0 or 1) is a constant where inlined. */
+T512 static inline __attribute__((always_inline)) void dw_s2_pair_k4(const struct dw_s2_plan *pl, int64_t de,
+                                                                     const float *const *xr, const float *const *wa,
+                                                                     const float *const *wb, __m512 b, float *ya,
+                                                                     float *yb)
+{
+	const __m512i ilo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+	const __m512i ihi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+	const int64_t o = pl->off1[0][0], k0 = pl->kk1[0][0], k1 = pl->kk1[0][1], k2 = pl->kk1[1][0], k3 = pl->kk1[1][1];
+	const float *x0 = xr[0] + o, *x1 = xr[1] + o;
+	/* weights: [row][x row][tap], taps at o, o - 1 (phase 0) and o + de, o + de - 1 (phase 1) */
+	const __m512 a00 = _mm512_set1_ps(wa[0][k0]), a01 = _mm512_set1_ps(wa[0][k1]);
+	const __m512 a02 = _mm512_set1_ps(wa[0][k2]), a03 = _mm512_set1_ps(wa[0][k3]);
+	const __m512 a10 = _mm512_set1_ps(wa[1][k0]), a11 = _mm512_set1_ps(wa[1][k1]);
+	const __m512 a12 = _mm512_set1_ps(wa[1][k2]), a13 = _mm512_set1_ps(wa[1][k3]);
+	const __m512 b00 = _mm512_set1_ps(wb[0][k0]), b01 = _mm512_set1_ps(wb[0][k1]);
+	const __m512 b02 = _mm512_set1_ps(wb[0][k2]), b03 = _mm512_set1_ps(wb[0][k3]);
+	const __m512 b10 = _mm512_set1_ps(wb[1][k0]), b11 = _mm512_set1_ps(wb[1][k1]);
+	const __m512 b12 = _mm512_set1_ps(wb[1][k2]), b13 = _mm512_set1_ps(wb[1][k3]);
+	const __m512 z = _mm512_setzero_ps();
+	for (int64_t k = 0; k < pl->na; k++) {
+		const int64_t p = 16 * k;
+		__m512 pa0, pa1, pb0, pb1;
+		if (pl->aload[k]) {
+			const __m512 u0 = _mm512_loadu_ps(x0 + p), v0 = _mm512_loadu_ps(x0 + p - 1);
+			const __m512 s0 = de ? _mm512_loadu_ps(x0 + p + 1) : u0, t0 = de ? u0 : v0;
+			const __m512 u1 = _mm512_loadu_ps(x1 + p), v1 = _mm512_loadu_ps(x1 + p - 1);
+			const __m512 s1 = de ? _mm512_loadu_ps(x1 + p + 1) : u1, t1 = de ? u1 : v1;
+			pa0 = _mm512_fmadd_ps(a01, v0, _mm512_fmadd_ps(a00, u0, z));
+			pa1 = _mm512_fmadd_ps(a03, t0, _mm512_fmadd_ps(a02, s0, z));
+			pb0 = _mm512_fmadd_ps(b01, v0, _mm512_fmadd_ps(b00, u0, z));
+			pb1 = _mm512_fmadd_ps(b03, t0, _mm512_fmadd_ps(b02, s0, z));
+			pa0 = _mm512_fmadd_ps(a11, v1, _mm512_fmadd_ps(a10, u1, pa0));
+			pa1 = _mm512_fmadd_ps(a13, t1, _mm512_fmadd_ps(a12, s1, pa1));
+			pb0 = _mm512_fmadd_ps(b11, v1, _mm512_fmadd_ps(b10, u1, pb0));
+			pb1 = _mm512_fmadd_ps(b13, t1, _mm512_fmadd_ps(b12, s1, pb1));
+		} else {
+			const __mmask16 ma = pl->am[k][0], mb = pl->am[k][1], mc = pl->am[k][2], md = pl->am[k][3];
+			const __m512 u0 = _mm512_maskz_loadu_ps(ma, x0 + p), v0 = _mm512_maskz_loadu_ps(mb, x0 + p - 1);
+			const __m512 s0 = _mm512_maskz_loadu_ps(mc, x0 + p + de), t0 = _mm512_maskz_loadu_ps(md, x0 + p + de - 1);
+			const __m512 u1 = _mm512_maskz_loadu_ps(ma, x1 + p), v1 = _mm512_maskz_loadu_ps(mb, x1 + p - 1);
+			const __m512 s1 = _mm512_maskz_loadu_ps(mc, x1 + p + de), t1 = _mm512_maskz_loadu_ps(md, x1 + p + de - 1);
+			pa0 = _mm512_mask3_fmadd_ps(a01, v0, _mm512_mask3_fmadd_ps(a00, u0, z, ma), mb);
+			pa1 = _mm512_mask3_fmadd_ps(a03, t0, _mm512_mask3_fmadd_ps(a02, s0, z, mc), md);
+			pb0 = _mm512_mask3_fmadd_ps(b01, v0, _mm512_mask3_fmadd_ps(b00, u0, z, ma), mb);
+			pb1 = _mm512_mask3_fmadd_ps(b03, t0, _mm512_mask3_fmadd_ps(b02, s0, z, mc), md);
+			pa0 = _mm512_mask3_fmadd_ps(a11, v1, _mm512_mask3_fmadd_ps(a10, u1, pa0, ma), mb);
+			pa1 = _mm512_mask3_fmadd_ps(a13, t1, _mm512_mask3_fmadd_ps(a12, s1, pa1, mc), md);
+			pb0 = _mm512_mask3_fmadd_ps(b11, v1, _mm512_mask3_fmadd_ps(b10, u1, pb0, ma), mb);
+			pb1 = _mm512_mask3_fmadd_ps(b13, t1, _mm512_mask3_fmadd_ps(b12, s1, pb1, mc), md);
+		}
+		pa0 = _mm512_add_ps(b, pa0);
+		pa1 = _mm512_add_ps(b, pa1);
+		pb0 = _mm512_add_ps(b, pb0);
+		pb1 = _mm512_add_ps(b, pb1);
+		const __m512 la = _mm512_permutex2var_ps(pa0, ilo, pa1), ha = _mm512_permutex2var_ps(pa0, ihi, pa1);
+		const __m512 lb = _mm512_permutex2var_ps(pb0, ilo, pb1), hb = _mm512_permutex2var_ps(pb0, ihi, pb1);
+		if (pl->astore[k]) {
+			_mm512_storeu_ps(ya + 2 * p, la);
+			_mm512_storeu_ps(ya + 2 * p + 16, ha);
+			_mm512_storeu_ps(yb + 2 * p, lb);
+			_mm512_storeu_ps(yb + 2 * p + 16, hb);
+		} else {
+			_mm512_mask_storeu_ps(ya + 2 * p, pl->as[k][0], la);
+			_mm512_mask_storeu_ps(ya + 2 * p + 16, pl->as[k][1], ha);
+			_mm512_mask_storeu_ps(yb + 2 * p, pl->as[k][0], lb);
+			_mm512_mask_storeu_ps(yb + 2 * p + 16, pl->as[k][1], hb);
+		}
+	}
+}
+
 /* Stride 2 on the last axis: output y[2p + c] (c = 0, 1) is grid position p + e of phase
  * (c + pb) mod 2, so both phases of 16 consecutive p fill 32 consecutive outputs. Each phase
  * sums its taps (k0 then k1 ascending, from zero, bias added last) in its own register; two
@@ -226,7 +299,7 @@ T512 static inline __attribute__((always_inline)) void dw_s2_row_k4(const struct
 T512 static void dw_rows_s2(const struct onnxrun__kdw *j, const struct dw_s2_plan *pl, int64_t begin, int64_t end)
 {
 	const struct onnxrun__kdw_axis *a0 = &j->ax[0], *a1 = &j->ax[1];
-	const float *xr[ONNXRUN__KDW_MAX_TAPS], *wr[ONNXRUN__KDW_MAX_TAPS];
+	const float *xr[ONNXRUN__KDW_MAX_TAPS], *wr[ONNXRUN__KDW_MAX_TAPS], *xb[2], *wb[2];
 	const int64_t n1a = pl->n1[0], n1b = pl->n1[1], de = pl->off1[1][0] - pl->off1[0][0];
 	int64_t row = begin;
 	while (row < end) {
@@ -247,6 +320,27 @@ T512 static void dw_rows_s2(const struct onnxrun__kdw *j, const struct dw_s2_pla
 					wr[n0++] = wc + a0->kk[i] * a1->k;
 				}
 			}
+			if (pl->k4 && n0 == 2 && r0 + 1 < a0->s && row + 1 < stop) {
+				/* the next row (phase r0 + 1, same q0): the same two x rows? */
+				int64_t n0b = 0;
+				for (int64_t i = a0->start[r0 + 1]; i < a0->start[r0 + 2]; i++) {
+					const int64_t i0 = q0 - a0->dl[i];
+					if (i0 >= 0 && i0 < a0->in && n0b < 2) {
+						xb[n0b] = xc + i0 * a1->in;
+						wb[n0b] = wc + a0->kk[i] * a1->k;
+					}
+					n0b += i0 >= 0 && i0 < a0->in;
+				}
+				if (n0b == 2 && xb[0] == xr[0] && xb[1] == xr[1]) {
+					if (de)
+						dw_s2_pair_k4(pl, 1, xr, wr, wb, b, yr, yr + a1->out);
+					else
+						dw_s2_pair_k4(pl, 0, xr, wr, wb, b, yr, yr + a1->out);
+					row++;
+					r0++;
+					goto next;
+				}
+			}
 			if (pl->k4 && n0 == 2 && de == 1)
 				dw_s2_row_k4(pl, 2, 1, xr, wr, b, yr);
 			else if (pl->k4 && n0 == 2 && de == 0)
@@ -257,6 +351,7 @@ T512 static void dw_rows_s2(const struct onnxrun__kdw *j, const struct dw_s2_pla
 				dw_s2_row_k4(pl, 1, 0, xr, wr, b, yr);
 			else
 				dw_s2_row(pl, n0, n1a, n1b, xr, wr, b, yr);
+		next:
 			if (++r0 == a0->s) {
 				r0 = 0;
 				q0++;
