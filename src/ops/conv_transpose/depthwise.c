@@ -10,8 +10,8 @@
 
 #include "impl.h"
 
-/* Outputs per work item (16 KiB of float32). */
-#define DW_ITEM_FLOATS 4096
+/* Outputs per work item (64 KiB of float32). */
+#define DW_ITEM_FLOATS 16384
 
 /* One run: the kernel's inputs, the rows routine of the ISA in use, per-thread scratch. */
 struct dw_job {
