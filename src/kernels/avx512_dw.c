@@ -1,9 +1,9 @@
 /*
- * avx512_dw.c - the AVX-512 depthwise ConvTranspose rows (depthwise.h). Stride 2 on the last
- * axis: both phases of 16 grid positions in two registers, interleaved into 32 consecutive
- * outputs (whole stores), the taps of the last axis listed once per call. Other strides: 16
- * grid positions of one phase in a register over all taps, then permuted masked stores into
- * the strided outputs.
+ * avx512_dw.c - the AVX-512 depthwise ConvTranspose rows (depthwise.h). Stride 2 with kernel
+ * 4 on the last axis: both phases of 16 grid positions in two registers, interleaved into 32
+ * consecutive outputs (whole stores), the last axis's taps and lane masks worked out once per
+ * call. Other last axes: 16 grid positions of one phase in a register over all taps, then
+ * permuted masked stores into the strided outputs.
  */
 #include "generic_dw.h"
 #include "parts.h"
@@ -23,139 +23,81 @@ static inline __mmask16 dw_lanes(int64_t lo, int64_t hi)
 	return (__mmask16)(((1u << (hi + 1)) - 1u) & ~((1u << lo) - 1u));
 }
 
-/* Most 16-position blocks at the two ends of a stride-2 row (dw_rows_s2). */
-#define DW_EDGE_BLOCKS 8
+/* Most 16-position blocks of a row (dw_rows_s2). */
+#define DW_S2_BLOCKS 64
 
-/* Most 16-position blocks of a kernel-4 row (dw_s2_row_k4). */
-#define DW_K4_BLOCKS 64
-
-/* What every row of one stride-2 call shares: per phase c of the output (y[2p + c]), the
- * last-axis taps (kernel column, x offset: position p reads x[p + off]); the positions
- * [pa, pe) where every tap is inside the x row and both outputs inside the y row; the
- * blocks at the ends, with per-tap lanes inside the x row and the lanes to store. */
+/* What every row of one stride-2 call shares. Output y[2p + c] (phase c = 0, 1) sums two
+ * taps per x row, kernel columns kk[c][0], kk[c][1] at x[p + off[c]] and x[p + off[c] - 1]
+ * (kernel 4, dilation 1), with off[1] = off[0] + de, de 0 or 1. Blocks of positions
+ * [16*k, 16*k + 16), k < nb, with the lanes inside the x row of the taps at off[0],
+ * off[0] - 1, off[1], off[1] - 1, the output lanes inside the y row, and whether all of
+ * those are whole. */
 struct dw_s2_plan {
-	int64_t n1[2], kk1[2][ONNXRUN__KDW_MAX_TAPS], off1[2][ONNXRUN__KDW_MAX_TAPS];
-	int64_t pa, pe, nb;
-	bool k4; /* two taps per phase at offsets o, o - 1; phase 1's o is phase 0's or one more */
-	int64_t ep[DW_EDGE_BLOCKS];
-	__mmask16 es[DW_EDGE_BLOCKS][2];
-	__mmask16 em[DW_EDGE_BLOCKS][2][ONNXRUN__KDW_MAX_TAPS];
-	/* kernel 4 rows: blocks at positions 16*k, k < na, with the lanes inside the x row of
-	 * the taps at o, o - 1 (phase 0) and o + de, o + de - 1 (phase 1), the output lanes
-	 * inside the y row, and whether all of those are whole */
-	int64_t na;
-	__mmask16 am[DW_K4_BLOCKS][4], as[DW_K4_BLOCKS][2];
-	bool aload[DW_K4_BLOCKS], astore[DW_K4_BLOCKS];
+	int64_t kk[2][2], off[2], de, nb;
+	__mmask16 lm[DW_S2_BLOCKS][4], sm[DW_S2_BLOCKS][2];
+	bool whole_load[DW_S2_BLOCKS], whole_store[DW_S2_BLOCKS];
 };
 
-/* Fills the plan; false when the row is too short or its ends too wide for it. */
+/* Fills the plan; false when the last axis is not of that form or its rows are too long. */
 static bool dw_s2_plan_make(const struct onnxrun__kdw_axis *a1, struct dw_s2_plan *pl)
 {
 	const int64_t np = (a1->out + 1) / 2;
-	pl->pa = 0;
-	pl->pe = a1->out / 2;
+	if (a1->s != 2)
+		return false;
 	for (int c = 0; c < 2; c++) {
 		const int64_t r1 = (((c + a1->pb) % 2) + 2) % 2, e = (c + a1->pb - r1) / 2;
-		pl->n1[c] = 0;
-		for (int64_t i = a1->start[r1]; i < a1->start[r1 + 1]; i++) {
-			const int64_t off = e - a1->dl[i];
-			pl->kk1[c][pl->n1[c]] = a1->kk[i];
-			pl->off1[c][pl->n1[c]++] = off;
-			pl->pa = pl->pa > -off ? pl->pa : -off;
-			pl->pe = pl->pe < a1->in - off ? pl->pe : a1->in - off;
-		}
+		const int64_t i = a1->start[r1];
+		if (a1->start[r1 + 1] - i != 2 || a1->dl[i + 1] != a1->dl[i] + 1)
+			return false;
+		pl->kk[c][0] = a1->kk[i];
+		pl->kk[c][1] = a1->kk[i + 1];
+		pl->off[c] = e - a1->dl[i];
 	}
-	if (pl->pe - pl->pa < 16)
+	pl->de = pl->off[1] - pl->off[0];
+	pl->nb = (np + 15) / 16;
+	if ((pl->de != 0 && pl->de != 1) || pl->nb > DW_S2_BLOCKS)
 		return false;
-	pl->k4 = pl->n1[0] == 2 && pl->n1[1] == 2 && pl->off1[0][1] == pl->off1[0][0] - 1 &&
-	         pl->off1[1][1] == pl->off1[1][0] - 1 &&
-	         (pl->off1[1][0] == pl->off1[0][0] || pl->off1[1][0] == pl->off1[0][0] + 1);
-	pl->na = (np + 15) / 16;
-	pl->k4 = pl->k4 && pl->na <= DW_K4_BLOCKS;
-	for (int64_t k = 0; pl->k4 && k < pl->na; k++) {
+	for (int64_t k = 0; k < pl->nb; k++) {
 		const int64_t p = 16 * k;
-		for (int c = 0; c < 2; c++)
-			for (int e = 0; e < 2; e++)
-				pl->am[k][2 * c + e] = dw_lanes(-pl->off1[c][e] - p, a1->in - 1 - pl->off1[c][e] - p);
-		pl->as[k][0] = dw_lanes(0, a1->out - 1 - 2 * p);
-		pl->as[k][1] = dw_lanes(0, a1->out - 1 - 2 * p - 16);
-		pl->aload[k] = (pl->am[k][0] & pl->am[k][1] & pl->am[k][2] & pl->am[k][3]) == 0xFFFF;
-		pl->astore[k] = (pl->as[k][0] & pl->as[k][1]) == 0xFFFF;
-	}
-	pl->nb = 0;
-	for (int side = 0; side < 2; side++) {
-		const int64_t lo = side ? pl->pe : 0, hi = side ? np : pl->pa; /* positions [lo, hi) */
-		for (int64_t p = lo; p < hi; p += 16) {
-			const int64_t b = pl->nb;
-			if (b == DW_EDGE_BLOCKS)
-				return false;
-			pl->ep[b] = p;
-			for (int h = 0; h < 2; h++) {
-				unsigned m = 0;
-				for (int k = 0; k < 16; k++) {
-					const int64_t q = p + 8 * h + k / 2;
-					if (q < hi && 2 * q + (k & 1) < a1->out)
-						m |= 1u << k;
-				}
-				pl->es[b][h] = (__mmask16)m;
-			}
-			for (int c = 0; c < 2; c++)
-				for (int64_t e = 0; e < pl->n1[c]; e++)
-					pl->em[b][c][e] = dw_lanes(-pl->off1[c][e] - p, a1->in - 1 - pl->off1[c][e] - p);
-			pl->nb++;
+		for (int t = 0; t < 4; t++) {
+			const int64_t off = pl->off[t / 2] - t % 2;
+			pl->lm[k][t] = dw_lanes(-off - p, a1->in - 1 - off - p);
 		}
+		pl->sm[k][0] = dw_lanes(0, a1->out - 1 - 2 * p);
+		pl->sm[k][1] = dw_lanes(0, a1->out - 1 - 2 * p - 16);
+		pl->whole_load[k] = (pl->lm[k][0] & pl->lm[k][1] & pl->lm[k][2] & pl->lm[k][3]) == 0xFFFF;
+		pl->whole_store[k] = (pl->sm[k][0] & pl->sm[k][1]) == 0xFFFF;
 	}
 	return true;
 }
 
-/* One row of a stride-2 call: n0 x rows (xr, with their kernel rows wr), n1[c] last-axis taps
- * per phase. Positions [pa, pe) 16 at a time with whole stores (the last block may overlap
- * the one before; it stores the same values again), then the end blocks. Where inlined with
- * constant counts the weights and x pointers stay in registers across the row. */
-T512 static inline __attribute__((always_inline)) void dw_s2_row(const struct dw_s2_plan *pl, int64_t n0,
-                                                                 int64_t n1a, int64_t n1b, const float *const *xr,
-                                                                 const float *const *wr, __m512 b, float *yr)
+/* One row: n0 x rows (xr, with their kernel rows wr) of any number, the weights loaded in
+ * the loop (rows with other than one or two x rows). */
+T512 static void dw_s2_row_any(const struct dw_s2_plan *pl, int64_t n0, const float *const *xr,
+                               const float *const *wr, __m512 b, float *yr)
 {
 	const __m512i ilo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
 	const __m512i ihi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-	const int64_t n1[2] = { n1a, n1b }, pa = pl->pa, pe = pl->pe;
-	const float *xp[2][ONNXRUN__KDW_MAX_TAPS];
-	__m512 wv[2][ONNXRUN__KDW_MAX_TAPS];
-	for (int c = 0; c < 2; c++)
-		for (int64_t i = 0; i < n0; i++)
-			for (int64_t e = 0; e < n1[c]; e++) {
-				xp[c][i * n1[c] + e] = xr[i] + pl->off1[c][e];
-				wv[c][i * n1[c] + e] = _mm512_set1_ps(wr[i][pl->kk1[c][e]]);
-			}
-	for (int64_t p = pa;; p += 16) {
-		p = p < pe - 16 ? p : pe - 16;
-		__m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-		for (int64_t t = 0; t < n0 * n1[0]; t++)
-			acc0 = _mm512_fmadd_ps(wv[0][t], _mm512_loadu_ps(xp[0][t] + p), acc0);
-		for (int64_t t = 0; t < n0 * n1[1]; t++)
-			acc1 = _mm512_fmadd_ps(wv[1][t], _mm512_loadu_ps(xp[1][t] + p), acc1);
-		acc0 = _mm512_add_ps(b, acc0);
-		acc1 = _mm512_add_ps(b, acc1);
-		_mm512_storeu_ps(yr + 2 * p, _mm512_permutex2var_ps(acc0, ilo, acc1));
-		_mm512_storeu_ps(yr + 2 * p + 16, _mm512_permutex2var_ps(acc0, ihi, acc1));
-		if (p == pe - 16)
-			break;
-	}
+	const int64_t o = pl->off[0], de = pl->de;
 	for (int64_t k = 0; k < pl->nb; k++) {
-		const int64_t p = pl->ep[k];
+		const int64_t p = 16 * k;
+		const __mmask16 ma = pl->lm[k][0], mb = pl->lm[k][1], mc = pl->lm[k][2], md = pl->lm[k][3];
 		__m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-		for (int64_t t = 0; t < n0 * n1[0]; t++) {
-			const __mmask16 m = pl->em[k][0][t % n1[0]];
-			acc0 = _mm512_mask3_fmadd_ps(wv[0][t], _mm512_maskz_loadu_ps(m, xp[0][t] + p), acc0, m);
-		}
-		for (int64_t t = 0; t < n0 * n1[1]; t++) {
-			const __mmask16 m = pl->em[k][1][t % n1[1]];
-			acc1 = _mm512_mask3_fmadd_ps(wv[1][t], _mm512_maskz_loadu_ps(m, xp[1][t] + p), acc1, m);
+		for (int64_t i = 0; i < n0; i++) {
+			const float *x = xr[i] + o;
+			acc0 = _mm512_mask3_fmadd_ps(_mm512_set1_ps(wr[i][pl->kk[0][0]]), _mm512_maskz_loadu_ps(ma, x + p),
+			                             acc0, ma);
+			acc1 = _mm512_mask3_fmadd_ps(_mm512_set1_ps(wr[i][pl->kk[1][0]]),
+			                             _mm512_maskz_loadu_ps(mc, x + p + de), acc1, mc);
+			acc0 = _mm512_mask3_fmadd_ps(_mm512_set1_ps(wr[i][pl->kk[0][1]]), _mm512_maskz_loadu_ps(mb, x + p - 1),
+			                             acc0, mb);
+			acc1 = _mm512_mask3_fmadd_ps(_mm512_set1_ps(wr[i][pl->kk[1][1]]),
+			                             _mm512_maskz_loadu_ps(md, x + p + de - 1), acc1, md);
 		}
 		acc0 = _mm512_add_ps(b, acc0);
 		acc1 = _mm512_add_ps(b, acc1);
-		_mm512_mask_storeu_ps(yr + 2 * p, pl->es[k][0], _mm512_permutex2var_ps(acc0, ilo, acc1));
-		_mm512_mask_storeu_ps(yr + 2 * p + 16, pl->es[k][1], _mm512_permutex2var_ps(acc0, ihi, acc1));
+		_mm512_mask_storeu_ps(yr + 2 * p, pl->sm[k][0], _mm512_permutex2var_ps(acc0, ilo, acc1));
+		_mm512_mask_storeu_ps(yr + 2 * p + 16, pl->sm[k][1], _mm512_permutex2var_ps(acc0, ihi, acc1));
 	}
 }
 
@@ -171,16 +113,16 @@ T512 static inline __attribute__((always_inline)) void dw_s2_row_k4(const struct
 {
 	const __m512i ilo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
 	const __m512i ihi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-	const int64_t o = pl->off1[0][0];
+	const int64_t o = pl->off[0];
 	const float *x0 = xr[0] + o, *x1 = xr[n0 - 1] + o;
-	const __m512 w0a = _mm512_set1_ps(wr[0][pl->kk1[0][0]]), w0b = _mm512_set1_ps(wr[0][pl->kk1[0][1]]);
-	const __m512 w0c = _mm512_set1_ps(wr[0][pl->kk1[1][0]]), w0d = _mm512_set1_ps(wr[0][pl->kk1[1][1]]);
-	const __m512 w1a = _mm512_set1_ps(wr[n0 - 1][pl->kk1[0][0]]), w1b = _mm512_set1_ps(wr[n0 - 1][pl->kk1[0][1]]);
-	const __m512 w1c = _mm512_set1_ps(wr[n0 - 1][pl->kk1[1][0]]), w1d = _mm512_set1_ps(wr[n0 - 1][pl->kk1[1][1]]);
-	for (int64_t k = 0; k < pl->na; k++) {
+	const __m512 w0a = _mm512_set1_ps(wr[0][pl->kk[0][0]]), w0b = _mm512_set1_ps(wr[0][pl->kk[0][1]]);
+	const __m512 w0c = _mm512_set1_ps(wr[0][pl->kk[1][0]]), w0d = _mm512_set1_ps(wr[0][pl->kk[1][1]]);
+	const __m512 w1a = _mm512_set1_ps(wr[n0 - 1][pl->kk[0][0]]), w1b = _mm512_set1_ps(wr[n0 - 1][pl->kk[0][1]]);
+	const __m512 w1c = _mm512_set1_ps(wr[n0 - 1][pl->kk[1][0]]), w1d = _mm512_set1_ps(wr[n0 - 1][pl->kk[1][1]]);
+	for (int64_t k = 0; k < pl->nb; k++) {
 		const int64_t p = 16 * k;
 		__m512 acc0, acc1;
-		if (pl->aload[k]) {
+		if (pl->whole_load[k]) {
 			acc0 = _mm512_fmadd_ps(w0a, _mm512_loadu_ps(x0 + p), _mm512_setzero_ps());
 			acc1 = _mm512_fmadd_ps(w0c, _mm512_loadu_ps(x0 + p + de), _mm512_setzero_ps());
 			acc0 = _mm512_fmadd_ps(w0b, _mm512_loadu_ps(x0 + p - 1), acc0);
@@ -192,7 +134,7 @@ T512 static inline __attribute__((always_inline)) void dw_s2_row_k4(const struct
 				acc1 = _mm512_fmadd_ps(w1d, _mm512_loadu_ps(x1 + p + de - 1), acc1);
 			}
 		} else {
-			const __mmask16 ma = pl->am[k][0], mb = pl->am[k][1], mc = pl->am[k][2], md = pl->am[k][3];
+			const __mmask16 ma = pl->lm[k][0], mb = pl->lm[k][1], mc = pl->lm[k][2], md = pl->lm[k][3];
 			acc0 = _mm512_mask3_fmadd_ps(w0a, _mm512_maskz_loadu_ps(ma, x0 + p), _mm512_setzero_ps(), ma);
 			acc1 = _mm512_mask3_fmadd_ps(w0c, _mm512_maskz_loadu_ps(mc, x0 + p + de), _mm512_setzero_ps(), mc);
 			acc0 = _mm512_mask3_fmadd_ps(w0b, _mm512_maskz_loadu_ps(mb, x0 + p - 1), acc0, mb);
@@ -207,12 +149,12 @@ T512 static inline __attribute__((always_inline)) void dw_s2_row_k4(const struct
 		acc0 = _mm512_add_ps(b, acc0);
 		acc1 = _mm512_add_ps(b, acc1);
 		const __m512 lo = _mm512_permutex2var_ps(acc0, ilo, acc1), hi = _mm512_permutex2var_ps(acc0, ihi, acc1);
-		if (pl->astore[k]) {
+		if (pl->whole_store[k]) {
 			_mm512_storeu_ps(yr + 2 * p, lo);
 			_mm512_storeu_ps(yr + 2 * p + 16, hi);
 		} else {
-			_mm512_mask_storeu_ps(yr + 2 * p, pl->as[k][0], lo);
-			_mm512_mask_storeu_ps(yr + 2 * p + 16, pl->as[k][1], hi);
+			_mm512_mask_storeu_ps(yr + 2 * p, pl->sm[k][0], lo);
+			_mm512_mask_storeu_ps(yr + 2 * p + 16, pl->sm[k][1], hi);
 		}
 	}
 }
@@ -227,7 +169,7 @@ T512 static inline __attribute__((always_inline)) void dw_s2_pair_k4(const struc
 {
 	const __m512i ilo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
 	const __m512i ihi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-	const int64_t o = pl->off1[0][0], k0 = pl->kk1[0][0], k1 = pl->kk1[0][1], k2 = pl->kk1[1][0], k3 = pl->kk1[1][1];
+	const int64_t o = pl->off[0], k0 = pl->kk[0][0], k1 = pl->kk[0][1], k2 = pl->kk[1][0], k3 = pl->kk[1][1];
 	const float *x0 = xr[0] + o, *x1 = xr[1] + o;
 	/* weights: [row][x row][tap], taps at o, o - 1 (phase 0) and o + de, o + de - 1 (phase 1) */
 	const __m512 a00 = _mm512_set1_ps(wa[0][k0]), a01 = _mm512_set1_ps(wa[0][k1]);
@@ -239,10 +181,10 @@ T512 static inline __attribute__((always_inline)) void dw_s2_pair_k4(const struc
 	const __m512 b10 = _mm512_set1_ps(wb[1][k0]), b11 = _mm512_set1_ps(wb[1][k1]);
 	const __m512 b12 = _mm512_set1_ps(wb[1][k2]), b13 = _mm512_set1_ps(wb[1][k3]);
 	const __m512 z = _mm512_setzero_ps();
-	for (int64_t k = 0; k < pl->na; k++) {
+	for (int64_t k = 0; k < pl->nb; k++) {
 		const int64_t p = 16 * k;
 		__m512 pa0, pa1, pb0, pb1;
-		if (pl->aload[k]) {
+		if (pl->whole_load[k]) {
 			const __m512 u0 = _mm512_loadu_ps(x0 + p), v0 = _mm512_loadu_ps(x0 + p - 1);
 			const __m512 s0 = de ? _mm512_loadu_ps(x0 + p + 1) : u0, t0 = de ? u0 : v0;
 			const __m512 u1 = _mm512_loadu_ps(x1 + p), v1 = _mm512_loadu_ps(x1 + p - 1);
@@ -256,7 +198,7 @@ T512 static inline __attribute__((always_inline)) void dw_s2_pair_k4(const struc
 			pb0 = _mm512_fmadd_ps(b11, v1, _mm512_fmadd_ps(b10, u1, pb0));
 			pb1 = _mm512_fmadd_ps(b13, t1, _mm512_fmadd_ps(b12, s1, pb1));
 		} else {
-			const __mmask16 ma = pl->am[k][0], mb = pl->am[k][1], mc = pl->am[k][2], md = pl->am[k][3];
+			const __mmask16 ma = pl->lm[k][0], mb = pl->lm[k][1], mc = pl->lm[k][2], md = pl->lm[k][3];
 			const __m512 u0 = _mm512_maskz_loadu_ps(ma, x0 + p), v0 = _mm512_maskz_loadu_ps(mb, x0 + p - 1);
 			const __m512 s0 = _mm512_maskz_loadu_ps(mc, x0 + p + de), t0 = _mm512_maskz_loadu_ps(md, x0 + p + de - 1);
 			const __m512 u1 = _mm512_maskz_loadu_ps(ma, x1 + p), v1 = _mm512_maskz_loadu_ps(mb, x1 + p - 1);
@@ -276,31 +218,31 @@ T512 static inline __attribute__((always_inline)) void dw_s2_pair_k4(const struc
 		pb1 = _mm512_add_ps(b, pb1);
 		const __m512 la = _mm512_permutex2var_ps(pa0, ilo, pa1), ha = _mm512_permutex2var_ps(pa0, ihi, pa1);
 		const __m512 lb = _mm512_permutex2var_ps(pb0, ilo, pb1), hb = _mm512_permutex2var_ps(pb0, ihi, pb1);
-		if (pl->astore[k]) {
+		if (pl->whole_store[k]) {
 			_mm512_storeu_ps(ya + 2 * p, la);
 			_mm512_storeu_ps(ya + 2 * p + 16, ha);
 			_mm512_storeu_ps(yb + 2 * p, lb);
 			_mm512_storeu_ps(yb + 2 * p + 16, hb);
 		} else {
-			_mm512_mask_storeu_ps(ya + 2 * p, pl->as[k][0], la);
-			_mm512_mask_storeu_ps(ya + 2 * p + 16, pl->as[k][1], ha);
-			_mm512_mask_storeu_ps(yb + 2 * p, pl->as[k][0], lb);
-			_mm512_mask_storeu_ps(yb + 2 * p + 16, pl->as[k][1], hb);
+			_mm512_mask_storeu_ps(ya + 2 * p, pl->sm[k][0], la);
+			_mm512_mask_storeu_ps(ya + 2 * p + 16, pl->sm[k][1], ha);
+			_mm512_mask_storeu_ps(yb + 2 * p, pl->sm[k][0], lb);
+			_mm512_mask_storeu_ps(yb + 2 * p + 16, pl->sm[k][1], hb);
 		}
 	}
 }
 
-/* Stride 2 on the last axis: output y[2p + c] (c = 0, 1) is grid position p + e of phase
- * (c + pb) mod 2, so both phases of 16 consecutive p fill 32 consecutive outputs. Each phase
- * sums its taps (k0 then k1 ascending, from zero, bias added last) in its own register; two
- * lane interleaves then give two whole 16-float stores. The end blocks mask the lanes of taps
- * outside the x row (masked loads, and FMAs that leave such a lane's sum as it is) and store
- * only their own positions. */
+/* Stride 2, kernel 4 and dilation 1 on the last axis (the plan): output y[2p + c] (c = 0, 1)
+ * is grid position p + e of phase (c + pb) mod 2, so both phases of 16 consecutive p fill 32
+ * consecutive outputs. Each phase sums its taps (k0 then k1 ascending, from zero, bias added
+ * last) in its own register; two lane interleaves then give two whole 16-float stores. Rows
+ * with one or two x rows keep weights in registers; two rows on the same x rows run as a
+ * pair. */
 T512 static void dw_rows_s2(const struct onnxrun__kdw *j, const struct dw_s2_plan *pl, int64_t begin, int64_t end)
 {
 	const struct onnxrun__kdw_axis *a0 = &j->ax[0], *a1 = &j->ax[1];
 	const float *xr[ONNXRUN__KDW_MAX_TAPS], *wr[ONNXRUN__KDW_MAX_TAPS], *xb[2], *wb[2];
-	const int64_t n1a = pl->n1[0], n1b = pl->n1[1], de = pl->off1[1][0] - pl->off1[0][0];
+	const int64_t de = pl->de;
 	int64_t row = begin;
 	while (row < end) {
 		/* one (batch, channel) plane: the axis-0 phase r0 and grid row q0 advance with o0 */
@@ -320,7 +262,7 @@ T512 static void dw_rows_s2(const struct onnxrun__kdw *j, const struct dw_s2_pla
 					wr[n0++] = wc + a0->kk[i] * a1->k;
 				}
 			}
-			if (pl->k4 && n0 == 2 && r0 + 1 < a0->s && row + 1 < stop) {
+			if (n0 == 2 && r0 + 1 < a0->s && row + 1 < stop) {
 				/* the next row (phase r0 + 1, same q0): the same two x rows? */
 				int64_t n0b = 0;
 				for (int64_t i = a0->start[r0 + 1]; i < a0->start[r0 + 2]; i++) {
@@ -341,16 +283,16 @@ T512 static void dw_rows_s2(const struct onnxrun__kdw *j, const struct dw_s2_pla
 					goto next;
 				}
 			}
-			if (pl->k4 && n0 == 2 && de == 1)
+			if (n0 == 2 && de == 1)
 				dw_s2_row_k4(pl, 2, 1, xr, wr, b, yr);
-			else if (pl->k4 && n0 == 2 && de == 0)
+			else if (n0 == 2 && de == 0)
 				dw_s2_row_k4(pl, 2, 0, xr, wr, b, yr);
-			else if (pl->k4 && n0 == 1 && de == 1)
+			else if (n0 == 1 && de == 1)
 				dw_s2_row_k4(pl, 1, 1, xr, wr, b, yr);
-			else if (pl->k4 && n0 == 1 && de == 0)
+			else if (n0 == 1 && de == 0)
 				dw_s2_row_k4(pl, 1, 0, xr, wr, b, yr);
 			else
-				dw_s2_row(pl, n0, n1a, n1b, xr, wr, b, yr);
+				dw_s2_row_any(pl, n0, xr, wr, b, yr);
 		next:
 			if (++r0 == a0->s) {
 				r0 = 0;
@@ -360,8 +302,9 @@ T512 static void dw_rows_s2(const struct onnxrun__kdw *j, const struct dw_s2_pla
 	}
 }
 
-/* AVX-512 rows: 16 grid positions per register over all taps, then s1 permuted masked
- * stores (strides 1, 2, 4; other strides use the generic rows). */
+/* AVX-512 rows: stride 2 with kernel 4 on the last axis by dw_rows_s2; otherwise 16 grid
+ * positions per register over all taps, then s1 permuted masked stores (strides 1, 2, 4;
+ * other strides use the generic rows). */
 T512 void onnxrun__dw_rows_avx512(const struct onnxrun__kdw *j, int64_t begin, int64_t end, float *tmp)
 {
 	const struct onnxrun__kdw_axis *a1 = &j->ax[1];
@@ -370,7 +313,7 @@ T512 void onnxrun__dw_rows_avx512(const struct onnxrun__kdw *j, int64_t begin, i
 	__m512i spread[4];
 	struct kdw_taps t;
 	struct kdw_row rw;
-	if (s1 == 2) {
+	if (s1 == 2 && a1->k == 4 && a1->d == 1) {
 		struct dw_s2_plan pl;
 		if (dw_s2_plan_make(a1, &pl)) {
 			dw_rows_s2(j, &pl, begin, end);
