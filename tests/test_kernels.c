@@ -396,6 +396,16 @@ static void test_depthwise_wide(void **state)
 		{ 1, 2, 4, 1, 1, { 130 }, { 2 }, { 2 }, { 1 }, { 0 }, { 0 }, { 0 }, true, false },
 		/* the suite's dw case itself (64 channels, 4 MiB output) */
 		{ 2, 1, 64, 1, 1, { 64, 64 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
+		/* kernel 4, stride 2 with even begin pads (both phases read the same x columns), no
+		 * pad and an odd output width, pad 3 (phase 1 reads one column further) */
+		{ 2, 1, 3, 1, 1, { 5, 40 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, { 0, 0 }, true, false },
+		{ 2, 2, 2, 1, 1, { 4, 37 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, { 1, 1 }, false, false },
+		{ 2, 1, 2, 1, 1, { 3, 45 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 3, 1 }, { 1, 3 }, { 0, 0 }, true, false },
+		/* kernel 4 stride 2 on the last axis under three x rows (kernel 5), under none
+		 * (kernel 1, stride 3), and under stride 3 with kernel 4 */
+		{ 2, 1, 2, 1, 1, { 6, 40 }, { 5, 4 }, { 2, 2 }, { 1, 1 }, { 2, 1 }, { 2, 1 }, { 0, 0 }, true, false },
+		{ 2, 1, 2, 1, 1, { 4, 33 }, { 1, 4 }, { 3, 2 }, { 1, 1 }, { 0, 1 }, { 0, 1 }, { 1, 0 }, true, false },
+		{ 2, 1, 2, 1, 1, { 5, 36 }, { 4, 4 }, { 3, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, false, false },
 		/* rank 1, wide crop on the left, W fed at run time */
 		{ 1, 1, 3, 1, 1, { 97 }, { 5 }, { 2 }, { 1 }, { 4 }, { 1 }, { 1 }, true, true },
 	};

@@ -1,27 +1,32 @@
 /*
  * depthwise.c - depthwise ConvTranspose (one input and one output channel per group, rank 1
  * or 2): builds the per-axis residue tables of the taps (struct onnxrun__kdw_axis) and runs
- * the output rows over the thread pool through the kernel table's rows routine
- * (kernels/depthwise.h; kernels/generic_dw.h has the algorithm). Each output row belongs to
- * one work item and taps are summed in the same order, so results do not depend on the
- * thread count.
+ * the output rows over the thread pool, in work items of whole rows, through the kernel
+ * table's rows routine (kernels/depthwise.h; kernels/generic_dw.h has the algorithm). Each
+ * output row belongs to one work item and taps are summed in the same order, so results do
+ * not depend on the thread count.
  */
 #include <string.h>
 
 #include "impl.h"
 
+/* Outputs per work item (64 KiB of float32). */
+#define DW_ITEM_FLOATS 16384
+
 /* One run: the kernel's inputs, the rows routine of the ISA in use, per-thread scratch. */
 struct dw_job {
 	struct onnxrun__kdw k;
-	onnxrun__dw_rows_fn rows;
+	onnxrun__dw_rows_fn rowsfn;
 	char *scratch;
 	size_t scratch_stride;
+	int64_t rows, per_item; /* output rows, and rows per work item */
 };
 
 static void dw_items(void *arg, int tid, int64_t begin, int64_t end)
 {
 	const struct dw_job *j = arg;
-	j->rows(&j->k, begin, end, (float *)(j->scratch + (size_t)tid * j->scratch_stride));
+	const int64_t rb = begin * j->per_item, re = end * j->per_item < j->rows ? end * j->per_item : j->rows;
+	j->rowsfn(&j->k, rb, re, (float *)(j->scratch + (size_t)tid * j->scratch_stride));
 }
 
 /* Fills an axis's residue tables into buf (2*(s + 1) + 3*k words used). */
@@ -63,7 +68,7 @@ static enum onnxrun_status dw_compute(struct onnxrun_op_context *ctx, const stru
 	j.k.bias = bias;
 	j.k.y = y;
 	j.k.chans = g->out_channels;
-	j.rows = kt->dw_rows;
+	j.rowsfn = kt->dw_rows;
 	for (int a = 0; a < 2; a++) {
 		const int src = g->n == 2 ? a : 0;
 		const bool real = g->n == 2 || a == 1;
@@ -85,7 +90,12 @@ static enum onnxrun_status dw_compute(struct onnxrun_op_context *ctx, const stru
 		onnxrun__free(ctx->env, tables);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
-	st = onnxrun__op_parallel(ctx, threads, g->batch * j.k.chans * j.k.ax[0].out, dw_items, &j);
+	/* Work items of whole rows, about DW_ITEM_FLOATS outputs each: per-item costs (claiming the
+	 * item, the rows routine's per-call set-up) stay small next to the rows' own work. */
+	j.rows = g->batch * j.k.chans * j.k.ax[0].out;
+	j.per_item = DW_ITEM_FLOATS / (j.k.ax[1].out > 0 ? j.k.ax[1].out : 1);
+	j.per_item = j.per_item < 1 ? 1 : j.per_item;
+	st = onnxrun__op_parallel(ctx, threads, (j.rows + j.per_item - 1) / j.per_item, dw_items, &j);
 	onnxrun__free(ctx->env, j.scratch);
 	onnxrun__free(ctx->env, tables);
 	return st;
