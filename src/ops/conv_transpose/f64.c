@@ -23,8 +23,6 @@
 
 #define S ONNXRUN__CONVT_MAX_SPATIAL
 #define F64_MAX_RANK 3
-#define F64_MAX_MB ONNXRUN__F64_MB_MAX
-#define F64_MAX_NW ONNXRUN__F64_NW_MAX
 /* Positions per work item (whole panels): enough to read each chunk of weights from L2
  * several times per load from memory. */
 #define F64_BLOCK_POSITIONS 128

@@ -82,7 +82,9 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_w_f64_values(const struct con
                                                                double **owned);
 
 /* Runs compute with c's weights packed in `layout`: the op's state when it matches c's
- * geometry and ISA, else packed for this run. Errors are recorded on the node. */
+ * geometry and ISA, else packed for this run (UNSUPPORTED, with no message, when g has more
+ * phases or kernel positions than a packing takes: the entry declines). Errors are recorded
+ * on the node. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_run_packed(const struct convt_call *c, enum convt_layout layout,
                                                              convt_packed_fn compute);
 

@@ -277,30 +277,17 @@ enum onnxrun_status onnxrun__convt_run_packed(const struct convt_call *c, enum c
                                               convt_packed_fn compute)
 {
 	struct onnxrun__convt_packed *mine = NULL;
-	const float *w;
-	float *wown;
+	const void *w;
+	void *wown;
 	enum onnxrun_status st;
 	if (onnxrun__convt_packed_matches(c->packed, c->g, layout, c->kt))
 		return compute(c, c->packed);
-	if (layout == CONVT_LAYOUT_F64) {
-		const double *wd;
-		double *wdown;
-		if ((st = onnxrun__convt_w_f64_values(c, &wd, &wdown)))
-			return st;
-		st = onnxrun__convt_pack(c->ctx->env, c->g, wd, layout, &mine);
-		onnxrun__free(c->ctx->env, wdown);
-		if (st == ONNXRUN_ERROR_UNSUPPORTED)
-			return st; /* more phases than the decomposition takes: the entry declines */
-		if (st)
-			return onnxrun__node_fail(c->ctx->err, st, c->ctx->node, "out of memory packing weights");
-		st = compute(c, mine);
-		onnxrun__convt_packed_free(mine);
-		return st;
-	}
-	if ((st = onnxrun__convt_w_values(c, &w, &wown)))
+	if ((st = w_values(c, layout == CONVT_LAYOUT_F64 ? ONNXRUN_DTYPE_DOUBLE : ONNXRUN_DTYPE_FLOAT, &w, &wown)))
 		return st;
 	st = onnxrun__convt_pack(c->ctx->env, c->g, w, layout, &mine);
 	onnxrun__free(c->ctx->env, wown);
+	if (st == ONNXRUN_ERROR_UNSUPPORTED)
+		return st; /* more phases than the decomposition takes: the entry declines */
 	if (st)
 		return onnxrun__node_fail(c->ctx->err, st, c->ctx->node, "out of memory packing weights");
 	st = compute(c, mine);
