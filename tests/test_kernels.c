@@ -356,10 +356,10 @@ static void test_suite_like(void **state)
 	check_configs(cases, sizeof cases / sizeof cases[0], 900, "suite-like");
 }
 
-/* 2-D, batch 1, rows of 32+ positions per phase and 32+ output channels per group: the
- * per-tile staged copy of x (ops/conv_transpose/phase.c, B rows at base + offset). Zero pads on
- * both sides, rows above and below x, dilation, asymmetric pads, output padding, panel
- * remainders at row ends, several tiles and groups. */
+/* Batch 1, 2-D and 3-D, rows of 16 or 32+ positions per phase, output channels enough for
+ * the calls per panel: the per-tile staged copy of x (ops/conv_transpose/phase.c, B rows at
+ * one or two bases + offset). Zero pads on both sides, rows above and below x, dilation,
+ * asymmetric pads, output padding, panel remainders at row ends, several tiles and groups. */
 static void test_staged_rows(void **state)
 {
 	static const struct cfg cases[] = {
@@ -375,6 +375,20 @@ static void test_staged_rows(void **state)
 		{ 2, 1, 1, 4, 32, { 6, 40 }, { 2, 2 }, { 3, 3 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, { 0, 0 }, true, false },
 		/* W fed at run time */
 		{ 2, 1, 1, 7, 48, { 13, 35 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, true },
+		/* grid rows of half a panel (16 positions): each panel is two staged rows, one base
+		 * each (rel2); rows of 48 mix one- and two-base panels; k4 s2 p1 and a pad that
+		 * reads a column of zeros on the right only */
+		{ 2, 1, 1, 16, 40, { 16, 16 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
+		{ 2, 1, 2, 6, 40, { 9, 48 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 2 }, { 2, 0 }, { 0, 0 }, true, false },
+		/* 3-D: blocks of [depth row][channel][padded rows][padded columns], k3 s2 p1 op1 with
+		 * 16-wide phase rows (two-base panels) and k2 s2 (one tap per phase) with 32-wide */
+		{ 3, 1, 1, 12, 16, { 5, 6, 16 }, { 3, 3, 3 }, { 2, 2, 2 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 },
+		  { 1, 1, 1 }, true, false },
+		{ 3, 1, 1, 9, 12, { 4, 3, 32 }, { 2, 2, 2 }, { 2, 2, 2 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 },
+		  { 0, 0, 0 }, false, false },
+		/* 3-D with dilation and asymmetric pads on the middle axis (zero rows in the blocks) */
+		{ 3, 1, 2, 5, 32, { 4, 5, 32 }, { 2, 3, 3 }, { 1, 1, 1 }, { 1, 2, 1 }, { 0, 3, 1 }, { 1, 0, 1 },
+		  { 0, 0, 0 }, true, true },
 	};
 	(void)state;
 	check_configs(cases, sizeof cases / sizeof cases[0], 1900, "staged-row");

@@ -55,6 +55,6 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_avx2 = {
 	  { k_1_1, k_2_1, k_3_1, k_4_1, k_5_1, k_6_1 } },
 	{ NULL },
 	{ NULL },
-	{ NULL },
+	{ NULL },	{ NULL },
 };
 #endif

@@ -155,25 +155,28 @@ K512M(11) K512M(12)
 K512I(1) K512I(2) K512I(3) K512I(4) K512I(5) K512I(6) K512I(7) K512I(8) K512I(9) K512I(10)
 K512I(11) K512I(12)
 
-/* The wide tile with B row p at base + rel[p] bytes. */
-static inline __attribute__((always_inline)) T512 void tile_rel(int64_t k, const float *a, const char *base,
-                                                                const int64_t *rel, float *c, int64_t ldc,
-                                                                const int mr)
+/* The wide tile with B row p's halves at base0 + rel[p] and base1 + rel[p] bytes (one row at
+ * base + rel[p] when base1 = base0 + 64). */
+static inline __attribute__((always_inline)) T512 void tile_rel2(int64_t k, const float *a, const char *base0,
+                                                                 const char *base1, const int64_t *rel,
+                                                                 float *c, int64_t ldc, const int mr)
 {
 	const int nv = 2;
 	ACC_ALL(ACC_DECL)
 	int64_t p = 0;
 	if (mr >= 4) {
 		for (; p + B_AHEAD < k; p++, a += MRX) {
-			const float *b = (const float *)(base + rel[p]);
-			prefetch_row(base + rel[p + B_AHEAD]);
-			const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+			const int64_t o = rel[p], of = rel[p + B_AHEAD];
+			_mm_prefetch(base0 + of, _MM_HINT_T0);
+			_mm_prefetch(base0 + of + 63, _MM_HINT_T0);
+			_mm_prefetch(base1 + of, _MM_HINT_T0);
+			_mm_prefetch(base1 + of + 63, _MM_HINT_T0);
+			const __m512 b0 = _mm512_loadu_ps(base0 + o), b1 = _mm512_loadu_ps(base1 + o);
 			ACC_ALL(ACC_STEP)
 		}
 	}
 	for (; p < k; p++, a += MRX) {
-		const float *b = (const float *)(base + rel[p]);
-		const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+		const __m512 b0 = _mm512_loadu_ps(base0 + rel[p]), b1 = _mm512_loadu_ps(base1 + rel[p]);
 		ACC_ALL(ACC_STEP)
 	}
 	ACC_ALL(ACC_STORE)
@@ -183,7 +186,12 @@ static inline __attribute__((always_inline)) T512 void tile_rel(int64_t k, const
 	static T512 void kr_##MR(int64_t k, const float *a, const char *base, const int64_t *rel, \
 	                         float *c, int64_t ldc)                                           \
 	{                                                                                         \
-		tile_rel(k, a, base, rel, c, ldc, MR);                                            \
+		tile_rel2(k, a, base, base + 64, rel, c, ldc, MR);                                \
+	}                                                                                         \
+	static T512 void kh_##MR(int64_t k, const float *a, const char *base0, const char *base1, \
+	                         const int64_t *rel, float *c, int64_t ldc)                       \
+	{                                                                                         \
+		tile_rel2(k, a, base0, base1, rel, c, ldc, MR);                                   \
 	}
 K512R(1) K512R(2) K512R(3) K512R(4) K512R(5) K512R(6) K512R(7) K512R(8) K512R(9) K512R(10)
 K512R(11) K512R(12)
@@ -207,5 +215,6 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = {
 	{ ki_1, ki_2, ki_3, ki_4, ki_5, ki_6, ki_7, ki_8, ki_9, ki_10, ki_11, ki_12 },
 	{ km_1, km_2, km_3, km_4, km_5, km_6, km_7, km_8, km_9, km_10, km_11, km_12 },
 	{ kr_1, kr_2, kr_3, kr_4, kr_5, kr_6, kr_7, kr_8, kr_9, kr_10, kr_11, kr_12 },
+	{ kh_1, kh_2, kh_3, kh_4, kh_5, kh_6, kh_7, kh_8, kh_9, kh_10, kh_11, kh_12 },
 };
 #endif

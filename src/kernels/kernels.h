@@ -57,12 +57,18 @@ typedef void (*onnxrun__gemm_ind2_fn)(int64_t k, const float *a, const float *co
  * whose rows keep the same layout relative to each other (a staged copy of x). */
 typedef void (*onnxrun__gemm_rel_fn)(int64_t k, const float *a, const char *base, const int64_t *rel, float *c,
                                      int64_t ldc);
+/* The same with each B row in two halves of nr/2 floats from two bases: row p's first half
+ * at base0 + rel[p] bytes, its second at base1 + rel[p] (a panel of two grid rows of the
+ * staged copy of x). */
+typedef void (*onnxrun__gemm_rel2_fn)(int64_t k, const float *a, const char *base0, const char *base1,
+                                      const int64_t *rel, float *c, int64_t ldc);
 
 /* One ISA's micro-kernels: fn[v][mr - 1] computes mr rows of an nr[v]-wide tile (v = 0 wide,
  * v = 1 narrow, for a remainder of at most nr[1] columns, v = 2 narrowest, for at most
  * nr[2]; nr[2] == nr[1] when the ISA has no third width); ind[mr - 1] and ind2[mr - 1] are
  * the wide tile with B as row pointers or masked half-row pointers, rel[mr - 1] with B rows
- * at base + offset (NULL when the ISA has none). */
+ * at base + offset, rel2[mr - 1] with B half-rows at two bases + offset (NULL when the ISA
+ * has none). */
 struct onnxrun__gemm_kernels {
 	int mr_max;
 	int nr[3];
@@ -70,6 +76,7 @@ struct onnxrun__gemm_kernels {
 	onnxrun__gemm_ind_fn ind[ONNXRUN__GEMM_MR_MAX];
 	onnxrun__gemm_ind2_fn ind2[ONNXRUN__GEMM_MR_MAX];
 	onnxrun__gemm_rel_fn rel[ONNXRUN__GEMM_MR_MAX];
+	onnxrun__gemm_rel2_fn rel2[ONNXRUN__GEMM_MR_MAX];
 };
 
 /* ---- B panels and tile stores of a strided-output GEMM -----------------------------------------

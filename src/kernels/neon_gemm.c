@@ -104,7 +104,8 @@ KN_ROWS(3)
 	}
 KNI(1) KNI(2) KNI(3) KNI(4) KNI(5) KNI(6) KNI(7) KNI(8)
 
-/* No masked loads in NEON: no half-row kernels (ind2 NULL; the phase path packs instead). */
+/* No masked loads in NEON: no half-row kernels (ind2 NULL; the phase path packs instead);
+ * its 12-wide rows do not split into two vector halves (rel2 NULL). */
 const struct onnxrun__gemm_kernels onnxrun__gemm_neon = {
 	NEON_MR, { 12, 8, 4 },
 	{ { k_1_3, k_2_3, k_3_3, k_4_3, k_5_3, k_6_3, k_7_3, k_8_3 },
@@ -112,6 +113,6 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_neon = {
 	  { k_1_1, k_2_1, k_3_1, k_4_1, k_5_1, k_6_1, k_7_1, k_8_1 } },
 	{ ki_1, ki_2, ki_3, ki_4, ki_5, ki_6, ki_7, ki_8 },
 	{ NULL },
-	{ kr_1, kr_2, kr_3, kr_4, kr_5, kr_6, kr_7, kr_8 },
+	{ kr_1, kr_2, kr_3, kr_4, kr_5, kr_6, kr_7, kr_8 },	{ NULL },
 };
 #endif

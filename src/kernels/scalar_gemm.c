@@ -35,5 +35,5 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_scalar = {
 	{ { k_1_16, k_2_16, k_3_16, k_4_16 }, { k_1_8, k_2_8, k_3_8, k_4_8 }, { k_1_8, k_2_8, k_3_8, k_4_8 } },
 	{ NULL },
 	{ NULL },
-	{ NULL },
+	{ NULL },	{ NULL },
 };

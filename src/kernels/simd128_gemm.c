@@ -90,6 +90,6 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_simd128 = {
 	{ { k_1_4, k_2_4 }, { k_1_2, k_2_2 }, { k_1_1, k_2_1 } },
 	{ ki_1, ki_2 },
 	{ NULL },
-	{ kr_1, kr_2 },
+	{ kr_1, kr_2 },	{ NULL },
 };
 #endif

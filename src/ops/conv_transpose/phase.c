@@ -50,10 +50,12 @@ struct phase_job {
 	bool rows;        /* B panels may be read in place as whole rows (PANEL_ROWS) */
 	char *scratch;
 	size_t scratch_stride;
-	/* staged x (rows mode, 2-D, batch 1): per item, the input rows it reads copied as
-	 * [row][channel][pad_l + width + pad_r] with zero pads */
+	/* staged x (rows mode, 2-D or more, batch 1): per item, the input rows (first spatial
+	 * axis) it reads copied as [row][channel][the other axes, each with zero pads]: axis a
+	 * (a >= 1) starts st_pad[a] elements in, is st_ext[a] long and st_str[a] apart; one
+	 * channel's block is st_plane floats */
 	bool staged;
-	int64_t st_padl, st_wp, st_rows, st_dymin, st_dymax;
+	int64_t st_pad[S], st_ext[S], st_str[S], st_plane, st_rows, st_dymin, st_dymax;
 	size_t st_offset; /* byte offset of the staging area in a thread's scratch */
 	int64_t *rel;     /* per phase (cg * tmax apart): byte offset of B row k from the panel's base */
 };
@@ -144,7 +146,7 @@ static int64_t rows_before(const struct phase_job *j, int64_t ph, const int64_t 
 
 /* How a B panel is given to the micro-kernel: packed (fn), rows in place (ind), masked
  * half-rows in place (ind2), or rows in the staged copy of x at base + offset (rel). */
-enum panel_mode { PANEL_PACKED, PANEL_ROWS, PANEL_HALVES, PANEL_REL };
+enum panel_mode { PANEL_PACKED, PANEL_ROWS, PANEL_HALVES, PANEL_REL, PANEL_REL2 };
 
 /* One B panel of an item, prepared once and run against every weight panel of the item. */
 struct panel {
@@ -153,6 +155,7 @@ struct panel {
 	const float **brows; /* PANEL_ROWS: one per row; PANEL_HALVES: two per row */
 	uint16_t *bmask;     /* PANEL_HALVES: two per row */
 	const char *base;    /* PANEL_REL: row k at base + rel[k] bytes */
+	const char *base1;   /* PANEL_REL2: row k's halves at base + rel[k] and base1 + rel[k] */
 	const int64_t *rel;
 	float *bp;
 	int64_t nseg;
@@ -193,29 +196,62 @@ static bool halves_plan(const float *xg, int64_t nt, const struct onnxrun__krun 
 	return true;
 }
 
-/* Copies input rows [i0, i1] of the group (xg) into the staging area; rows outside x are
- * zeros. */
+/* Copies input rows [i0, i1] (first spatial axis) of the group (xg) into the staging area,
+ * each channel's block with its zero pads; rows outside x are zeros. */
 static void stage_rows(const struct phase_job *j, const float *xg, int64_t i0, int64_t i1, float *stg)
 {
-	const int64_t h = j->g->in[0], w = j->g->in[1], wp = j->st_wp, pl = j->st_padl;
+	const struct onnxrun__convt_geom *g = j->g;
+	const int32_t n = g->n, last = n - 1;
+	const int64_t w = g->in[last], pl = j->st_pad[last], wp = j->st_ext[last];
+	int64_t lines = 1; /* lines of the last axis in a channel's block */
+	for (int32_t a = 1; a < last; a++)
+		lines *= j->st_ext[a];
 	for (int64_t i = i0; i <= i1; i++) {
-		float *d = stg + (i - i0) * j->cg * wp;
-		if (i < 0 || i >= h) {
-			memset(d, 0, (size_t)(j->cg * wp) * sizeof *d);
+		float *d = stg + (i - i0) * j->cg * j->st_plane;
+		if (i < 0 || i >= g->in[0]) {
+			memset(d, 0, (size_t)(j->cg * j->st_plane) * sizeof *d);
 			continue;
 		}
-		for (int64_t c = 0; c < j->cg; c++, d += wp) {
-			memset(d, 0, (size_t)pl * sizeof *d);
-			memcpy(d + pl, xg + c * j->in_sp + i * w, (size_t)w * sizeof *d);
-			memset(d + pl + w, 0, (size_t)(wp - pl - w) * sizeof *d);
+		for (int64_t c = 0; c < j->cg; c++, d += j->st_plane) {
+			const float *xc = xg + c * j->in_sp + i * j->xs[0];
+			for (int64_t l = 0; l < lines; l++) {
+				/* line l of the block: its coordinates on axes 1 .. n-2, inside x or not */
+				float *dl = d + l * wp;
+				int64_t rest = l, off = 0;
+				bool inside = true;
+				for (int32_t a = last - 1; a >= 1; a--) {
+					const int64_t e = rest % j->st_ext[a] - j->st_pad[a];
+					rest /= j->st_ext[a];
+					inside = inside && e >= 0 && e < g->in[a];
+					off += e * j->xs[a];
+				}
+				if (!inside) {
+					memset(dl, 0, (size_t)wp * sizeof *dl);
+					continue;
+				}
+				memset(dl, 0, (size_t)pl * sizeof *dl);
+				memcpy(dl + pl, xc + off, (size_t)w * sizeof *dl);
+				memset(dl + pl + w, 0, (size_t)(wp - pl - w) * sizeof *dl);
+			}
 		}
 	}
 }
 
+/* Where grid position q (of input row i0's staging area stg) reads x for a tap at offset 0:
+ * the B rows of a panel run from there by the offsets j->rel. */
+static const char *staged_at(const struct phase_job *j, const float *stg, int64_t i0, const int64_t *q)
+{
+	int64_t e = (q[0] - i0) * j->cg * j->st_plane;
+	for (int32_t a = 1; a < j->g->n; a++)
+		e += (q[a] + j->st_pad[a]) * j->st_str[a];
+	return (const char *)(stg + e);
+}
+
 /* Prepares the B panel of positions [p0, p0 + cnt) of phase ph (residues r): its segments,
  * then, for one run filling the panel, its base in the staged copy of x (stg: input rows from
- * i0) or row pointers into x (pack_rows); else masked half-rows in x (halves_plan, when few
- * calls share the panel) or a packed copy. */
+ * i0) or row pointers into x (pack_rows); for two runs of half a panel each (grid rows of
+ * nr/2), their two bases in the staged copy; else masked half-rows in x (halves_plan, when
+ * few calls share the panel) or a packed copy. */
 static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *r, int64_t p0, int64_t cnt,
                           const float *xg, struct onnxrun__kcopy *cp, struct panel *pn, const float *stg, int64_t i0)
 {
@@ -227,10 +263,11 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 	pn->v = cnt <= kn->nr[2] ? 2 : cnt <= kn->nr[1] ? 1 : 0;
 	const int64_t nr = kn->nr[pn->v];
 	pn->nseg = make_segs(j, ph, p0, cnt, r, pn->runs, pn->segs);
-	if (stg && pn->v == 0 && pn->nseg == 1 && cnt == nr) {
-		pn->mode = PANEL_REL;
-		pn->base = (const char *)(stg + (pn->segs[0].q[0] - i0) * j->cg * j->st_wp + j->st_padl +
-		                          pn->segs[0].q[1]);
+	if (stg && pn->v == 0 && cnt == nr &&
+	    (pn->nseg == 1 || (pn->nseg == 2 && pn->runs[0].len == nr / 2 && kn->rel2[0]))) {
+		pn->mode = pn->nseg == 1 ? PANEL_REL : PANEL_REL2;
+		pn->base = staged_at(j, stg, i0, pn->segs[0].q);
+		pn->base1 = pn->nseg == 2 ? staged_at(j, stg, i0, pn->segs[1].q) : NULL;
 		pn->rel = j->rel + ph * j->cg * tp->tmax;
 		return;
 	}
@@ -272,6 +309,8 @@ static inline void panel_gemm(const struct onnxrun__gemm_kernels *kn, int64_t mr
 	const int64_t nr = kn->nr[pn->v];
 	if (pn->mode == PANEL_REL)
 		kn->rel[mr - 1](kk, a, pn->base, pn->rel, tile, nr);
+	else if (pn->mode == PANEL_REL2)
+		kn->rel2[mr - 1](kk, a, pn->base, pn->base1, pn->rel, tile, nr);
 	else if (pn->mode == PANEL_ROWS)
 		kn->ind[mr - 1](kk, a, pn->brows, tile, nr);
 	else if (pn->mode == PANEL_HALVES)
@@ -567,6 +606,99 @@ static void plan_split(struct phase_job *j, int threads)
 	}
 }
 
+/* Whether to stage x (rows mode, 2-D or more, batch 1): per tile, the x rows it reads are
+ * copied once into a staging area, [row][channel][the other axes with zero pads], channel
+ * blocks not a multiple of 1 KiB apart. A panel's B rows are then one table of offsets from
+ * one base (kernel rel[]), or from two bases for a panel of two half-panel grid rows
+ * (rel2[]): no per-panel pointers or copy plans, no masked copies at the edges, and a
+ * panel's rows sit in a few KiB instead of one line per channel plane (planes of 4 KiB
+ * multiples share L1 sets). Where panels fit in grid rows, only when enough calls share a
+ * panel to pay for the copy (tuning: stage_calls); where grid rows are half a panel, always
+ * (the alternatives plan pointers or copy for every panel); not when rows are shorter. */
+static bool stage_wanted(const struct phase_job *j, int64_t uses)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	const struct onnxrun__gemm_kernels *kn = j->pk->kern;
+	const int64_t nr0 = kn->nr[0];
+	bool whole = true, halves = true;
+	if (!j->rows || !kn->rel[0] || g->n < 2 || g->batch != 1)
+		return false;
+	for (int64_t ph = 0; ph < j->pk->taps.nphase; ph++) {
+		const int64_t len = j->qn[ph * S + g->n - 1];
+		if (!j->npos[ph])
+			continue;
+		whole = whole && len >= nr0;
+		halves = halves && kn->rel2[0] && len >= nr0 / 2 && len % (nr0 / 2) == 0;
+	}
+	return (whole && uses >= onnxrun__tuning()->stage_calls) || (!whole && halves);
+}
+
+/* Sets up the staging area (stage_wanted) when its size fits the tuning's stage_bytes and
+ * its pads a few vectors (wider pads mean a kernel far wider than x): the pads, strides and
+ * row count, j->rel (B row offsets per phase, channel and tap), and its place in a thread's
+ * scratch after *bytes. False only when out of memory. */
+static bool plan_staging(struct phase_job *j, struct onnxrun_op_context *ctx, size_t *bytes)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	const struct onnxrun__convt_taps *tp = &j->pk->taps;
+	const int32_t n = g->n;
+	int64_t lo[S], hi[S], r[S], d[S], dymin = INT64_MAX, dymax = INT64_MIN, plane = 1;
+	for (int32_t a = 1; a < n; a++) {
+		lo[a] = INT64_MAX;
+		hi[a] = INT64_MIN;
+	}
+	/* x coordinates read: q - d over every phase's q range and tap */
+	for (int64_t ph = 0; ph < tp->nphase; ph++) {
+		if (!j->npos[ph])
+			continue;
+		convt_phase_residues(tp, ph, r);
+		for (int64_t t = 0; t < tp->ntaps[ph]; t++) {
+			convt_tap(tp, r, t, NULL, d);
+			for (int32_t a = 1; a < n; a++) {
+				const int64_t l = j->qlo[ph * S + a] - d[a], h = l + j->qn[ph * S + a] - 1;
+				lo[a] = l < lo[a] ? l : lo[a];
+				hi[a] = h > hi[a] ? h : hi[a];
+			}
+			dymin = d[0] < dymin ? d[0] : dymin;
+			dymax = d[0] > dymax ? d[0] : dymax;
+		}
+	}
+	for (int32_t a = n - 1; a >= 1; a--) {
+		j->st_pad[a] = lo[a] < 0 ? -lo[a] : 0;
+		j->st_ext[a] = j->st_pad[a] + g->in[a] + (hi[a] >= g->in[a] ? hi[a] - g->in[a] + 1 : 0);
+		if (j->st_pad[a] > 64 || j->st_ext[a] - g->in[a] > 128)
+			return true;
+		j->st_str[a] = plane;
+		plane *= j->st_ext[a];
+	}
+	if ((plane * 4) % 1024 == 0)
+		plane++; /* channel blocks 1 KiB apart or more would share L1 sets */
+	j->st_plane = plane;
+	j->st_dymin = dymin;
+	j->st_dymax = dymax;
+	j->st_rows = j->trows / g->strides[0] + 3 + (dymax - dymin); /* an item's rows fit (checked) */
+	if ((size_t)(j->st_rows * j->cg * plane) * sizeof(float) > onnxrun__tuning()->stage_bytes)
+		return true;
+	if (!(j->rel = onnxrun__calloc(ctx->env, (size_t)(tp->nphase * j->cg * tp->tmax), sizeof *j->rel)))
+		return false;
+	for (int64_t ph = 0; ph < tp->nphase; ph++) {
+		convt_phase_residues(tp, ph, r);
+		for (int64_t t = 0; t < tp->ntaps[ph]; t++) {
+			int64_t off;
+			convt_tap(tp, r, t, NULL, d);
+			off = -d[0] * j->cg * plane;
+			for (int32_t a = 1; a < n; a++)
+				off -= d[a] * j->st_str[a];
+			for (int64_t ch = 0; ch < j->cg; ch++)
+				j->rel[ph * j->cg * tp->tmax + ch * tp->ntaps[ph] + t] = (ch * plane + off) * (int64_t)sizeof(float);
+		}
+	}
+	j->staged = true;
+	j->st_offset = (*bytes + 63) / 64 * 64;
+	*bytes = j->st_offset + 64 + (size_t)(j->st_rows * j->cg * plane) * sizeof(float);
+	return true;
+}
+
 static enum onnxrun_status phase_compute(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
 {
 	struct onnxrun_op_context *ctx = c->ctx;
@@ -649,61 +781,9 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	        (size_t)(2 * j.nb * nr0) * (sizeof(struct onnxrun__krun) + sizeof(struct seg)) +
 	        (size_t)(tp->tmax * nr0) * sizeof(struct onnxrun__kcopy) +
 	        (size_t)(2 * j.nb * 2 * j.cg * tp->tmax) * (sizeof(float *) + sizeof(uint16_t));
-	/* 2-D rows mode with B panels shared by several calls: per tile, the x rows it reads are
-	 * copied once into a staging area, [row][channel][zero pad, columns, zero pad], with
-	 * channel rows not a multiple of 1 KiB apart. A panel's B rows are then one table of
-	 * offsets from one base (kernel rel[]): no per-panel pointers, no masked copies at the
-	 * left and right edges, and a panel's rows sit in a few KiB instead of one line per
-	 * channel plane (planes of 4 KiB multiples share L1 sets). Only where enough calls share
-	 * a panel to pay for the copy (tuning: stage_calls), and not when grid rows are shorter
-	 * than a panel (every panel would span rows). */
-	bool whole_panels = g->n == 2; /* rows of every phase's grid hold whole wide panels */
-	for (int64_t ph = 0; ph < np && whole_panels; ph++)
-		whole_panels = !j.npos[ph] || j.qn[ph * S + 1] >= nr0;
-	if (j.rows && pk->kern->rel[0] && whole_panels && g->batch == 1 && uses >= tn->stage_calls) {
-		/* x columns read: q - dx over every phase's q range and tap */
-		int64_t cmin = INT64_MAX, cmax = INT64_MIN, dymin = INT64_MAX, dymax = INT64_MIN, d[S];
-		for (int64_t ph = 0; ph < np; ph++) {
-			if (!j.npos[ph])
-				continue;
-			convt_phase_residues(tp, ph, r);
-			for (int64_t t = 0; t < tp->ntaps[ph]; t++) {
-				convt_tap(tp, r, t, NULL, d);
-				const int64_t lo = j.qlo[ph * S + 1] - d[1], hi = j.qlo[ph * S + 1] + j.qn[ph * S + 1] - 1 - d[1];
-				cmin = lo < cmin ? lo : cmin;
-				cmax = hi > cmax ? hi : cmax;
-				dymin = d[0] < dymin ? d[0] : dymin;
-				dymax = d[0] > dymax ? d[0] : dymax;
-			}
-		}
-		j.st_padl = cmin < 0 ? -cmin : 0;
-		j.st_wp = j.st_padl + g->in[1] + (cmax >= g->in[1] ? cmax - g->in[1] + 1 : 0);
-		if ((j.st_wp * 4) % 1024 == 0)
-			j.st_wp++; /* rows of channels 1 KiB apart or more would share L1 sets */
-		j.st_dymin = dymin;
-		j.st_dymax = dymax;
-		j.st_rows = j.trows / g->strides[0] + 3 + (dymax - dymin); /* an item's rows fit (checked) */
-		/* a copy larger than the tuning's stage_bytes would not stay close; pads beyond a
-		 * few vectors mean a kernel far wider than the input rows */
-		if (j.st_padl <= 64 && j.st_wp - g->in[1] <= 128 &&
-		    (size_t)(j.st_rows * j.cg * j.st_wp) * sizeof(float) <= tn->stage_bytes) {
-			if (!(j.rel = onnxrun__calloc(ctx->env, (size_t)(np * j.cg * tp->tmax), sizeof *j.rel))) {
-				onnxrun__free(ctx->env, buf);
-				return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
-			}
-			for (int64_t ph = 0; ph < np; ph++) {
-				convt_phase_residues(tp, ph, r);
-				for (int64_t t = 0; t < tp->ntaps[ph]; t++) {
-					convt_tap(tp, r, t, NULL, d);
-					for (int64_t ch = 0; ch < j.cg; ch++)
-						j.rel[ph * j.cg * tp->tmax + ch * tp->ntaps[ph] + t] =
-							(ch * j.st_wp - d[0] * j.cg * j.st_wp - d[1]) * (int64_t)sizeof(float);
-				}
-			}
-			j.staged = true;
-			j.st_offset = (bytes + 63) / 64 * 64;
-			bytes = j.st_offset + 64 + (size_t)(j.st_rows * j.cg * j.st_wp) * sizeof(float);
-		}
+	if (stage_wanted(&j, uses) && !plan_staging(&j, ctx, &bytes)) {
+		onnxrun__free(ctx->env, buf);
+		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride))) {
 		onnxrun__free(ctx->env, j.rel);
