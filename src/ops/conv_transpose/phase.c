@@ -196,44 +196,41 @@ static bool halves_plan(const float *xg, int64_t nt, const struct onnxrun__krun 
 	return true;
 }
 
+/* Stages axes a .. n-1 of one channel's block: src is x at the block's origin on axes < a,
+ * d the block's. Along axis a, the pad ranges are zeros (one memset each: they are
+ * contiguous); the last axis is a line of zero pads (a few floats: plain stores) around a
+ * copy of x's row. */
+static void stage_axis(const struct phase_job *j, int32_t a, const float *src, float *d)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	const int64_t pad = j->st_pad[a], in = g->in[a], ext = j->st_ext[a];
+	if (a == g->n - 1) {
+		for (int64_t k = 0; k < pad; k++)
+			d[k] = 0.0f;
+		memcpy(d + pad, src, (size_t)in * sizeof *d);
+		for (int64_t k = pad + in; k < ext; k++)
+			d[k] = 0.0f;
+		return;
+	}
+	const int64_t str = j->st_str[a];
+	memset(d, 0, (size_t)(pad * str) * sizeof *d);
+	for (int64_t v = 0; v < in; v++)
+		stage_axis(j, a + 1, src + v * j->xs[a], d + (pad + v) * str);
+	memset(d + (pad + in) * str, 0, (size_t)((ext - pad - in) * str) * sizeof *d);
+}
+
 /* Copies input rows [i0, i1] (first spatial axis) of the group (xg) into the staging area,
  * each channel's block with its zero pads; rows outside x are zeros. */
 static void stage_rows(const struct phase_job *j, const float *xg, int64_t i0, int64_t i1, float *stg)
 {
-	const struct onnxrun__convt_geom *g = j->g;
-	const int32_t n = g->n, last = n - 1;
-	const int64_t w = g->in[last], pl = j->st_pad[last], wp = j->st_ext[last];
-	int64_t lines = 1; /* lines of the last axis in a channel's block */
-	for (int32_t a = 1; a < last; a++)
-		lines *= j->st_ext[a];
 	for (int64_t i = i0; i <= i1; i++) {
 		float *d = stg + (i - i0) * j->cg * j->st_plane;
-		if (i < 0 || i >= g->in[0]) {
+		if (i < 0 || i >= j->g->in[0]) {
 			memset(d, 0, (size_t)(j->cg * j->st_plane) * sizeof *d);
 			continue;
 		}
-		for (int64_t c = 0; c < j->cg; c++, d += j->st_plane) {
-			const float *xc = xg + c * j->in_sp + i * j->xs[0];
-			for (int64_t l = 0; l < lines; l++) {
-				/* line l of the block: its coordinates on axes 1 .. n-2, inside x or not */
-				float *dl = d + l * wp;
-				int64_t rest = l, off = 0;
-				bool inside = true;
-				for (int32_t a = last - 1; a >= 1; a--) {
-					const int64_t e = rest % j->st_ext[a] - j->st_pad[a];
-					rest /= j->st_ext[a];
-					inside = inside && e >= 0 && e < g->in[a];
-					off += e * j->xs[a];
-				}
-				if (!inside) {
-					memset(dl, 0, (size_t)wp * sizeof *dl);
-					continue;
-				}
-				memset(dl, 0, (size_t)pl * sizeof *dl);
-				memcpy(dl + pl, xc + off, (size_t)w * sizeof *dl);
-				memset(dl + pl + w, 0, (size_t)(wp - pl - w) * sizeof *dl);
-			}
-		}
+		for (int64_t c = 0; c < j->cg; c++)
+			stage_axis(j, 1, xg + c * j->in_sp + i * j->xs[0], d + c * j->st_plane);
 	}
 }
 
