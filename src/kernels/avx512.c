@@ -177,19 +177,13 @@ static void store_fence(void)
 	_mm_sfence();
 }
 
-static T512 void gather(const struct onnxrun__kgather *kg, const float *const *zrows, int64_t nrows, float *yrow,
-                        int64_t o_lo, int64_t o_hi, float bias, float *tmp, int64_t zoff, int64_t zend)
-{
-	generic_gather(kg, zrows, nrows, yrow, o_lo, o_hi, bias, tmp, zoff, zend);
-}
-
 const struct onnxrun__kernels onnxrun__kernels_avx512 = {
 	.isa = ONNXRUN__ISA_AVX512,
 	.name = "avx512",
 	.gemm = &onnxrun__gemm_avx512,
 	.phase = { .pack = pack, .pack_rows = pack_rows, .pack_halves = pack_halves, .store = store,
 	           .store_pair = store_pair, .store_fence = store_fence },
-	.col2im_gather = gather,
+	.col2im_gather = onnxrun__col2im_gather_avx512,
 	.dw_rows = onnxrun__dw_rows_avx512,
 	.f64 = &onnxrun__f64_avx512,
 	.widen = onnxrun__widen_avx512,

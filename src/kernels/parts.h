@@ -21,6 +21,13 @@ ONNXRUN__HIDDEN void onnxrun__dw_rows_simd128(const struct onnxrun__kdw *j, int6
 ONNXRUN__HIDDEN void onnxrun__dw_rows_neon(const struct onnxrun__kdw *j, int64_t begin, int64_t end, float *tmp);
 #endif
 
+/* overlap-add of the GEMM + col2im path (struct onnxrun__kgather) */
+#if defined(__x86_64__)
+ONNXRUN__HIDDEN void onnxrun__col2im_gather_avx512(const struct onnxrun__kgather *kg, const float *const *zrows,
+                                                   int64_t nrows, float *yrow, int64_t o_lo, int64_t o_hi, float bias,
+                                                   float *tmp, int64_t zoff, int64_t zend);
+#endif
+
 /* float64 ConvTranspose tiles (the AVX-512 list also has two AVX2 tiles) */
 ONNXRUN__HIDDEN extern const struct onnxrun__f64_kernels onnxrun__f64_scalar;
 #if defined(__x86_64__)

@@ -1,0 +1,160 @@
+/*
+ * avx512_col2im.c - the AVX-512 overlap-add of the GEMM + col2im path (kernels.h, struct
+ * onnxrun__kgather) for strides 1 to 4: blocks of 16 grid positions per residue, each
+ * residue's sum over its taps kept in a register, the s residues interleaved with permutes
+ * into s whole output vectors; masked loads where taps reach past Z's columns, masked
+ * stores at the row's ends. Other strides take the generic loop. Every output adds its
+ * taps in the generic order (rows, then the residue's taps ascending, from 0.0f, then the
+ * bias), so the results are the same bits as the generic loop's.
+ */
+#include "generic.h"
+#include "parts.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define T512 __attribute__((target("avx512f")))
+
+#define MAX_S 4      /* strides with an interleave */
+#define MAX_TERMS 32 /* most (row, tap) terms of one residue on the vector path */
+
+/* Output vector j of stride s (row 0 of the tables is s = 2, j = 0; s = 3 starts at row 2, s = 4
+ * at row 5), lane e: residue (16j + e) % s, grid offset l = (16j + e) / s. IDX_A: l, + 16 for
+ * residue 1 (a two-source permute of residues 0 and 1); IDX_B: l, + 16 for residue 3 (of
+ * residues 2 and 3); HI_RES: the lanes of residues 2 and 3. */
+static const int32_t IDX_A[9][16] = {
+	{ 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23 },
+	{ 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31 },
+	{ 0, 16, 0, 1, 17, 1, 2, 18, 2, 3, 19, 3, 4, 20, 4, 5 },
+	{ 21, 5, 6, 22, 6, 7, 23, 7, 8, 24, 8, 9, 25, 9, 10, 26 },
+	{ 10, 11, 27, 11, 12, 28, 12, 13, 29, 13, 14, 30, 14, 15, 31, 15 },
+	{ 0, 16, 0, 0, 1, 17, 1, 1, 2, 18, 2, 2, 3, 19, 3, 3 },
+	{ 4, 20, 4, 4, 5, 21, 5, 5, 6, 22, 6, 6, 7, 23, 7, 7 },
+	{ 8, 24, 8, 8, 9, 25, 9, 9, 10, 26, 10, 10, 11, 27, 11, 11 },
+	{ 12, 28, 12, 12, 13, 29, 13, 13, 14, 30, 14, 14, 15, 31, 15, 15 },
+};
+static const int32_t IDX_B[9][16] = {
+	{ 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7 },
+	{ 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15 },
+	{ 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5 },
+	{ 5, 5, 6, 6, 6, 7, 7, 7, 8, 8, 8, 9, 9, 9, 10, 10 },
+	{ 10, 11, 11, 11, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15, 15 },
+	{ 0, 0, 0, 16, 1, 1, 1, 17, 2, 2, 2, 18, 3, 3, 3, 19 },
+	{ 4, 4, 4, 20, 5, 5, 5, 21, 6, 6, 6, 22, 7, 7, 7, 23 },
+	{ 8, 8, 8, 24, 9, 9, 9, 25, 10, 10, 10, 26, 11, 11, 11, 27 },
+	{ 12, 12, 12, 28, 13, 13, 13, 29, 14, 14, 14, 30, 15, 15, 15, 31 },
+};
+static const uint16_t HI_RES[9] = { 0x0000, 0x0000, 0x4924, 0x2492, 0x9249, 0xCCCC, 0xCCCC, 0xCCCC, 0xCCCC };
+
+/* The terms of each residue r of a row: term t's value for grid position q is p[r][t][q],
+ * for q in [lo[r][t], hi[r][t]) (Z's columns); [qa, qz): where every term is inside. */
+struct terms {
+	const float *p[MAX_S][MAX_TERMS];
+	int64_t lo[MAX_S][MAX_TERMS], hi[MAX_S][MAX_TERMS], n[MAX_S], qa, qz;
+};
+
+/* Lanes l of a block at grid q whose q + l lies in [lo, hi). */
+static inline __attribute__((always_inline)) __mmask16 lanes_in(int64_t q, int64_t lo, int64_t hi)
+{
+	const int64_t a = lo - q < 0 ? 0 : lo - q > 16 ? 16 : lo - q;
+	const int64_t b = hi - q < 0 ? 0 : hi - q > 16 ? 16 : hi - q;
+	return (__mmask16)(((1u << b) - 1) & ~((1u << a) - 1));
+}
+
+/* The blocks of grid positions [q, q + 16) for q from q0 below q1 (stride s, a constant once
+ * inlined). */
+static inline __attribute__((always_inline)) T512 void blocks(const struct terms *tm, int64_t q0, int64_t q1,
+                                                              int64_t o_lo, int64_t o_hi, int64_t pb, float bias,
+                                                              float *yrow, const int64_t s)
+{
+	const int64_t t0 = s == 2 ? 0 : s == 3 ? 2 : 5; /* this stride's rows of the tables */
+	__m512i idx_a[MAX_S], idx_b[MAX_S];
+	for (int64_t j = 0; j < s && s > 1; j++) {
+		idx_a[j] = _mm512_loadu_si512(IDX_A[t0 + j]);
+		idx_b[j] = _mm512_loadu_si512(IDX_B[t0 + j]);
+	}
+	const __m512 bv = _mm512_set1_ps(bias);
+	for (int64_t q = q0; q < q1; q += 16) {
+		const bool whole = q >= tm->qa && q + 16 <= tm->qz; /* every term inside Z on every lane */
+		__m512 v[MAX_S];
+		for (int64_t r = 0; r < s; r++) {
+			__m512 acc = _mm512_setzero_ps();
+			if (whole)
+				for (int64_t t = 0; t < tm->n[r]; t++)
+					acc = _mm512_add_ps(acc, _mm512_loadu_ps(tm->p[r][t] + q));
+			else
+				for (int64_t t = 0; t < tm->n[r]; t++)
+					acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(lanes_in(q, tm->lo[r][t], tm->hi[r][t]),
+					                                               tm->p[r][t] + q));
+			v[r] = _mm512_add_ps(bv, acc);
+		}
+		const int64_t o = q * s - pb; /* the block's first output */
+		for (int64_t j = 0; j < s; j++) {
+			__m512 out = v[0];
+			if (s >= 2)
+				out = _mm512_permutex2var_ps(v[0], idx_a[j], v[1]);
+			if (s == 3)
+				out = _mm512_mask_permutexvar_ps(out, (__mmask16)HI_RES[t0 + j], idx_b[j], v[2]);
+			else if (s == 4)
+				out = _mm512_mask_blend_ps((__mmask16)HI_RES[t0 + j], out, _mm512_permutex2var_ps(v[2], idx_b[j], v[3]));
+			const int64_t oj = o + 16 * j;
+			if (oj >= o_lo && oj + 16 <= o_hi)
+				_mm512_storeu_ps(yrow + oj, out);
+			else
+				_mm512_mask_storeu_ps(yrow + oj, lanes_in(oj, o_lo, o_hi), out);
+		}
+	}
+}
+
+T512 void onnxrun__col2im_gather_avx512(const struct onnxrun__kgather *kg, const float *const *zrows, int64_t nrows,
+                                        float *yrow, int64_t o_lo, int64_t o_hi, float bias, float *tmp, int64_t zoff,
+                                        int64_t zend)
+{
+	const int64_t s = kg->s, pb = kg->pb;
+	struct terms tm;
+	bool fits = s <= MAX_S && o_lo + pb >= 0;
+	tm.qa = INT64_MIN;
+	tm.qz = INT64_MAX;
+	for (int64_t r = 0; r < s && fits; r++) {
+		tm.n[r] = 0;
+		for (int64_t t0 = 0; t0 < nrows && fits; t0++)
+			for (int64_t ti = kg->t_start[r]; ti < kg->t_start[r + 1] && fits; ti++) {
+				const int64_t k = kg->t_k[ti], dl = (k * kg->d - r) / s;
+				const int64_t t = tm.n[r]++;
+				fits = t < MAX_TERMS;
+				if (!fits)
+					break;
+				/* z[i - zoff] holds input i = q - dl, for q in [zoff + dl, zend + dl) */
+				tm.lo[r][t] = zoff + dl;
+				tm.hi[r][t] = zend + dl;
+				tm.p[r][t] = zrows[t0] + k * kg->ldz - zoff - dl;
+				tm.qa = tm.lo[r][t] > tm.qa ? tm.lo[r][t] : tm.qa;
+				tm.qz = tm.hi[r][t] < tm.qz ? tm.hi[r][t] : tm.qz;
+			}
+	}
+	if (!fits) {
+		generic_gather(kg, zrows, nrows, yrow, o_lo, o_hi, bias, tmp, zoff, zend);
+		return;
+	}
+	/* blocks of grid positions [q, q + 16) of every residue, outputs [q*s - pb, (q + 16)*s - pb),
+	 * from the block of output o_lo to that of o_hi - 1; a term's lanes outside Z load zeros
+	 * (masked: adding +0.0f to a sum that started at +0.0f leaves its bits as they are), a
+	 * block's outputs outside [o_lo, o_hi) are not stored */
+	const int64_t q0 = kfloor_div(o_lo + pb, s), q1 = kfloor_div(o_hi - 1 + pb, s) + 1;
+	switch (s) { /* the stride as a constant: the residues' sums and the tables stay in registers */
+	case 1:
+		blocks(&tm, q0, q1, o_lo, o_hi, pb, bias, yrow, 1);
+		break;
+	case 2:
+		blocks(&tm, q0, q1, o_lo, o_hi, pb, bias, yrow, 2);
+		break;
+	case 3:
+		blocks(&tm, q0, q1, o_lo, o_hi, pb, bias, yrow, 3);
+		break;
+	default:
+		blocks(&tm, q0, q1, o_lo, o_hi, pb, bias, yrow, 4);
+		break;
+	}
+}
+
+#endif
