@@ -394,6 +394,24 @@ static void test_staged_rows(void **state)
 	check_configs(cases, sizeof cases / sizeof cases[0], 1900, "staged-row");
 }
 
+/* Rank 1 in rows mode: panels whose taps all read inside x take their B rows in place at
+ * one base + offsets (ops/conv_transpose/phase.c, in_place_rel), panels at the ends of x
+ * row pointers with zeros. Long rows (many interior panels), batches and groups (the base
+ * moves by whole channel blocks), dilation, output padding, uneven pads. */
+static void test_rows_in_place_1d(void **state)
+{
+	static const struct cfg cases[] = {
+		/* hifigan k4 s2 p1: 300 positions per phase */
+		{ 1, 1, 1, 16, 24, { 300 }, { 4 }, { 2 }, { 1 }, { 1 }, { 1 }, { 0 }, true, false },
+		/* batch 2, 2 groups, k5 s3 dilation 2, uneven pads, output padding */
+		{ 1, 2, 2, 8, 20, { 150 }, { 5 }, { 3 }, { 2 }, { 2 }, { 3 }, { 1 }, true, false },
+		/* stride 1, k7 (every panel reads 7 taps), W fed at run time */
+		{ 1, 1, 1, 6, 33, { 97 }, { 7 }, { 1 }, { 1 }, { 3 }, { 3 }, { 0 }, false, true },
+	};
+	(void)state;
+	check_configs(cases, sizeof cases / sizeof cases[0], 2400, "rank-1 in-place");
+}
+
 /* Depthwise rows wide enough for whole 16-position blocks next to the masked and scalar
  * ends: even and odd begin pads, output padding, dilation, rank 1, W fed at run time, and
  * the suite's case (64 channels, 4 MiB output). The random configs are mostly narrower. */
@@ -532,6 +550,7 @@ int main(void)
 		cmocka_unit_test(test_isa_selection),
 		cmocka_unit_test(test_suite_like),
 		cmocka_unit_test(test_staged_rows),
+		cmocka_unit_test(test_rows_in_place_1d),
 		cmocka_unit_test(test_phase_random),
 		cmocka_unit_test(test_col2im_random),
 		cmocka_unit_test(test_depthwise_random),

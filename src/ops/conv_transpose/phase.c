@@ -57,6 +57,11 @@ struct phase_job {
 	bool staged;
 	int64_t st_pad[S], st_ext[S], st_str[S], st_plane, st_rows, st_dymin, st_dymax;
 	size_t st_offset; /* byte offset of the staging area in a thread's scratch */
+	/* rank 1, rows mode: a panel whose taps all read inside x takes its B rows in place at
+	 * x + offset (rel, channel in_sp apart), for grid positions q with q - dmax >= 0 and
+	 * q + nr - 1 - dmin < in (per phase: rx_d[2ph], rx_d[2ph + 1] = dmin, dmax) */
+	bool in_place_rel;
+	int64_t *rx_d;
 	int64_t *rel;     /* per phase (cg * tmax apart): byte offset of B row k from the panel's base */
 };
 
@@ -260,6 +265,13 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 	pn->v = cnt <= kn->nr[2] ? 2 : cnt <= kn->nr[1] ? 1 : 0;
 	const int64_t nr = kn->nr[pn->v];
 	pn->nseg = make_segs(j, ph, p0, cnt, r, pn->runs, pn->segs);
+	if (j->in_place_rel && pn->v == 0 && pn->nseg == 1 && cnt == nr &&
+	    pn->segs[0].q[0] - j->rx_d[2 * ph + 1] >= 0 && pn->segs[0].q[0] + nr - 1 - j->rx_d[2 * ph] < j->g->in[0]) {
+		pn->mode = PANEL_REL;
+		pn->base = (const char *)(xg + pn->segs[0].b * j->g->in_channels * j->in_sp + pn->segs[0].q[0]);
+		pn->rel = j->rel + ph * j->cg * tp->tmax;
+		return;
+	}
 	if (stg && pn->v == 0 && cnt == nr &&
 	    (pn->nseg == 1 || (pn->nseg == 2 && pn->runs[0].len == nr / 2 && kn->rel2[0]))) {
 		pn->mode = pn->nseg == 1 ? PANEL_REL : PANEL_REL2;
@@ -696,6 +708,33 @@ static bool plan_staging(struct phase_job *j, struct onnxrun_op_context *ctx, si
 	return true;
 }
 
+/* Rank 1 in rows mode (in_place_rel): the offsets of B row (channel, tap) from a panel's
+ * first x position, per phase, and each phase's tap offset range. False only when out of
+ * memory. */
+static bool plan_in_place_rel(struct phase_job *j, struct onnxrun_op_context *ctx)
+{
+	const struct onnxrun__convt_taps *tp = &j->pk->taps;
+	int64_t r[S], d[S];
+	if (!(j->rel = onnxrun__calloc(ctx->env, (size_t)(tp->nphase * (j->cg * tp->tmax + 2)), sizeof *j->rel)))
+		return false;
+	j->rx_d = j->rel + tp->nphase * j->cg * tp->tmax;
+	for (int64_t ph = 0; ph < tp->nphase; ph++) {
+		int64_t dmin = INT64_MAX, dmax = INT64_MIN;
+		convt_phase_residues(tp, ph, r);
+		for (int64_t t = 0; t < tp->ntaps[ph]; t++) {
+			convt_tap(tp, r, t, NULL, d);
+			dmin = d[0] < dmin ? d[0] : dmin;
+			dmax = d[0] > dmax ? d[0] : dmax;
+			for (int64_t ch = 0; ch < j->cg; ch++)
+				j->rel[ph * j->cg * tp->tmax + ch * tp->ntaps[ph] + t] = (ch * j->in_sp - d[0]) * (int64_t)sizeof(float);
+		}
+		j->rx_d[2 * ph] = dmin;
+		j->rx_d[2 * ph + 1] = dmax;
+	}
+	j->in_place_rel = true;
+	return true;
+}
+
 static enum onnxrun_status phase_compute(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
 {
 	struct onnxrun_op_context *ctx = c->ctx;
@@ -779,6 +818,10 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	        (size_t)(tp->tmax * nr0) * sizeof(struct onnxrun__kcopy) +
 	        (size_t)(2 * j.nb * 2 * j.cg * tp->tmax) * (sizeof(float *) + sizeof(uint16_t));
 	if (stage_wanted(&j, uses) && !plan_staging(&j, ctx, &bytes)) {
+		onnxrun__free(ctx->env, buf);
+		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
+	}
+	if (j.rows && g->n == 1 && pk->kern->rel[0] && !plan_in_place_rel(&j, ctx)) {
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
