@@ -541,6 +541,61 @@ static int64_t gcd64(int64_t a, int64_t b)
 	return a;
 }
 
+/* Time at which the last of `threads` threads finishes the items of tiles `trows` rows high
+ * when each free thread takes the next item in order (what the pool's claiming and
+ * stealing come to), an item costing its tile's rows times its class's taps (cost[]). */
+static double split_makespan(const struct phase_job *j, int64_t trows, int threads, const double *cost)
+{
+	double fin[8] = { 0 };
+	const int nt = threads < 8 ? threads : 8;
+	double most = 0;
+	for (int64_t grp = 0; grp < j->g->group; grp++)
+		for (int64_t r0 = 0; r0 < j->nrows; r0 += trows) {
+			const double rows = (double)(j->nrows - r0 < trows ? j->nrows - r0 : trows);
+			for (int64_t cl = 0; cl < j->nclass; cl++) {
+				int t = 0;
+				for (int u = 1; u < nt; u++)
+					t = fin[u] < fin[t] ? u : t;
+				fin[t] += rows * cost[cl];
+				most = fin[t] > most ? fin[t] : most;
+			}
+		}
+	return most;
+}
+
+/* Several threads: among tile heights near the planned one (aligned, half to one and a half
+ * times), the one whose items the threads finish soonest (split_makespan), so that no
+ * thread waits long for the other at the end of the run (e.g. 5 tiles x 2 classes on 2
+ * threads: one thread runs 5 of 10 equal items after the other has run its last).
+ * Ties keep the planned height. Only for splits of at most a few thousand items. */
+static void balance_tiles(struct phase_job *j, int threads, int64_t align)
+{
+	const struct onnxrun__convt_taps *tp = &j->pk->taps;
+	double cost[PAIR_MAX_CLASSES], best;
+	int64_t pick = j->trows, step = align;
+	if (j->nclass > PAIR_MAX_CLASSES || threads > 8 ||
+	    j->g->group * j->nclass * (2 * j->nrows / j->trows + 1) > 4096)
+		return;
+	for (int64_t cl = 0; cl < j->nclass; cl++) {
+		cost[cl] = j->partner[cl] >= 0 ? (double)tp->ntaps[j->partner[cl]] : 0.0;
+		for (int64_t q = 0; q < tp->nphase; q++)
+			cost[cl] += j->rep[q] == j->classes[cl] ? (double)tp->ntaps[q] : 0.0;
+	}
+	best = split_makespan(j, j->trows, threads, cost);
+	while (j->trows / step > 16)
+		step += align;
+	const int64_t t0 = (j->trows / 2 + align - 1) / align * align;
+	for (int64_t t = t0 > align ? t0 : align; t <= j->trows * 3 / 2 && t <= j->nrows; t += step) {
+		const double m = split_makespan(j, t, threads, cost);
+		if (m < best * 0.999) {
+			best = m;
+			pick = t;
+		}
+	}
+	j->trows = pick;
+	j->ntiles = (j->nrows + j->trows - 1) / j->trows;
+}
+
 /* Work split: tiles of output rows (batch x first spatial axis) sized so that a tile's
  * output and input stay in L2, aligned so each phase's positions fill whole panels, times
  * the phase classes (which share nothing); output channels are split further only when
@@ -579,6 +634,8 @@ static void plan_split(struct phase_job *j, int threads)
 	j->mchunks = 1;
 	j->mchunk = j->pk->mpanels;
 	items = g->group * j->ntiles * j->nclass;
+	if (threads > 1 && j->nb == 1)
+		balance_tiles(j, threads, align);
 	/* too few items for the threads: smaller tiles first (with one B panel at a time; tiles
 	 * sized for nb panels keep theirs), then channel chunks, each of which packs its own
 	 * copy of the B panels (so costs more than a smaller tile) */
