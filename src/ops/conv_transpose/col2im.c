@@ -21,6 +21,7 @@ struct col_job {
 	int64_t in[2], out[2], k[2], s[2], d[2], pb[2];
 	const int64_t *t1_start, *t1_k; /* axis-1 taps by residue (see onnxrun__convt_taps) */
 	int64_t chunk, nchunk, ldz_max, ca; /* ca: the chunked axis (0 for rank 2, 1 for rank 1) */
+	int64_t shift; /* chunk c's outputs start at c * chunk - shift (clamped at 0) */
 	onnxrun__col2im_gather_fn gather; /* the ISA's last-axis overlap-add of Z rows into y */
 	struct onnxrun__kgather kg;       /* axis 1 as the gather sees it */
 	char *scratch;
@@ -118,7 +119,8 @@ static void col_items(void *arg, int tid, int64_t begin, int64_t end)
 	for (int64_t it = begin; it < end; it++) {
 		const int64_t chunk = it % j->nchunk, bg = it / j->nchunk;
 		const int64_t b = bg / j->pk->group, grp = bg % j->pk->group;
-		const int64_t oa = chunk * j->chunk, ob = oa + j->chunk < j->out[ca] ? oa + j->chunk : j->out[ca];
+		const int64_t c0 = chunk * j->chunk - j->shift, c1 = c0 + j->chunk;
+		const int64_t oa = c0 > 0 ? c0 : 0, ob = c1 < j->out[ca] ? c1 : j->out[ca];
 		int64_t ia = convt_ceil_div(oa + j->pb[ca] - (j->k[ca] - 1) * j->d[ca], j->s[ca]);
 		int64_t ib = convt_floor_div(ob - 1 + j->pb[ca], j->s[ca]) + 1;
 		ia = ia < 0 ? 0 : ia;
@@ -182,7 +184,13 @@ static enum onnxrun_status col2im_compute(const struct convt_call *c, const stru
 		ichunk = ((j.in[1] + 7) / 8 + 15) / 16 * 16;
 	ichunk = ichunk < 1 ? 1 : ichunk;
 	j.chunk = ichunk * j.s[ca];
-	j.nchunk = (j.out[ca] + j.chunk - 1) / j.chunk;
+	/* rank 1: chunk boundaries shifted back by the begin pad (modulo a chunk). The end of a
+	 * chunk's input positions, floor((c1 - 1 + pb) / s) + 1 for its output end c1, is then a
+	 * multiple of ichunk, so each chunk's GEMM computes whole 32-wide tiles (ichunk new
+	 * positions) instead of the first computing 2 x 32 and a remainder tile of a few. Rank
+	 * 2 chunks whole rows: a shift would only add a chunk of one output row at the end. */
+	j.shift = ca == 1 ? j.pb[ca] % j.chunk : 0;
+	j.nchunk = (j.out[ca] + j.shift + j.chunk - 1) / j.chunk;
 	span = (j.chunk - 1 + (j.k[ca] - 1) * j.d[ca]) / j.s[ca] + 2;
 	span = span > j.in[ca] ? j.in[ca] : span;
 	/* + nr0: a chunk's GEMM may start mid-row (after the kept columns) and write whole tiles */
