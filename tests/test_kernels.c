@@ -412,6 +412,22 @@ static void test_rows_in_place_1d(void **state)
 	check_configs(cases, sizeof cases / sizeof cases[0], 2400, "rank-1 in-place");
 }
 
+/* GEMM + overlap-add with strides of 16 and more (blocks of 16 residues transposed into
+ * output vectors): whole and partial residue blocks (s = 16, 20, 37), dilation, pads that
+ * cut into the first and last blocks, output padding, batches and groups, rank 2. */
+static void test_col2im_wide_strides(void **state)
+{
+	static const struct cfg cases[] = {
+		{ 1, 1, 1, 8, 2, { 33 }, { 40 }, { 20 }, { 1 }, { 7 }, { 3 }, { 5 }, true, false },
+		{ 1, 2, 2, 6, 1, { 50 }, { 75 }, { 37 }, { 1 }, { 0 }, { 0 }, { 0 }, false, false },
+		{ 1, 1, 1, 5, 3, { 29 }, { 20 }, { 17 }, { 2 }, { 9 }, { 30 }, { 0 }, true, true },
+		{ 1, 1, 1, 12, 1, { 70 }, { 64 }, { 16 }, { 1 }, { 24 }, { 24 }, { 0 }, true, false },
+		{ 2, 1, 1, 8, 1, { 5, 9 }, { 16, 32 }, { 16, 16 }, { 1, 1 }, { 3, 8 }, { 5, 8 }, { 0, 2 }, true, false },
+	};
+	(void)state;
+	check_configs(cases, sizeof cases / sizeof cases[0], 2600, "wide-stride overlap-add");
+}
+
 /* Depthwise rows wide enough for whole 16-position blocks next to the masked and scalar
  * ends: even and odd begin pads, output padding, dilation, rank 1, W fed at run time, and
  * the suite's case (64 channels, 4 MiB output). The random configs are mostly narrower. */
@@ -553,6 +569,7 @@ int main(void)
 		cmocka_unit_test(test_rows_in_place_1d),
 		cmocka_unit_test(test_phase_random),
 		cmocka_unit_test(test_col2im_random),
+		cmocka_unit_test(test_col2im_wide_strides),
 		cmocka_unit_test(test_depthwise_random),
 		cmocka_unit_test(test_depthwise_wide),
 		cmocka_unit_test(test_depth_to_space),

@@ -1,9 +1,10 @@
 /*
  * avx512_col2im.c - the AVX-512 overlap-add of the GEMM + col2im path (kernels.h, struct
- * onnxrun__kgather) for strides 1 to 4: blocks of 16 grid positions per residue, each
- * residue's sum over its taps kept in a register, the s residues interleaved with permutes
- * into s whole output vectors; masked loads where taps reach past Z's columns, masked
- * stores at the row's ends. Other strides take the generic loop. Every output adds its
+ * onnxrun__kgather): blocks of 16 grid positions per residue, each residue's sum over its
+ * taps kept in a register; for strides 1 to 4 the s residues interleaved with permutes into
+ * s whole output vectors, for strides of 16 and more blocks of 16 residues transposed into
+ * 16 output vectors; masked loads where taps reach past Z's columns, masked stores at the
+ * row's ends. Strides 5 to 15 take the generic loop. Every output adds its
  * taps in the generic order (rows, then the residue's taps ascending, from 0.0f, then the
  * bias), so the results are the same bits as the generic loop's.
  */
@@ -106,6 +107,93 @@ static inline __attribute__((always_inline)) T512 void blocks(const struct terms
 	}
 }
 
+/* A 16 x 16 transpose in registers: v[i] lane e becomes v[e] lane i. */
+static inline __attribute__((always_inline)) T512 void transpose16(__m512 v[16])
+{
+	__m512 t[16], u[16];
+	for (int i = 0; i < 8; i++) { /* 32-bit interleave of row pairs */
+		t[2 * i] = _mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]);
+		t[2 * i + 1] = _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]);
+	}
+	for (int i = 0; i < 4; i++) { /* 64-bit interleave: 128-bit lane L of u[4i + k] is
+	                                 * column 4L + k of rows 4i .. 4i + 3 */
+		const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+		const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+		u[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+		u[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+		u[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+		u[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+	}
+	for (int k = 0; k < 4; k++) { /* gather lane L of u[k], u[4 + k], u[8 + k], u[12 + k] */
+		const __m512 w0 = _mm512_shuffle_f32x4(u[k], u[4 + k], 0x88), w1 = _mm512_shuffle_f32x4(u[k], u[4 + k], 0xDD);
+		const __m512 w2 = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0x88);
+		const __m512 w3 = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0xDD);
+		v[k] = _mm512_shuffle_f32x4(w0, w2, 0x88);
+		v[4 + k] = _mm512_shuffle_f32x4(w1, w3, 0x88);
+		v[8 + k] = _mm512_shuffle_f32x4(w0, w2, 0xDD);
+		v[12 + k] = _mm512_shuffle_f32x4(w1, w3, 0xDD);
+	}
+}
+
+/* Strides of 16 and more: blocks of 16 residues x 16 grid positions. Each residue's sum over
+ * its terms is a vector over the positions (as in blocks()); a transpose turns the 16 sums
+ * into, per grid position, the 16 consecutive outputs of the 16 residues: whole vector
+ * stores instead of one scalar store per output, s floats apart. False (nothing written)
+ * when a residue has more than MAX_TERMS terms. */
+static T512 bool wide_blocks(const struct onnxrun__kgather *kg, const float *const *zrows, int64_t nrows,
+                             float *yrow, int64_t o_lo, int64_t o_hi, float bias, int64_t zoff, int64_t zend)
+{
+	const int64_t s = kg->s, pb = kg->pb;
+	const int64_t q0 = kfloor_div(o_lo + pb, s), q1 = kfloor_div(o_hi - 1 + pb, s) + 1;
+	const __m512 bv = _mm512_set1_ps(bias);
+	const float *p[16][MAX_TERMS];
+	int64_t lo[16][MAX_TERMS], hi[16][MAX_TERMS], n[16];
+	for (int64_t r = 0; r < s; r++)
+		if ((kg->t_start[r + 1] - kg->t_start[r]) * nrows > MAX_TERMS)
+			return false;
+	for (int64_t r0 = 0; r0 < s; r0 += 16) {
+		const int64_t nres = s - r0 < 16 ? s - r0 : 16;
+		int64_t qa = INT64_MIN, qz = INT64_MAX;
+		for (int64_t i = 0; i < nres; i++) {
+			const int64_t r = r0 + i;
+			n[i] = 0;
+			for (int64_t t0 = 0; t0 < nrows; t0++)
+				for (int64_t ti = kg->t_start[r]; ti < kg->t_start[r + 1]; ti++) {
+					const int64_t k = kg->t_k[ti], dl = (k * kg->d - r) / s, t = n[i]++;
+					lo[i][t] = zoff + dl;
+					hi[i][t] = zend + dl;
+					p[i][t] = zrows[t0] + k * kg->ldz - zoff - dl;
+					qa = lo[i][t] > qa ? lo[i][t] : qa;
+					qz = hi[i][t] < qz ? hi[i][t] : qz;
+				}
+		}
+		const __mmask16 res_lanes = (__mmask16)((1u << nres) - 1);
+		for (int64_t q = q0; q < q1; q += 16) {
+			const bool whole = q >= qa && q + 16 <= qz;
+			__m512 v[16];
+			for (int64_t i = 0; i < 16; i++) {
+				__m512 acc = _mm512_setzero_ps();
+				if (i < nres && whole)
+					for (int64_t t = 0; t < n[i]; t++)
+						acc = _mm512_add_ps(acc, _mm512_loadu_ps(p[i][t] + q));
+				else if (i < nres)
+					for (int64_t t = 0; t < n[i]; t++)
+						acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(lanes_in(q, lo[i][t], hi[i][t]), p[i][t] + q));
+				v[i] = _mm512_add_ps(bv, acc);
+			}
+			transpose16(v);
+			for (int64_t l = 0; l < 16; l++) {
+				const int64_t o = (q + l) * s + r0 - pb; /* residue r0's output at grid q + l */
+				if (nres == 16 && o >= o_lo && o + 16 <= o_hi)
+					_mm512_storeu_ps(yrow + o, v[l]);
+				else
+					_mm512_mask_storeu_ps(yrow + o, res_lanes & lanes_in(o, o_lo, o_hi), v[l]);
+			}
+		}
+	}
+	return true;
+}
+
 T512 void onnxrun__col2im_gather_avx512(const struct onnxrun__kgather *kg, const float *const *zrows, int64_t nrows,
                                         float *yrow, int64_t o_lo, int64_t o_hi, float bias, float *tmp, int64_t zoff,
                                         int64_t zend)
@@ -113,6 +201,8 @@ T512 void onnxrun__col2im_gather_avx512(const struct onnxrun__kgather *kg, const
 	const int64_t s = kg->s, pb = kg->pb;
 	struct terms tm;
 	bool fits = s <= MAX_S && o_lo + pb >= 0;
+	if (s >= 16 && o_lo + pb >= 0 && wide_blocks(kg, zrows, nrows, yrow, o_lo, o_hi, bias, zoff, zend))
+		return;
 	tm.qa = INT64_MIN;
 	tm.qz = INT64_MAX;
 	for (int64_t r = 0; r < s && fits; r++) {
