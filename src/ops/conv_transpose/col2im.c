@@ -29,9 +29,10 @@ struct col_job {
 };
 
 /* Z[R, p] for input positions [pos0, pos0 + npos) (flattened spatial) of (b, grp): GEMM
- * over the group's channels, Z rows ldz apart. All B panels of the chunk are packed first
- * (panel p at bp + p*cg*nr0), then each weight panel runs over all of them, so the weights
- * are read once per chunk. */
+ * over the group's channels, Z rows ldz apart. Panel by panel: its B rows (one per channel)
+ * are copied into bp, where they stay in L1 while every weight panel runs over them (the
+ * weights, rows x channels floats, are then read once per B panel: from L1 where they fit,
+ * as for fsrcnn's 81 x 56, else from L2). */
 static void col_gemm(const struct col_job *j, int64_t b, int64_t grp, int64_t pos0, int64_t npos, float *z,
                      int64_t ldz, float *bp)
 {
@@ -41,11 +42,11 @@ static void col_gemm(const struct col_job *j, int64_t b, int64_t grp, int64_t po
 	const float *ag = j->pk->a + grp * j->pk->a_group;
 	for (int64_t p0 = 0; p0 < npos; p0 += nr0) {
 		const int64_t cnt = npos - p0 < nr0 ? npos - p0 : nr0;
-		const int64_t nr = kn->nr[cnt <= kn->nr[1] ? 1 : 0];
-		float *panel = bp + p0 * j->cg;
+		const int v = cnt <= kn->nr[1] ? 1 : 0;
+		const int64_t nr = kn->nr[v];
 		for (int64_t c = 0; c < j->cg; c++) {
 			const float *src = xg + c * plane + p0;
-			float *d = panel + c * nr;
+			float *d = bp + c * nr;
 			__builtin_prefetch(src + nr0 + 16);
 			/* a whole panel row is a constant-size copy the compiler inlines, not a
 			 * library call per 128 bytes */
@@ -58,12 +59,9 @@ static void col_gemm(const struct col_job *j, int64_t b, int64_t grp, int64_t po
 			for (int64_t e = cnt; e < nr; e++)
 				d[e] = 0.0f;
 		}
-	}
-	for (int64_t r0 = 0; r0 < j->rows; r0 += mr_max) {
-		const int64_t mr = j->rows - r0 < mr_max ? j->rows - r0 : mr_max;
-		for (int64_t p0 = 0; p0 < npos; p0 += nr0) {
-			const int v = npos - p0 <= kn->nr[1] ? 1 : 0;
-			kn->fn[v][mr - 1](j->cg, ag + r0 * j->cg, bp + p0 * j->cg, z + r0 * ldz + p0, ldz);
+		for (int64_t r0 = 0; r0 < j->rows; r0 += mr_max) {
+			const int64_t mr = j->rows - r0 < mr_max ? j->rows - r0 : mr_max;
+			kn->fn[v][mr - 1](j->cg, ag + r0 * j->cg, bp, z + r0 * ldz + p0, ldz);
 		}
 	}
 }
