@@ -55,31 +55,45 @@ static inline __attribute__((always_inline)) T512 void tile(int64_t k, const flo
 	ACC_ALL(ACC_STORE)
 }
 
-/* The narrowest tile: MR rows x 8 columns in ymm registers (a remainder of at most 8
- * positions costs half the 16-wide tile). */
-#define ACC8_DECL(i) __m256 d##i = _mm256_setzero_ps();
-#define ACC8_STEP(i)                                                                           \
-	if (mr > i)                                                                            \
-		d##i = _mm256_fmadd_ps(_mm256_broadcast_ss(a + i), bv, d##i);
-#define ACC8_STORE(i)                                                                          \
-	if (mr > i)                                                                            \
-		_mm256_storeu_ps(c + i * ldc, d##i);
-
-static inline __attribute__((always_inline)) T512 void tile8(int64_t k, const float *a, const float *b,
-                                                             float *c, int64_t ldc, const int mr)
+/* The narrowest tile: MR rows x 8 columns, transposed: the rows lie in the lanes of one
+ * vector (the A panel's 12 values of a step, one load) and each column is one broadcast B
+ * value, so a step is 8 FMAs (8 independent chains) instead of the 12 half-width FMAs of a
+ * tile with the columns in the lanes. Each column still adds its steps in order, one FMA
+ * each, as every other tile does: an output has the same bits whichever tile computes it. */
+static inline __attribute__((always_inline)) T512 void tile8t(int64_t k, const float *a, const float *b,
+                                                              float *c, int64_t ldc, const int mr)
 {
-	ACC_ALL(ACC8_DECL)
+	const __mmask16 rows = (__mmask16)((1u << MRX) - 1);
+	__m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
 	for (int64_t p = 0; p < k; p++, a += MRX, b += 8) {
-		const __m256 bv = _mm256_loadu_ps(b);
-		ACC_ALL(ACC8_STEP)
+		const __m512 av = _mm512_maskz_loadu_ps(rows, a);
+		c0 = _mm512_fmadd_ps(av, _mm512_set1_ps(b[0]), c0);
+		c1 = _mm512_fmadd_ps(av, _mm512_set1_ps(b[1]), c1);
+		c2 = _mm512_fmadd_ps(av, _mm512_set1_ps(b[2]), c2);
+		c3 = _mm512_fmadd_ps(av, _mm512_set1_ps(b[3]), c3);
+		c4 = _mm512_fmadd_ps(av, _mm512_set1_ps(b[4]), c4);
+		c5 = _mm512_fmadd_ps(av, _mm512_set1_ps(b[5]), c5);
+		c6 = _mm512_fmadd_ps(av, _mm512_set1_ps(b[6]), c6);
+		c7 = _mm512_fmadd_ps(av, _mm512_set1_ps(b[7]), c7);
 	}
-	ACC_ALL(ACC8_STORE)
+	float t[8][16];
+	_mm512_storeu_ps(t[0], c0);
+	_mm512_storeu_ps(t[1], c1);
+	_mm512_storeu_ps(t[2], c2);
+	_mm512_storeu_ps(t[3], c3);
+	_mm512_storeu_ps(t[4], c4);
+	_mm512_storeu_ps(t[5], c5);
+	_mm512_storeu_ps(t[6], c6);
+	_mm512_storeu_ps(t[7], c7);
+	for (int i = 0; i < mr; i++)
+		for (int jj = 0; jj < 8; jj++)
+			c[i * ldc + jj] = t[jj][i];
 }
 
 #define K512N(MR)                                                                             \
 	static T512 void k8_##MR(int64_t k, const float *a, const float *b, float *c, int64_t ldc) \
 	{                                                                                         \
-		tile8(k, a, b, c, ldc, MR);                                                       \
+		tile8t(k, a, b, c, ldc, MR);                                                      \
 	}
 K512N(1) K512N(2) K512N(3) K512N(4) K512N(5) K512N(6) K512N(7) K512N(8) K512N(9) K512N(10)
 K512N(11) K512N(12)
