@@ -152,17 +152,17 @@ typedef void (*onnxrun__col2im_gather_fn)(const struct onnxrun__kgather *kg, con
 /* ---- float64 ConvTranspose register tiles --------------------------------------------------------
  * The float64 phase path (ops/conv_transpose/f64.c) runs register tiles of mb output
  * channels x nw consecutive grid positions of the last axis over a row's list of kk
- * (input channel, tap) pairs: x row pointers xp[p] (padded, so a tile reads whole vectors)
- * and packed weight pointers wp[p] (mb weights each). */
+ * (input channel, tap) pairs: x rows of nw values (copied, with zeros, so a tile reads whole
+ * vectors) and packed weights (mb per pair). */
 
 #define ONNXRUN__F64_MB_MAX 8  /* most channels of any tile */
 #define ONNXRUN__F64_NW_MAX 64 /* most positions of any tile */
 
-/* tile[m*nw + e] += sum over p < kk, ascending, of wp[p][woff + m] * xp[p][xoff + e], for
- * m < mb, e < nw: each product added to the running value in turn, so that a list run in
+/* tile[m*nw + e] += sum over p < kk, ascending, of w0[p*mb + m] * x0[p*nw + e], for m < mb,
+ * e < nw (x rows of the tile's width, weights in groups of mb: both contiguous, as f64.c
+ * packs them): each product added to the running value in turn, so that a list run in
  * chunks, one call per chunk in order, gives the same bits as one call over the whole list. */
-typedef void (*onnxrun__f64_tile_fn)(int64_t kk, const double *const *xp, const double *const *wp, int64_t xoff,
-                                     int64_t woff, double *tile);
+typedef void (*onnxrun__f64_tile_fn)(int64_t kk, const double *x0, const double *w0, double *tile);
 /* y0[m*plane + e*sl] = tile[m*nw + e] + bias[m] (bias NULL: + 0) for m < mc, e < uc; the same
  * bits on every ISA. */
 typedef void (*onnxrun__f64_store_fn)(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0,

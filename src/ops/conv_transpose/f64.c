@@ -238,12 +238,9 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 	const int64_t MB = j->kern->mb, nw = j->kern->nw, sl = g->strides[j->last], tw = MB * nw;
 	char *base = j->scratch + (size_t)tid * j->scratch_stride;
 	double *acc = (double *)base, *xbuf = (double *)(base + j->acc_bytes);
-	const double **xp = (const double **)(base + j->acc_bytes + j->xbuf_bytes), **wp = xp + j->kc;
-	struct f64_run *runs = (struct f64_run *)(wp + j->kc);
+	struct f64_run *runs = (struct f64_run *)(base + j->acc_bytes + j->xbuf_bytes);
 	int64_t r[S];
 
-	for (int64_t p = 0; p < j->kc; p++)
-		xp[p] = xbuf + p * nw;
 	for (int64_t it = begin; it < end; it++) {
 		const int64_t mc = it % j->mchunks, bg = it / j->mchunks % j->tblk, nbg = it / j->mchunks / j->tblk;
 		const int64_t nb = nbg / g->group, grp = nbg % g->group, ph = find_phase(j, bg);
@@ -256,8 +253,6 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 		convt_phase_residues(&j->tp, ph, r);
 		nrun = make_runs(j, ph, r, p0, cnt, runs);
 		memset(acc, 0, (size_t)((mb1 - mb0) * npan * tw) * sizeof *acc);
-		for (int64_t p = 0; p < j->kc; p++)
-			wp[p] = wph + p * MB;
 		for (int64_t k0 = 0; k0 < K; k0 += j->kc) {
 			const int64_t kn = K - k0 < j->kc ? K - k0 : j->kc;
 			/* each panel's chunk packed right before every channel block runs over it */
@@ -275,7 +270,7 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 					if (pn == 0 && mb + 1 < mb1)
 						for (int64_t e = 0; e < kn * MB; e += 8)
 							__builtin_prefetch(wph + woff + kn * MB + e);
-					j->kern->fn(kn, xp, wp, 0, woff, acc + ((mb - mb0) * npan + pn) * tw);
+					j->kern->fn(kn, xbuf, wph + woff, acc + ((mb - mb0) * npan + pn) * tw);
 				}
 			}
 		}
@@ -292,7 +287,7 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 	}
 }
 
-/* Per-thread scratch bytes (accumulators, x chunks, pointer lists, runs); false when they
+/* Per-thread scratch bytes (accumulators, x chunks, runs); false when they
  * overflow. */
 static bool f64_sizes(struct f64_job *j, int64_t *scratch)
 {
@@ -302,8 +297,7 @@ static bool f64_sizes(struct f64_job *j, int64_t *scratch)
 		return false;
 	j->acc_bytes = (size_t)acc * sizeof(double);
 	j->xbuf_bytes = (size_t)(j->kc * nw) * sizeof(double);
-	*scratch = (int64_t)(j->acc_bytes + j->xbuf_bytes + 2 * (size_t)j->kc * sizeof(double *) +
-	                     (size_t)(j->pb * nw) * sizeof(struct f64_run));
+	*scratch = (int64_t)(j->acc_bytes + j->xbuf_bytes + (size_t)(j->pb * nw) * sizeof(struct f64_run));
 	return true;
 }
 
