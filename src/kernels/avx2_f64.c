@@ -11,14 +11,14 @@
 #define T256 __attribute__((target("avx2,fma")))
 
 /* AVX2+FMA: MB x NV vectors of 4 doubles in registers (MB*NV <= 12 of the 16). */
-T256 ONNXRUN__INLINE void tile_avx2_body(int mb, int nv, int64_t kk, const double *x0, const double *w0, double *tile)
+T256 ONNXRUN__INLINE void tile_avx2_body(int mb, int nv, int64_t kk, const double *xb, const double *wb, double *tile)
 {
 	__m256d acc[ONNXRUN__F64_MB_MAX][8], xv[8];
 	for (int m = 0; m < mb; m++)
 		for (int v = 0; v < nv; v++)
 			acc[m][v] = _mm256_loadu_pd(tile + (m * nv + v) * 4);
 	for (int64_t p = 0; p < kk; p++) {
-		const double *x = x0 + p * 4 * nv, *w = w0 + p * mb;
+		const double *x = xb + p * 4 * nv, *w = wb + p * mb;
 		for (int v = 0; v < nv; v++)
 			xv[v] = _mm256_loadu_pd(x + 4 * v);
 		for (int m = 0; m < mb; m++) {
@@ -33,9 +33,9 @@ T256 ONNXRUN__INLINE void tile_avx2_body(int mb, int nv, int64_t kk, const doubl
 }
 
 #define F64_TILE_AVX2(LINKAGE, NAME, MB, NV)                                                                 \
-	T256 LINKAGE void NAME(int64_t kk, const double *x0, const double *w0, double *tile)                   \
+	T256 LINKAGE void NAME(int64_t kk, const double *xb, const double *wb, double *tile)                   \
 	{                                                                                                      \
-		tile_avx2_body(MB, NV, kk, x0, w0, tile);                                                      \
+		tile_avx2_body(MB, NV, kk, xb, wb, tile);                                                      \
 	}
 F64_TILE_AVX2(static, tile_avx2_6x1, 6, 1)
 F64_TILE_AVX2(static, tile_avx2_6x2, 6, 2)

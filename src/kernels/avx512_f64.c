@@ -11,14 +11,14 @@
 #define T512 __attribute__((target("avx512f")))
 
 /* AVX-512: MB x NV vectors of 8 doubles in registers (MB*NV <= 16 of the 32). */
-T512 ONNXRUN__INLINE void tile_avx512_body(int mb, int nv, int64_t kk, const double *x0, const double *w0, double *tile)
+T512 ONNXRUN__INLINE void tile_avx512_body(int mb, int nv, int64_t kk, const double *xb, const double *wb, double *tile)
 {
 	__m512d acc[ONNXRUN__F64_MB_MAX][8], xv[8];
 	for (int m = 0; m < mb; m++)
 		for (int v = 0; v < nv; v++)
 			acc[m][v] = _mm512_loadu_pd(tile + (m * nv + v) * 8);
 	for (int64_t p = 0; p < kk; p++) {
-		const double *x = x0 + p * 8 * nv, *w = w0 + p * mb;
+		const double *x = xb + p * 8 * nv, *w = wb + p * mb;
 		for (int v = 0; v < nv; v++)
 			xv[v] = _mm512_loadu_pd(x + 8 * v);
 		for (int m = 0; m < mb; m++) {
@@ -33,9 +33,9 @@ T512 ONNXRUN__INLINE void tile_avx512_body(int mb, int nv, int64_t kk, const dou
 }
 
 #define F64_TILE_AVX512(MB, NV)                                                                              \
-	T512 static void tile_avx512_##MB##x##NV(int64_t kk, const double *x0, const double *w0, double *tile) \
+	T512 static void tile_avx512_##MB##x##NV(int64_t kk, const double *xb, const double *wb, double *tile) \
 	{                                                                                                      \
-		tile_avx512_body(MB, NV, kk, x0, w0, tile);                                                    \
+		tile_avx512_body(MB, NV, kk, xb, wb, tile);                                                    \
 	}
 F64_TILE_AVX512(8, 1)
 F64_TILE_AVX512(8, 2)

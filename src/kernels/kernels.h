@@ -158,11 +158,11 @@ typedef void (*onnxrun__col2im_gather_fn)(const struct onnxrun__kgather *kg, con
 #define ONNXRUN__F64_MB_MAX 8  /* most channels of any tile */
 #define ONNXRUN__F64_NW_MAX 64 /* most positions of any tile */
 
-/* tile[m*nw + e] += sum over p < kk, ascending, of w0[p*mb + m] * x0[p*nw + e], for m < mb,
+/* tile[m*nw + e] += sum over p < kk, ascending, of wb[p*mb + m] * xb[p*nw + e], for m < mb,
  * e < nw (x rows of the tile's width, weights in groups of mb: both contiguous, as f64.c
  * packs them): each product added to the running value in turn, so that a list run in
  * chunks, one call per chunk in order, gives the same bits as one call over the whole list. */
-typedef void (*onnxrun__f64_tile_fn)(int64_t kk, const double *x0, const double *w0, double *tile);
+typedef void (*onnxrun__f64_tile_fn)(int64_t kk, const double *xb, const double *wb, double *tile);
 /* y0[m*plane + e*sl] = tile[m*nw + e] + bias[m] (bias NULL: + 0) for m < mc, e < uc; the same
  * bits on every ISA. */
 typedef void (*onnxrun__f64_store_fn)(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0,

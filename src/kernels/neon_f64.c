@@ -38,11 +38,11 @@
 	}
 #define D_ALL(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
 
-ONNXRUN__INLINE void tile_body(int mb, int nv, int64_t kk, const double *x0, const double *w0, double *tile)
+ONNXRUN__INLINE void tile_body(int mb, int nv, int64_t kk, const double *xb, const double *wb, double *tile)
 {
 	D_ALL(D_DECL)
 	for (int64_t p = 0; p < kk; p++) {
-		const double *x = x0 + p * 2 * nv, *w = w0 + p * mb;
+		const double *x = xb + p * 2 * nv, *w = wb + p * mb;
 		const float64x2_t x0 = vld1q_f64(x), x1 = nv > 1 ? vld1q_f64(x + 2) : x0;
 		const float64x2_t x2 = nv > 2 ? vld1q_f64(x + 4) : x0, x3 = nv > 3 ? vld1q_f64(x + 6) : x0;
 		const float64x2_t w01 = vld1q_f64(w), w23 = vld1q_f64(w + 2);
@@ -62,23 +62,23 @@ ONNXRUN__INLINE void tile_body(int mb, int nv, int64_t kk, const double *x0, con
 	if (nv > v)                                                                            \
 		vst1q_f64(tile + 2 * v, e##v);
 
-ONNXRUN__INLINE void tile1_body(int nv, int64_t kk, const double *x0, const double *w0, double *tile)
+ONNXRUN__INLINE void tile1_body(int nv, int64_t kk, const double *xb, const double *wb, double *tile)
 {
 	D_ALL(E_DECL)
 	for (int64_t p = 0; p < kk; p++) {
-		const double *x = x0 + p * 2 * nv, w = w0[p];
+		const double *x = xb + p * 2 * nv, w = wb[p];
 		D_ALL(E_STEP)
 	}
 	D_ALL(E_STORE)
 }
 
 #define F64_TILE_NEON(MB, NV)                                                                                \
-	static void tile_neon_##MB##x##NV(int64_t kk, const double *x0, const double *w0, double *tile)        \
+	static void tile_neon_##MB##x##NV(int64_t kk, const double *xb, const double *wb, double *tile)        \
 	{                                                                                                      \
 		if (MB == 1)                                                                                   \
-			tile1_body(NV, kk, x0, w0, tile);                                                      \
+			tile1_body(NV, kk, xb, wb, tile);                                                      \
 		else                                                                                           \
-			tile_body(MB, NV, kk, x0, w0, tile);                                                   \
+			tile_body(MB, NV, kk, xb, wb, tile);                                                   \
 	}
 F64_TILE_NEON(8, 2)
 F64_TILE_NEON(4, 2)

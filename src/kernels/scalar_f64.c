@@ -6,12 +6,12 @@
 #include "parts.h"
 
 /* Plain C. */
-ONNXRUN__INLINE void tile_c_body(int mb, int nw, int64_t kk, const double *x0, const double *w0, double *tile)
+ONNXRUN__INLINE void tile_c_body(int mb, int nw, int64_t kk, const double *xb, const double *wb, double *tile)
 {
 	double acc[ONNXRUN__F64_MB_MAX * 16];
 	memcpy(acc, tile, (size_t)(mb * nw) * sizeof *tile);
 	for (int64_t p = 0; p < kk; p++) {
-		const double *x = x0 + p * nw, *w = w0 + p * mb;
+		const double *x = xb + p * nw, *w = wb + p * mb;
 		for (int m = 0; m < mb; m++)
 			for (int e = 0; e < nw; e++)
 				acc[m * nw + e] += w[m] * x[e];
@@ -20,9 +20,9 @@ ONNXRUN__INLINE void tile_c_body(int mb, int nw, int64_t kk, const double *x0, c
 }
 
 #define F64_TILE_C(MB, NW)                                                                                   \
-	static void tile_c_##MB##x##NW(int64_t kk, const double *x0, const double *w0, double *tile)           \
+	static void tile_c_##MB##x##NW(int64_t kk, const double *xb, const double *wb, double *tile)           \
 	{                                                                                                      \
-		tile_c_body(MB, NW, kk, x0, w0, tile);                                                         \
+		tile_c_body(MB, NW, kk, xb, wb, tile);                                                         \
 	}
 F64_TILE_C(4, 4)
 F64_TILE_C(4, 8)
