@@ -729,6 +729,8 @@ static bool plan_staging(struct phase_job *j, struct onnxrun_op_context *ctx, si
 			dymax = d[0] > dymax ? d[0] : dymax;
 		}
 	}
+	if (dymin == INT64_MAX) /* no phase with positions has a tap: nothing to read */
+		return true;
 	for (int32_t a = n - 1; a >= 1; a--) {
 		j->st_pad[a] = lo[a] < 0 ? -lo[a] : 0;
 		j->st_ext[a] = j->st_pad[a] + g->in[a] + (hi[a] >= g->in[a] ? hi[a] - g->in[a] + 1 : 0);
@@ -785,8 +787,8 @@ static bool plan_in_place_rel(struct phase_job *j, struct onnxrun_op_context *ct
 			for (int64_t ch = 0; ch < j->cg; ch++)
 				j->rel[ph * j->cg * tp->tmax + ch * tp->ntaps[ph] + t] = (ch * j->in_sp - d[0]) * (int64_t)sizeof(float);
 		}
-		j->rx_d[2 * ph] = dmin;
-		j->rx_d[2 * ph + 1] = dmax;
+		j->rx_d[2 * ph] = tp->ntaps[ph] ? dmin : 0; /* a phase without taps reads nothing */
+		j->rx_d[2 * ph + 1] = tp->ntaps[ph] ? dmax : 0;
 	}
 	j->in_place_rel = true;
 	return true;
