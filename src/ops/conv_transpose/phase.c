@@ -574,7 +574,7 @@ static void balance_tiles(struct phase_job *j, int threads, int64_t align)
 	double cost[PAIR_MAX_CLASSES], best;
 	int64_t pick = j->trows, step = align;
 	if (j->nclass > PAIR_MAX_CLASSES || threads > 8 ||
-	    j->g->group * j->nclass * (2 * j->nrows / j->trows + 1) > 4096)
+	    (double)j->g->group * (double)j->nclass * (2.0 * (double)j->nrows / (double)j->trows + 1.0) > 4096.0)
 		return;
 	for (int64_t cl = 0; cl < j->nclass; cl++) {
 		cost[cl] = j->partner[cl] >= 0 ? (double)tp->ntaps[j->partner[cl]] : 0.0;
