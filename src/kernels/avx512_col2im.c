@@ -4,9 +4,9 @@
  * taps kept in a register; for strides 1 to 4 the s residues interleaved with permutes into
  * s whole output vectors, for strides of 16 and more blocks of 16 residues transposed into
  * 16 output vectors; masked loads where taps reach past Z's columns, masked stores at the
- * row's ends. Strides 5 to 15 take the generic loop. Every output adds its
- * taps in the generic order (rows, then the residue's taps ascending, from 0.0f, then the
- * bias), so the results are the same bits as the generic loop's.
+ * row's ends. Strides 5 to 15 take the generic loop. Every output adds its taps in the
+ * generic order (rows, then the residue's taps ascending, from 0.0f, then the bias), so the
+ * results are the same bits as the generic loop's.
  */
 #include "generic.h"
 #include "parts.h"

@@ -150,7 +150,8 @@ static int64_t rows_before(const struct phase_job *j, int64_t ph, const int64_t 
 }
 
 /* How a B panel is given to the micro-kernel: packed (fn), rows in place (ind), masked
- * half-rows in place (ind2), or rows in the staged copy of x at base + offset (rel). */
+ * half-rows in place (ind2), rows at base + offset (rel: in the staged copy of x, or in x
+ * itself for rank 1), or half-rows at two bases + offset in the staged copy (rel2). */
 enum panel_mode { PANEL_PACKED, PANEL_ROWS, PANEL_HALVES, PANEL_REL, PANEL_REL2 };
 
 /* One B panel of an item, prepared once and run against every weight panel of the item. */
@@ -565,9 +566,10 @@ static double split_makespan(const struct phase_job *j, int64_t trows, int threa
 
 /* Several threads: among tile heights near the planned one (aligned, half to one and a half
  * times), the one whose items the threads finish soonest (split_makespan), so that no
- * thread waits long for the other at the end of the run (e.g. 5 tiles x 2 classes on 2
- * threads: one thread runs 5 of 10 equal items after the other has run its last).
- * Ties keep the planned height. Only for splits of at most a few thousand items. */
+ * thread waits long for the other at the end of the run (e.g. dcgan_128 on 2 threads: tiles
+ * of 14, 14, 14, 14 and 8 output rows x 2 classes leave the threads 70 and 58 rows of work,
+ * tiles of 16 rows 64 and 64). Ties keep the planned height. Only for splits of at most a
+ * few thousand items. */
 static void balance_tiles(struct phase_job *j, int threads, int64_t align)
 {
 	const struct onnxrun__convt_taps *tp = &j->pk->taps;
