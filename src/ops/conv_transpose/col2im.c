@@ -112,8 +112,7 @@ static void col_items(void *arg, int tid, int64_t begin, int64_t end)
 	 * its scratch: kept there, not in locals, so that items run by later calls on this thread
 	 * reuse them too */
 	int64_t *last = (int64_t *)sc, pbg = last[0], pia = last[1], pib = last[2];
-	/* Z, one B panel (col_gemm), the overlap-add's scratch */
-	float *z = (float *)(sc + 64), *bp = z + j->rows * j->ldz_max, *tmp = bp + j->cg * j->pk->kern->nr[0];
+	float *z = (float *)(sc + 64), *bp = z + j->rows * j->ldz_max, *tmp = bp + j->cg * j->ldz_max;
 	const float **zrows = (const float **)(tmp + (j->out[1] / j->s[1] + 2 + 15) / 16 * 16);
 	for (int64_t it = begin; it < end; it++) {
 		const int64_t chunk = it % j->nchunk, bg = it / j->nchunk;
@@ -196,7 +195,7 @@ static enum onnxrun_status col2im_compute(const struct convt_call *c, const stru
 	j.ldz_max = ((ca == 0 ? span * j.in[1] : span) + nr0 - 1) / nr0 * nr0 + nr0;
 	j.gather = pk->kt->col2im_gather;
 	j.kg = (struct onnxrun__kgather){ j.s[1], j.d[1], j.pb[1], j.ldz_max, j.t1_start, j.t1_k };
-	bytes = (size_t)(j.rows * j.ldz_max + j.cg * nr0 + (j.out[1] / j.s[1] + 2 + 15) / 16 * 16) * sizeof(float) +
+	bytes = (size_t)(j.rows * j.ldz_max + j.cg * j.ldz_max + (j.out[1] / j.s[1] + 2 + 15) / 16 * 16) * sizeof(float) +
 	        (size_t)j.k[0] * sizeof(float *) + 64 + 64; /* + the last item's rows (col_items) */
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
