@@ -47,12 +47,33 @@ static const int32_t IDX_B[9][16] = {
 };
 static const uint16_t HI_RES[9] = { 0x0000, 0x0000, 0x4924, 0x2492, 0x9249, 0xCCCC, 0xCCCC, 0xCCCC, 0xCCCC };
 
-/* The terms of each residue r of a row: term t's value for grid position q is p[r][t][q],
- * for q in [lo[r][t], hi[r][t]) (Z's columns); [qa, qz): where every term is inside. */
-struct terms {
-	const float *p[MAX_S][MAX_TERMS];
-	int64_t lo[MAX_S][MAX_TERMS], hi[MAX_S][MAX_TERMS], n[MAX_S], qa, qz;
+/* The terms of one residue of a row: term t's value for grid position q is p[t][q], for q
+ * in [lo[t], hi[t]) (Z's columns). */
+struct residue {
+	const float *p[MAX_TERMS];
+	int64_t lo[MAX_TERMS], hi[MAX_TERMS], n;
 };
+
+/* Residue r's terms (rows, then the residue's taps ascending: the generic order), narrowing
+ * [*qa, *qz) to where every term is inside Z. False when it has more than MAX_TERMS. */
+static bool residue_terms(const struct onnxrun__kgather *kg, const float *const *zrows, int64_t nrows, int64_t r,
+                          int64_t zoff, int64_t zend, struct residue *res, int64_t *qa, int64_t *qz)
+{
+	if ((kg->t_start[r + 1] - kg->t_start[r]) * nrows > MAX_TERMS)
+		return false;
+	res->n = 0;
+	for (int64_t t0 = 0; t0 < nrows; t0++)
+		for (int64_t ti = kg->t_start[r]; ti < kg->t_start[r + 1]; ti++) {
+			const int64_t k = kg->t_k[ti], dl = (k * kg->d - r) / kg->s, t = res->n++;
+			/* z[i - zoff] holds input i = q - dl, for q in [zoff + dl, zend + dl) */
+			res->lo[t] = zoff + dl;
+			res->hi[t] = zend + dl;
+			res->p[t] = zrows[t0] + k * kg->ldz - zoff - dl;
+			*qa = res->lo[t] > *qa ? res->lo[t] : *qa;
+			*qz = res->hi[t] < *qz ? res->hi[t] : *qz;
+		}
+	return true;
+}
 
 /* Lanes l of a block at grid q whose q + l lies in [lo, hi). */
 static inline __attribute__((always_inline)) __mmask16 lanes_in(int64_t q, int64_t lo, int64_t hi)
@@ -62,11 +83,27 @@ static inline __attribute__((always_inline)) __mmask16 lanes_in(int64_t q, int64
 	return (__mmask16)(((1u << b) - 1) & ~((1u << a) - 1));
 }
 
+/* bias + the sum of a residue's terms at grid positions [q, q + 16), from +0.0f in term order;
+ * unless whole (every term inside Z on every lane), a term's lanes outside Z load zeros
+ * (adding +0.0f to a sum that started at +0.0f leaves its bits as they are). */
+static inline __attribute__((always_inline)) T512 __m512 residue_sum(const struct residue *res, int64_t q, bool whole,
+                                                                     __m512 bv)
+{
+	__m512 acc = _mm512_setzero_ps();
+	if (whole)
+		for (int64_t t = 0; t < res->n; t++)
+			acc = _mm512_add_ps(acc, _mm512_loadu_ps(res->p[t] + q));
+	else
+		for (int64_t t = 0; t < res->n; t++)
+			acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(lanes_in(q, res->lo[t], res->hi[t]), res->p[t] + q));
+	return _mm512_add_ps(bv, acc);
+}
+
 /* The blocks of grid positions [q, q + 16) for q from q0 below q1 (stride s, a constant once
- * inlined). */
-static inline __attribute__((always_inline)) T512 void blocks(const struct terms *tm, int64_t q0, int64_t q1,
-                                                              int64_t o_lo, int64_t o_hi, int64_t pb, float bias,
-                                                              float *yrow, const int64_t s)
+ * inlined); [qa, qz): where every residue's terms are inside Z. */
+static inline __attribute__((always_inline)) T512 void blocks(const struct residue *res, int64_t qa, int64_t qz,
+                                                              int64_t q0, int64_t q1, int64_t o_lo, int64_t o_hi,
+                                                              int64_t pb, float bias, float *yrow, const int64_t s)
 {
 	const int64_t t0 = s == 2 ? 0 : s == 3 ? 2 : 5; /* this stride's rows of the tables */
 	__m512i idx_a[MAX_S], idx_b[MAX_S];
@@ -76,19 +113,10 @@ static inline __attribute__((always_inline)) T512 void blocks(const struct terms
 	}
 	const __m512 bv = _mm512_set1_ps(bias);
 	for (int64_t q = q0; q < q1; q += 16) {
-		const bool whole = q >= tm->qa && q + 16 <= tm->qz; /* every term inside Z on every lane */
+		const bool whole = q >= qa && q + 16 <= qz;
 		__m512 v[MAX_S];
-		for (int64_t r = 0; r < s; r++) {
-			__m512 acc = _mm512_setzero_ps();
-			if (whole)
-				for (int64_t t = 0; t < tm->n[r]; t++)
-					acc = _mm512_add_ps(acc, _mm512_loadu_ps(tm->p[r][t] + q));
-			else
-				for (int64_t t = 0; t < tm->n[r]; t++)
-					acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(lanes_in(q, tm->lo[r][t], tm->hi[r][t]),
-					                                               tm->p[r][t] + q));
-			v[r] = _mm512_add_ps(bv, acc);
-		}
+		for (int64_t r = 0; r < s; r++)
+			v[r] = residue_sum(&res[r], q, whole, bv);
 		const int64_t o = q * s - pb; /* the block's first output */
 		for (int64_t j = 0; j < s; j++) {
 			__m512 out = v[0];
@@ -146,41 +174,21 @@ static T512 bool wide_blocks(const struct onnxrun__kgather *kg, const float *con
 	const int64_t s = kg->s, pb = kg->pb;
 	const int64_t q0 = kfloor_div(o_lo + pb, s), q1 = kfloor_div(o_hi - 1 + pb, s) + 1;
 	const __m512 bv = _mm512_set1_ps(bias);
-	const float *p[16][MAX_TERMS];
-	int64_t lo[16][MAX_TERMS], hi[16][MAX_TERMS], n[16];
+	struct residue res[16];
 	for (int64_t r = 0; r < s; r++)
 		if ((kg->t_start[r + 1] - kg->t_start[r]) * nrows > MAX_TERMS)
 			return false;
 	for (int64_t r0 = 0; r0 < s; r0 += 16) {
 		const int64_t nres = s - r0 < 16 ? s - r0 : 16;
 		int64_t qa = INT64_MIN, qz = INT64_MAX;
-		for (int64_t i = 0; i < nres; i++) {
-			const int64_t r = r0 + i;
-			n[i] = 0;
-			for (int64_t t0 = 0; t0 < nrows; t0++)
-				for (int64_t ti = kg->t_start[r]; ti < kg->t_start[r + 1]; ti++) {
-					const int64_t k = kg->t_k[ti], dl = (k * kg->d - r) / s, t = n[i]++;
-					lo[i][t] = zoff + dl;
-					hi[i][t] = zend + dl;
-					p[i][t] = zrows[t0] + k * kg->ldz - zoff - dl;
-					qa = lo[i][t] > qa ? lo[i][t] : qa;
-					qz = hi[i][t] < qz ? hi[i][t] : qz;
-				}
-		}
+		for (int64_t i = 0; i < nres; i++)
+			(void)residue_terms(kg, zrows, nrows, r0 + i, zoff, zend, &res[i], &qa, &qz);
 		const __mmask16 res_lanes = (__mmask16)((1u << nres) - 1);
 		for (int64_t q = q0; q < q1; q += 16) {
 			const bool whole = q >= qa && q + 16 <= qz;
 			__m512 v[16];
-			for (int64_t i = 0; i < 16; i++) {
-				__m512 acc = _mm512_setzero_ps();
-				if (i < nres && whole)
-					for (int64_t t = 0; t < n[i]; t++)
-						acc = _mm512_add_ps(acc, _mm512_loadu_ps(p[i][t] + q));
-				else if (i < nres)
-					for (int64_t t = 0; t < n[i]; t++)
-						acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(lanes_in(q, lo[i][t], hi[i][t]), p[i][t] + q));
-				v[i] = _mm512_add_ps(bv, acc);
-			}
+			for (int64_t i = 0; i < 16; i++)
+				v[i] = i < nres ? residue_sum(&res[i], q, whole, bv) : bv;
 			transpose16(v);
 			for (int64_t l = 0; l < 16; l++) {
 				const int64_t o = (q + l) * s + r0 - pb; /* residue r0's output at grid q + l */
@@ -199,50 +207,33 @@ T512 void onnxrun__col2im_gather_avx512(const struct onnxrun__kgather *kg, const
                                         int64_t zend)
 {
 	const int64_t s = kg->s, pb = kg->pb;
-	struct terms tm;
-	bool fits = s <= MAX_S && o_lo + pb >= 0;
 	if (s >= 16 && o_lo + pb >= 0 && wide_blocks(kg, zrows, nrows, yrow, o_lo, o_hi, bias, zoff, zend))
 		return;
-	tm.qa = INT64_MIN;
-	tm.qz = INT64_MAX;
-	for (int64_t r = 0; r < s && fits; r++) {
-		tm.n[r] = 0;
-		for (int64_t t0 = 0; t0 < nrows && fits; t0++)
-			for (int64_t ti = kg->t_start[r]; ti < kg->t_start[r + 1] && fits; ti++) {
-				const int64_t k = kg->t_k[ti], dl = (k * kg->d - r) / s;
-				const int64_t t = tm.n[r]++;
-				fits = t < MAX_TERMS;
-				if (!fits)
-					break;
-				/* z[i - zoff] holds input i = q - dl, for q in [zoff + dl, zend + dl) */
-				tm.lo[r][t] = zoff + dl;
-				tm.hi[r][t] = zend + dl;
-				tm.p[r][t] = zrows[t0] + k * kg->ldz - zoff - dl;
-				tm.qa = tm.lo[r][t] > tm.qa ? tm.lo[r][t] : tm.qa;
-				tm.qz = tm.hi[r][t] < tm.qz ? tm.hi[r][t] : tm.qz;
-			}
-	}
+	struct residue res[MAX_S];
+	int64_t qa = INT64_MIN, qz = INT64_MAX;
+	bool fits = s <= MAX_S && o_lo + pb >= 0;
+	for (int64_t r = 0; r < s && fits; r++)
+		fits = residue_terms(kg, zrows, nrows, r, zoff, zend, &res[r], &qa, &qz);
 	if (!fits) {
 		generic_gather(kg, zrows, nrows, yrow, o_lo, o_hi, bias, tmp, zoff, zend);
 		return;
 	}
 	/* blocks of grid positions [q, q + 16) of every residue, outputs [q*s - pb, (q + 16)*s - pb),
-	 * from the block of output o_lo to that of o_hi - 1; a term's lanes outside Z load zeros
-	 * (masked: adding +0.0f to a sum that started at +0.0f leaves its bits as they are), a
-	 * block's outputs outside [o_lo, o_hi) are not stored */
+	 * from the block of output o_lo to that of o_hi - 1; a block's outputs outside [o_lo, o_hi)
+	 * are not stored */
 	const int64_t q0 = kfloor_div(o_lo + pb, s), q1 = kfloor_div(o_hi - 1 + pb, s) + 1;
 	switch (s) { /* the stride as a constant: the residues' sums and the tables stay in registers */
 	case 1:
-		blocks(&tm, q0, q1, o_lo, o_hi, pb, bias, yrow, 1);
+		blocks(res, qa, qz, q0, q1, o_lo, o_hi, pb, bias, yrow, 1);
 		break;
 	case 2:
-		blocks(&tm, q0, q1, o_lo, o_hi, pb, bias, yrow, 2);
+		blocks(res, qa, qz, q0, q1, o_lo, o_hi, pb, bias, yrow, 2);
 		break;
 	case 3:
-		blocks(&tm, q0, q1, o_lo, o_hi, pb, bias, yrow, 3);
+		blocks(res, qa, qz, q0, q1, o_lo, o_hi, pb, bias, yrow, 3);
 		break;
 	default:
-		blocks(&tm, q0, q1, o_lo, o_hi, pb, bias, yrow, 4);
+		blocks(res, qa, qz, q0, q1, o_lo, o_hi, pb, bias, yrow, 4);
 		break;
 	}
 }
