@@ -2,7 +2,7 @@
 """Generate one single-node ONNX model per case of the benchmark suite.
 
 Usage (from the repo root):
-    /usr/bin/python3 bench/make_models.py [SUITE_JSON] [-o OUT_DIR] [--filter SUBSTR]
+    /usr/bin/python3 bench/make_models.py [SUITE_JSON] [-o OUT_DIR] [--filter REGEX]
 
 Defaults: SUITE_JSON = ../shared/bench/suite.json (relative to the repo root),
 OUT_DIR = bench/build/models. Writes OUT_DIR/<case>/model.onnx.
@@ -30,6 +30,7 @@ are timed by onnxrun_bench alone, against the FP64 FMA peak). --no-float64 leave
 import argparse
 import json
 import os
+import re
 import sys
 import zlib
 
@@ -176,7 +177,7 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("suite", nargs="?", default=os.path.join(REPO, "..", "shared", "bench", "suite.json"))
     ap.add_argument("-o", "--out", default=os.path.join(REPO, "bench", "build", "models"))
-    ap.add_argument("--filter", default="", help="only cases whose name contains this")
+    ap.add_argument("--filter", default="", help="only cases whose name matches this regular expression (re.search)")
     ap.add_argument("--no-float64", action="store_true", help="leave out the float64 variants")
     ap.add_argument("--print-cases", action="store_true", help="print the generated case names on stdout")
     args = ap.parse_args(argv)
@@ -194,7 +195,7 @@ def main(argv):
     floor = {"name": "_floor", "op": "DepthToSpace", "dtype": "float32", "x": [1, 1, 1, 1],
              "attrs": {"blocksize": 1, "mode": "DCR"}}
     for case in [floor] + cases:
-        if args.filter and case is not floor and args.filter not in case["name"]:
+        if args.filter and case is not floor and not re.search(args.filter, case["name"]):
             continue
         model, meta = build(case)
         d = os.path.join(args.out, case["name"])

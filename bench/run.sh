@@ -4,7 +4,7 @@
 #
 #   bash bench/run.sh [FILTER]
 #
-# FILTER: only cases whose name contains this substring (default: the whole suite).
+# FILTER: only cases whose name matches this regular expression (default: the whole suite).
 # Environment:
 #   BENCH_RUNS=20        timed runs per case, tool and thread count (median reported)
 #   BENCH_WARMUP=3       warm-up runs before timing, at least
