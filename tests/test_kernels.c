@@ -456,6 +456,11 @@ static void test_depthwise_wide(void **state)
 		{ 2, 1, 2, 1, 1, { 5, 36 }, { 4, 4 }, { 3, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, false, false },
 		/* rank 1, wide crop on the left, W fed at run time */
 		{ 1, 1, 3, 1, 1, { 97 }, { 5 }, { 2 }, { 1 }, { 4 }, { 1 }, { 1 }, true, true },
+		/* kernel 6 stride 2 over kernel 4 stride 2: three taps per phase on axis 0, two of
+		 * them inside x at the top and bottom rows (pairs that must not run on as a plane's
+		 * run of pairs), and a tall plane of pairs with a batch of 2 */
+		{ 2, 1, 2, 1, 1, { 7, 40 }, { 6, 4 }, { 2, 2 }, { 1, 1 }, { 2, 1 }, { 2, 1 }, { 0, 0 }, true, false },
+		{ 2, 2, 3, 1, 1, { 40, 36 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
 	};
 	(void)state;
 	check_configs(cases, sizeof cases / sizeof cases[0], 2900, "wide depthwise");

@@ -161,16 +161,19 @@ T512 static inline __attribute__((always_inline)) void dw_s2_row_k4(const struct
 
 /* Two rows of dw_s2_row_k4 (two x rows each) that read the same two x rows with their own
  * weights (wa, wb): each x vector is loaded once for both rows and all four taps. Each row's
- * sums are those of dw_s2_row_k4. de (0 or 1) is a constant where inlined. */
+ * sums are those of dw_s2_row_k4. Then the next npairs - 1 pairs with the same weights, each
+ * one x row (xstep floats) further and two y rows (2 * ystep) down: the weights stay in
+ * registers over a whole plane's pairs. de (0 or 1) is a constant where inlined. */
 T512 static inline __attribute__((always_inline)) void dw_s2_pair_k4(const struct dw_s2_plan *pl, int64_t de,
                                                                      const float *const *xr, const float *const *wa,
                                                                      const float *const *wb, __m512 b, float *ya,
-                                                                     float *yb)
+                                                                     int64_t npairs, int64_t xstep, int64_t ystep)
 {
 	const __m512i ilo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
 	const __m512i ihi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
 	const int64_t o = pl->off[0], k0 = pl->kk[0][0], k1 = pl->kk[0][1], k2 = pl->kk[1][0], k3 = pl->kk[1][1];
 	const float *x0 = xr[0] + o, *x1 = xr[1] + o;
+	float *yb = ya + ystep;
 	/* weights: [row][x row][tap], taps at o, o - 1 (phase 0) and o + de, o + de - 1 (phase 1) */
 	const __m512 a00 = _mm512_set1_ps(wa[0][k0]), a01 = _mm512_set1_ps(wa[0][k1]);
 	const __m512 a02 = _mm512_set1_ps(wa[0][k2]), a03 = _mm512_set1_ps(wa[0][k3]);
@@ -181,53 +184,57 @@ T512 static inline __attribute__((always_inline)) void dw_s2_pair_k4(const struc
 	const __m512 b10 = _mm512_set1_ps(wb[1][k0]), b11 = _mm512_set1_ps(wb[1][k1]);
 	const __m512 b12 = _mm512_set1_ps(wb[1][k2]), b13 = _mm512_set1_ps(wb[1][k3]);
 	const __m512 z = _mm512_setzero_ps();
-	for (int64_t k = 0; k < pl->nb; k++) {
-		const int64_t p = 16 * k;
-		__m512 pa0, pa1, pb0, pb1;
-		if (pl->whole_load[k]) {
-			const __m512 u0 = _mm512_loadu_ps(x0 + p), v0 = _mm512_loadu_ps(x0 + p - 1);
-			const __m512 s0 = de ? _mm512_loadu_ps(x0 + p + 1) : u0, t0 = de ? u0 : v0;
-			const __m512 u1 = _mm512_loadu_ps(x1 + p), v1 = _mm512_loadu_ps(x1 + p - 1);
-			const __m512 s1 = de ? _mm512_loadu_ps(x1 + p + 1) : u1, t1 = de ? u1 : v1;
-			pa0 = _mm512_fmadd_ps(a01, v0, _mm512_fmadd_ps(a00, u0, z));
-			pa1 = _mm512_fmadd_ps(a03, t0, _mm512_fmadd_ps(a02, s0, z));
-			pb0 = _mm512_fmadd_ps(b01, v0, _mm512_fmadd_ps(b00, u0, z));
-			pb1 = _mm512_fmadd_ps(b03, t0, _mm512_fmadd_ps(b02, s0, z));
-			pa0 = _mm512_fmadd_ps(a11, v1, _mm512_fmadd_ps(a10, u1, pa0));
-			pa1 = _mm512_fmadd_ps(a13, t1, _mm512_fmadd_ps(a12, s1, pa1));
-			pb0 = _mm512_fmadd_ps(b11, v1, _mm512_fmadd_ps(b10, u1, pb0));
-			pb1 = _mm512_fmadd_ps(b13, t1, _mm512_fmadd_ps(b12, s1, pb1));
-		} else {
-			const __mmask16 ma = pl->lm[k][0], mb = pl->lm[k][1], mc = pl->lm[k][2], md = pl->lm[k][3];
-			const __m512 u0 = _mm512_maskz_loadu_ps(ma, x0 + p), v0 = _mm512_maskz_loadu_ps(mb, x0 + p - 1);
-			const __m512 s0 = _mm512_maskz_loadu_ps(mc, x0 + p + de), t0 = _mm512_maskz_loadu_ps(md, x0 + p + de - 1);
-			const __m512 u1 = _mm512_maskz_loadu_ps(ma, x1 + p), v1 = _mm512_maskz_loadu_ps(mb, x1 + p - 1);
-			const __m512 s1 = _mm512_maskz_loadu_ps(mc, x1 + p + de), t1 = _mm512_maskz_loadu_ps(md, x1 + p + de - 1);
-			pa0 = _mm512_mask3_fmadd_ps(a01, v0, _mm512_mask3_fmadd_ps(a00, u0, z, ma), mb);
-			pa1 = _mm512_mask3_fmadd_ps(a03, t0, _mm512_mask3_fmadd_ps(a02, s0, z, mc), md);
-			pb0 = _mm512_mask3_fmadd_ps(b01, v0, _mm512_mask3_fmadd_ps(b00, u0, z, ma), mb);
-			pb1 = _mm512_mask3_fmadd_ps(b03, t0, _mm512_mask3_fmadd_ps(b02, s0, z, mc), md);
-			pa0 = _mm512_mask3_fmadd_ps(a11, v1, _mm512_mask3_fmadd_ps(a10, u1, pa0, ma), mb);
-			pa1 = _mm512_mask3_fmadd_ps(a13, t1, _mm512_mask3_fmadd_ps(a12, s1, pa1, mc), md);
-			pb0 = _mm512_mask3_fmadd_ps(b11, v1, _mm512_mask3_fmadd_ps(b10, u1, pb0, ma), mb);
-			pb1 = _mm512_mask3_fmadd_ps(b13, t1, _mm512_mask3_fmadd_ps(b12, s1, pb1, mc), md);
-		}
-		pa0 = _mm512_add_ps(b, pa0);
-		pa1 = _mm512_add_ps(b, pa1);
-		pb0 = _mm512_add_ps(b, pb0);
-		pb1 = _mm512_add_ps(b, pb1);
-		const __m512 la = _mm512_permutex2var_ps(pa0, ilo, pa1), ha = _mm512_permutex2var_ps(pa0, ihi, pa1);
-		const __m512 lb = _mm512_permutex2var_ps(pb0, ilo, pb1), hb = _mm512_permutex2var_ps(pb0, ihi, pb1);
-		if (pl->whole_store[k]) {
-			_mm512_storeu_ps(ya + 2 * p, la);
-			_mm512_storeu_ps(ya + 2 * p + 16, ha);
-			_mm512_storeu_ps(yb + 2 * p, lb);
-			_mm512_storeu_ps(yb + 2 * p + 16, hb);
-		} else {
-			_mm512_mask_storeu_ps(ya + 2 * p, pl->sm[k][0], la);
-			_mm512_mask_storeu_ps(ya + 2 * p + 16, pl->sm[k][1], ha);
-			_mm512_mask_storeu_ps(yb + 2 * p, pl->sm[k][0], lb);
-			_mm512_mask_storeu_ps(yb + 2 * p + 16, pl->sm[k][1], hb);
+	for (int64_t pi = 0; pi < npairs; pi++, x0 += xstep, x1 += xstep, ya += 2 * ystep, yb += 2 * ystep) {
+		for (int64_t k = 0; k < pl->nb; k++) {
+			const int64_t p = 16 * k;
+			__m512 pa0, pa1, pb0, pb1;
+			if (pl->whole_load[k]) {
+				const __m512 u0 = _mm512_loadu_ps(x0 + p), v0 = _mm512_loadu_ps(x0 + p - 1);
+				const __m512 s0 = de ? _mm512_loadu_ps(x0 + p + 1) : u0, t0 = de ? u0 : v0;
+				const __m512 u1 = _mm512_loadu_ps(x1 + p), v1 = _mm512_loadu_ps(x1 + p - 1);
+				const __m512 s1 = de ? _mm512_loadu_ps(x1 + p + 1) : u1, t1 = de ? u1 : v1;
+				pa0 = _mm512_fmadd_ps(a01, v0, _mm512_fmadd_ps(a00, u0, z));
+				pa1 = _mm512_fmadd_ps(a03, t0, _mm512_fmadd_ps(a02, s0, z));
+				pb0 = _mm512_fmadd_ps(b01, v0, _mm512_fmadd_ps(b00, u0, z));
+				pb1 = _mm512_fmadd_ps(b03, t0, _mm512_fmadd_ps(b02, s0, z));
+				pa0 = _mm512_fmadd_ps(a11, v1, _mm512_fmadd_ps(a10, u1, pa0));
+				pa1 = _mm512_fmadd_ps(a13, t1, _mm512_fmadd_ps(a12, s1, pa1));
+				pb0 = _mm512_fmadd_ps(b11, v1, _mm512_fmadd_ps(b10, u1, pb0));
+				pb1 = _mm512_fmadd_ps(b13, t1, _mm512_fmadd_ps(b12, s1, pb1));
+			} else {
+				const __mmask16 ma = pl->lm[k][0], mb = pl->lm[k][1], mc = pl->lm[k][2], md = pl->lm[k][3];
+				const __m512 u0 = _mm512_maskz_loadu_ps(ma, x0 + p), v0 = _mm512_maskz_loadu_ps(mb, x0 + p - 1);
+				const __m512 s0 = _mm512_maskz_loadu_ps(mc, x0 + p + de);
+				const __m512 t0 = _mm512_maskz_loadu_ps(md, x0 + p + de - 1);
+				const __m512 u1 = _mm512_maskz_loadu_ps(ma, x1 + p), v1 = _mm512_maskz_loadu_ps(mb, x1 + p - 1);
+				const __m512 s1 = _mm512_maskz_loadu_ps(mc, x1 + p + de);
+				const __m512 t1 = _mm512_maskz_loadu_ps(md, x1 + p + de - 1);
+				pa0 = _mm512_mask3_fmadd_ps(a01, v0, _mm512_mask3_fmadd_ps(a00, u0, z, ma), mb);
+				pa1 = _mm512_mask3_fmadd_ps(a03, t0, _mm512_mask3_fmadd_ps(a02, s0, z, mc), md);
+				pb0 = _mm512_mask3_fmadd_ps(b01, v0, _mm512_mask3_fmadd_ps(b00, u0, z, ma), mb);
+				pb1 = _mm512_mask3_fmadd_ps(b03, t0, _mm512_mask3_fmadd_ps(b02, s0, z, mc), md);
+				pa0 = _mm512_mask3_fmadd_ps(a11, v1, _mm512_mask3_fmadd_ps(a10, u1, pa0, ma), mb);
+				pa1 = _mm512_mask3_fmadd_ps(a13, t1, _mm512_mask3_fmadd_ps(a12, s1, pa1, mc), md);
+				pb0 = _mm512_mask3_fmadd_ps(b11, v1, _mm512_mask3_fmadd_ps(b10, u1, pb0, ma), mb);
+				pb1 = _mm512_mask3_fmadd_ps(b13, t1, _mm512_mask3_fmadd_ps(b12, s1, pb1, mc), md);
+			}
+			pa0 = _mm512_add_ps(b, pa0);
+			pa1 = _mm512_add_ps(b, pa1);
+			pb0 = _mm512_add_ps(b, pb0);
+			pb1 = _mm512_add_ps(b, pb1);
+			const __m512 la = _mm512_permutex2var_ps(pa0, ilo, pa1), ha = _mm512_permutex2var_ps(pa0, ihi, pa1);
+			const __m512 lb = _mm512_permutex2var_ps(pb0, ilo, pb1), hb = _mm512_permutex2var_ps(pb0, ihi, pb1);
+			if (pl->whole_store[k]) {
+				_mm512_storeu_ps(ya + 2 * p, la);
+				_mm512_storeu_ps(ya + 2 * p + 16, ha);
+				_mm512_storeu_ps(yb + 2 * p, lb);
+				_mm512_storeu_ps(yb + 2 * p + 16, hb);
+			} else {
+				_mm512_mask_storeu_ps(ya + 2 * p, pl->sm[k][0], la);
+				_mm512_mask_storeu_ps(ya + 2 * p + 16, pl->sm[k][1], ha);
+				_mm512_mask_storeu_ps(yb + 2 * p, pl->sm[k][0], lb);
+				_mm512_mask_storeu_ps(yb + 2 * p + 16, pl->sm[k][1], hb);
+			}
 		}
 	}
 }
@@ -237,7 +244,8 @@ T512 static inline __attribute__((always_inline)) void dw_s2_pair_k4(const struc
  * consecutive outputs. Each phase sums its taps (k0 then k1 ascending, from zero, bias added
  * last) in its own register; two lane interleaves then give two whole 16-float stores. Rows
  * with one or two x rows keep weights in registers; two rows on the same x rows run as a
- * pair. */
+ * pair, and at stride 2 a plane's consecutive pairs run as one call (per-call setup is as
+ * much work as a pair of 64-wide rows). */
 T512 static void dw_rows_s2(const struct onnxrun__kdw *j, const struct dw_s2_plan *pl, int64_t begin, int64_t end)
 {
 	const struct onnxrun__kdw_axis *a0 = &j->ax[0], *a1 = &j->ax[1];
@@ -274,11 +282,22 @@ T512 static void dw_rows_s2(const struct onnxrun__kdw *j, const struct dw_s2_pla
 					n0b += i0 >= 0 && i0 < a0->in;
 				}
 				if (n0b == 2 && xb[0] == xr[0] && xb[1] == xr[1]) {
+					/* stride 2 from phase 0, both phases with two taps (both inside x here):
+					 * the pair at q0 + m has the same taps one x row further, while its rows
+					 * are in the plane and its x rows in x */
+					int64_t np = 1;
+					if (a0->s == 2 && r0 == 0 && a0->start[1] - a0->start[0] == 2 &&
+					    a0->start[2] - a0->start[1] == 2) {
+						const int64_t last = xr[0] > xr[1] ? (xr[0] - xc) / a1->in : (xr[1] - xc) / a1->in;
+						np = a0->in - last;
+						np = np < (stop - row) / 2 ? np : (stop - row) / 2;
+					}
 					if (de)
-						dw_s2_pair_k4(pl, 1, xr, wr, wb, b, yr, yr + a1->out);
+						dw_s2_pair_k4(pl, 1, xr, wr, wb, b, yr, np, a1->in, a1->out);
 					else
-						dw_s2_pair_k4(pl, 0, xr, wr, wb, b, yr, yr + a1->out);
-					row++;
+						dw_s2_pair_k4(pl, 0, xr, wr, wb, b, yr, np, a1->in, a1->out);
+					row += 2 * np - 1;
+					q0 += np - 1;
 					r0++;
 					goto next;
 				}
