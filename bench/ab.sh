@@ -32,6 +32,12 @@ build() {
 		git worktree prune
 		git worktree add --detach "$src" "$rev" >/dev/null 2>&1
 	fi
+	# a build directory configured for another source tree (a revision's worktree, or the
+	# checkout itself) is started afresh: cmake refuses to switch sources
+	if [ -f "$work/$name/CMakeCache.txt" ] &&
+		! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$src" "$work/$name/CMakeCache.txt"; then
+		rm -rf "${work:?}/$name"
+	fi
 	cmake -S "$src" -B "$work/$name" -DCMAKE_BUILD_TYPE=Release -DONNXRUN_BUILD_TESTS=OFF >/dev/null
 	cmake --build "$work/$name" --target onnxrun_static -j"$(nproc)" >/dev/null
 	cc -O2 -I "$src/include" "$src/bench/onnxrun_bench.c" "$work/$name/libonnxrun.a" \
