@@ -265,11 +265,6 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 				pack_chunk(j, nb, grp, ph, k0, kn, runs + r0, ri - r0, xbuf);
 				for (int64_t mb = mb0; mb < mb1; mb++) {
 					const int64_t woff = (k0 * j->nmb + mb * kn) * MB;
-					/* the first panel reads the chunk's weights from memory, each
-					 * value once per tile: fetch the next block's while this one runs */
-					if (pn == 0 && mb + 1 < mb1)
-						for (int64_t e = 0; e < kn * MB; e += 8)
-							__builtin_prefetch(wph + woff + kn * MB + e);
 					j->kern->fn(kn, xbuf, wph + woff, acc + ((mb - mb0) * npan + pn) * tw);
 				}
 			}
