@@ -69,8 +69,8 @@ struct f64_job {
 	int64_t *qlo, *qn;             /* per phase and axis: first grid position and count */
 	const int64_t *nt;             /* per phase: taps (tp.ntaps) */
 	const int64_t *woff;                 /* per phase: packed-weight offset */
-	int64_t *npos, *nblk, *blk_first;    /* per phase: grid positions, blocks, first block's
-	                                      * global index */
+	int64_t *npos, *nblk;                /* per phase: grid positions, blocks */
+	int64_t *bl_phase, *bl_index;        /* per global block: its phase and index (order_blocks) */
 	int64_t *tfirst, *delta; /* per phase: first tap's index into delta (n per tap: delta per axis) */
 	int64_t kc, pb;          /* K entries per chunk, panels per block */
 	int64_t tblk, mchunks, mchunk, wgroup;
@@ -98,11 +98,10 @@ static void f64_layout(struct f64_job *j, int64_t *buf)
 	j->qn = p + j->nphase * S;
 	p += 2 * j->nphase * S;
 	j->nt = j->tp.ntaps;
-	j->npos = p + j->nphase;
-	j->nblk = p + 2 * j->nphase;
-	j->blk_first = p + 3 * j->nphase;
-	j->tfirst = p + 4 * j->nphase;
-	j->delta = p + 5 * j->nphase;
+	j->npos = p;
+	j->nblk = p + j->nphase;
+	j->tfirst = p + 2 * j->nphase;
+	j->delta = p + 3 * j->nphase;
 	for (int64_t ph = 0; ph < j->nphase; ph++) {
 		const int64_t nt = j->nt[ph];
 		convt_phase_residues(&j->tp, ph, r);
@@ -216,18 +215,23 @@ static void pack_chunk(const struct f64_job *j, int64_t nb, int64_t grp, int64_t
 	}
 }
 
-/* The phase whose blocks hold global block bg: the last with blk_first <= bg. */
-static int64_t find_phase(const struct f64_job *j, int64_t bg)
+/* The order of the blocks: block i of every phase, phase ascending, then block i + 1. The
+ * pool gives each thread a contiguous range of items, so a thread's phases write the same
+ * region of y: phases interleave their outputs (position q*s + r along each axis), and with
+ * phase-major ranges two threads would write alternate values of the same cache lines
+ * (hifigan's stride 8: eight phases per line of doubles). bl_phase[bg], bl_index[bg]: global
+ * block bg's phase and index within it. */
+static void order_blocks(struct f64_job *j)
 {
-	int64_t lo = 0, hi = j->nphase - 1;
-	while (lo < hi) {
-		const int64_t mid = lo + (hi - lo + 1) / 2;
-		if (j->blk_first[mid] <= bg)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return lo;
+	int64_t bg = 0, most = 0;
+	for (int64_t ph = 0; ph < j->nphase; ph++)
+		most = j->nblk[ph] > most ? j->nblk[ph] : most;
+	for (int64_t i = 0; i < most; i++)
+		for (int64_t ph = 0; ph < j->nphase; ph++)
+			if (i < j->nblk[ph]) {
+				j->bl_phase[bg] = ph;
+				j->bl_index[bg++] = i;
+			}
 }
 
 /* Items [begin, end): it = ((nb*group + grp)*tblk + block)*mchunks + channel chunk. */
@@ -243,8 +247,8 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 
 	for (int64_t it = begin; it < end; it++) {
 		const int64_t mc = it % j->mchunks, bg = it / j->mchunks % j->tblk, nbg = it / j->mchunks / j->tblk;
-		const int64_t nb = nbg / g->group, grp = nbg % g->group, ph = find_phase(j, bg);
-		const int64_t p0 = (bg - j->blk_first[ph]) * j->pb * nw;
+		const int64_t nb = nbg / g->group, grp = nbg % g->group, ph = j->bl_phase[bg];
+		const int64_t p0 = j->bl_index[bg] * j->pb * nw;
 		const int64_t cnt = p0 + j->pb * nw < j->npos[ph] ? j->pb * nw : j->npos[ph] - p0;
 		const int64_t npan = (cnt + nw - 1) / nw, K = j->nt[ph] * j->cg;
 		const int64_t mb0 = mc * j->mchunk, mb1 = mb0 + j->mchunk < j->nmb ? mb0 + j->mchunk : j->nmb;
@@ -308,7 +312,6 @@ static int64_t f64_split(struct f64_job *j, int threads)
 	j->tblk = 0;
 	for (int64_t ph = 0; ph < j->nphase; ph++) {
 		j->nblk[ph] = (j->npos[ph] + j->pb * nw - 1) / (j->pb * nw);
-		j->blk_first[ph] = j->tblk;
 		j->tblk += j->nblk[ph];
 	}
 	items = g->batch * g->group * j->tblk;
@@ -360,7 +363,7 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 	j.wpk = pk->a64;
 	j.woff = pk->a_off;
 	j.wgroup = pk->a_group;
-	words = j.nphase * (2 * S + 5) + j.kprod * j.n;
+	words = j.nphase * (2 * S + 3) + j.kprod * j.n;
 	if ((st = onnxrun__convt_taps_make(ctx->env, g, &j.tp)) == ONNXRUN_ERROR_OUT_OF_MEMORY)
 		goto oom;
 	if (st) /* more phases than the decomposition takes: accepts() keeps them away */
@@ -374,6 +377,10 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 	if (work < 65536.0)
 		threads = 1;
 	items = f64_split(&j, threads);
+	if (!(j.bl_phase = onnxrun__calloc(ctx->env, (size_t)(2 * j.tblk), sizeof *j.bl_phase)))
+		goto oom;
+	j.bl_index = j.bl_phase + j.tblk;
+	order_blocks(&j);
 	if (!f64_sizes(&j, &scratch)) { /* absurd sizes: leave them to the scatter */
 		st = ONNXRUN_ERROR_UNSUPPORTED;
 		goto out;
@@ -387,6 +394,7 @@ oom:
 	                        "out of memory allocating float64 scratch (panels, accumulators)");
 out:
 	onnxrun__free(ctx->env, j.scratch);
+	onnxrun__free(ctx->env, j.bl_phase);
 	onnxrun__free(ctx->env, buf);
 	onnxrun__convt_taps_free(ctx->env, &j.tp);
 	return st;
