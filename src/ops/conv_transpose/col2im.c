@@ -112,6 +112,7 @@ static void col_items(void *arg, int tid, int64_t begin, int64_t end)
 	 * its scratch: kept there, not in locals, so that items run by later calls on this thread
 	 * reuse them too */
 	int64_t *last = (int64_t *)sc, pbg = last[0], pia = last[1], pib = last[2];
+	/* Z, the B panel area (col_gemm uses one panel of it), the overlap-add's scratch */
 	float *z = (float *)(sc + 64), *bp = z + j->rows * j->ldz_max, *tmp = bp + j->cg * j->ldz_max;
 	const float **zrows = (const float **)(tmp + (j->out[1] / j->s[1] + 2 + 15) / 16 * 16);
 	for (int64_t it = begin; it < end; it++) {
@@ -195,6 +196,9 @@ static enum onnxrun_status col2im_compute(const struct convt_call *c, const stru
 	j.ldz_max = ((ca == 0 ? span * j.in[1] : span) + nr0 - 1) / nr0 * nr0 + nr0;
 	j.gather = pk->kt->col2im_gather;
 	j.kg = (struct onnxrun__kgather){ j.s[1], j.d[1], j.pb[1], j.ldz_max, j.t1_start, j.t1_k };
+	/* The B panel area stays a chunk wide although col_gemm fills one panel at a time: sized
+	 * for one panel, dcgan_64_3 ran 1.15x slower at 2 threads (bench/README.md; not
+	 * explained, so kept as measured). */
 	bytes = (size_t)(j.rows * j.ldz_max + j.cg * j.ldz_max + (j.out[1] / j.s[1] + 2 + 15) / 16 * 16) * sizeof(float) +
 	        (size_t)j.k[0] * sizeof(float *) + 64 + 64; /* + the last item's rows (col_items) */
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride)))
