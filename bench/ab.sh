@@ -35,7 +35,7 @@ build() {
 	# a build directory configured for another source tree (a revision's worktree, or the
 	# checkout itself) is started afresh: cmake refuses to switch sources
 	if [ -f "$work/$name/CMakeCache.txt" ] &&
-		! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$src" "$work/$name/CMakeCache.txt"; then
+		! grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$src" "$work/$name/CMakeCache.txt"; then
 		rm -rf "${work:?}/$name"
 	fi
 	cmake -S "$src" -B "$work/$name" -DCMAKE_BUILD_TYPE=Release -DONNXRUN_BUILD_TESTS=OFF >/dev/null
