@@ -626,6 +626,41 @@ ONNXRUN_API enum onnxrun_status onnxrun_op_parallel_for(struct onnxrun_op_contex
  * loop may check it and return ONNXRUN_ERROR_CANCELLED. 0 outside compute. */
 ONNXRUN_API int onnxrun_op_should_stop(struct onnxrun_op_context *ctx);
 
+/* ------------------------------------------------------------------------------------------
+ * Model metadata and the opset policy.
+ */
+
+/* The descriptive fields of a ModelProto and its graph, as in the file ("" when absent;
+ * model_version 0 when absent). Borrowed strings, valid while the model lives. */
+struct onnxrun_model_metadata {
+	const char *producer_name;
+	const char *producer_version;
+	const char *domain; /* the model's own domain (reverse DNS), not an op domain */
+	const char *doc_string;
+	int64_t model_version;
+	const char *graph_name;
+	const char *graph_doc_string;
+	size_t prop_count; /* metadata_props entries: onnxrun_model_metadata_prop */
+};
+
+/* Fills *out. Read only, safe from any thread. Returns OK or INVALID_ARGUMENT (NULL). */
+ONNXRUN_API enum onnxrun_status onnxrun_model_metadata(const struct onnxrun_model *model,
+                                                       struct onnxrun_model_metadata *out);
+/* metadata_props entry i (file order; keys are not deduplicated). Returns OK, or
+ * INVALID_ARGUMENT (i out of range, a NULL pointer) and writes nothing. */
+ONNXRUN_API enum onnxrun_status onnxrun_model_metadata_prop(const struct onnxrun_model *model, size_t i,
+                                                            const char **key, const char **value);
+
+/* The newest ai.onnx opset whose op semantics onnxrun knows. */
+#define ONNXRUN_NEWEST_KNOWN_OPSET 28
+
+/* A model importing an ai.onnx opset newer than ONNXRUN_NEWEST_KNOWN_OPSET may mean
+ * something else by an op than onnxrun implements, so loading (and inspecting) it fails by
+ * default with ONNXRUN_ERROR_UNSUPPORTED and a message naming the opset. With allow != 0
+ * such models load with a warning and run each op's newest known version. Set it before
+ * loading. Returns OK or INVALID_ARGUMENT (env NULL). */
+ONNXRUN_API enum onnxrun_status onnxrun_env_set_allow_newer_opset(struct onnxrun_env *env, int allow);
+
 #ifdef __cplusplus
 }
 #endif

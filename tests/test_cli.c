@@ -840,11 +840,75 @@ static void test_library_warning(void **state)
 
 	(void)state;
 	write_d2s_model_opset(model, MB_FLOAT, "x", "y", 99);
-	RUN(&r, model, "--random", "--dim", "N=1");
+	RUN(&r, model, "--random", "--dim", "N=1", "--allow-newer-opset");
 	assert_int_equal(r.status, 0);
-	assert_true(has_line_matching(r.err, "^onnxrun: warning: .*"));
+	assert_true(has_line_matching(r.err, "^onnxrun: warning: .*opset 99 of ai\\.onnx.*"));
 	assert_null(strstr(r.err, "error"));
 	assert_true(has_line_matching(r.out, "^output 'y' \\(float \\[1,1,2,2\\]\\)"));
+	run_free(&r);
+}
+
+/* The opset policy: a newer ai.onnx opset is an error naming it (exit 2) unless
+ * --allow-newer-opset; --info and --dot follow the same rule. */
+static void test_newer_opset_refused(void **state)
+{
+	const char *dir = fresh_dir("newer_opset");
+	const char *model = path_of("%s/model.onnx", dir);
+	struct run r;
+
+	(void)state;
+	write_d2s_model_opset(model, MB_FLOAT, "x", "y", 29);
+	RUN(&r, model, "--random", "--dim", "N=1");
+	assert_int_equal(r.status, 2);
+	assert_true(has_line_matching(r.err, "^onnxrun: error: .*opset 29 of ai\\.onnx is newer than the newest "
+	                                     "onnxrun knows \\(28\\).*--allow-newer-opset.*$"));
+	assert_null(strstr(r.out, "output 'y'"));
+	run_free(&r);
+	RUN(&r, "--info", model);
+	assert_int_equal(r.status, 2);
+	run_free(&r);
+	RUN(&r, "--info", "--allow-newer-opset", model);
+	assert_int_equal(r.status, 0);
+	assert_true(has_line_matching(r.out, "^opset: ai\\.onnx 29$"));
+	run_free(&r);
+}
+
+/* --info prints the metadata fields a model sets (strings JSON-quoted) and skips the rest. */
+static void test_info_metadata(void **state)
+{
+	const char *dir = fresh_dir("info_metadata");
+	const char *model = path_of("%s/model.onnx", dir);
+	Onnx__ModelProto *m = mb_model(8);
+	Onnx__NodeProto *n;
+	Onnx__StringStringEntryProto *e = mb__alloc(sizeof *e);
+	uint8_t *bytes;
+	size_t size;
+	struct run r;
+
+	(void)state;
+	mb_opset(m, "", 13);
+	mb_input(m, "x", MB_FLOAT, "1,4,1,1");
+	mb_output(m, "y", MB_FLOAT, "1,1,2,2");
+	n = mb_node(m, "d2s", "DepthToSpace", "", "x", "y");
+	mb_attr_int(n, "blocksize", 2);
+	m->producer_version = mb__strdup("1.2");
+	m->doc_string = mb__strdup("two\nlines");
+	m->has_model_version = 1;
+	m->model_version = 3;
+	onnx__string_string_entry_proto__init(e);
+	e->key = mb__strdup("license");
+	e->value = mb__strdup("MIT \"x\"");
+	MB__PUSH(m->metadata_props, m->n_metadata_props, e);
+	bytes = mb_finish(m, &size);
+	write_all(model, bytes, size);
+	free(bytes);
+	RUN(&r, "--info", model);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "ir_version: 8\nproducer_name: \"onnxrun-tests\"\nproducer_version: \"1.2\"\n"
+	                              "model_version: 3\ndoc_string: \"two\\nlines\"\ngraph_name: \"g\"\n"
+	                              "metadata: \"license\" = \"MIT \\\"x\\\"\"\nopset: ai.onnx 13\n"));
+	assert_null(strstr(r.out, "domain:"));
+	assert_null(strstr(r.out, "graph_doc_string:"));
 	run_free(&r);
 }
 
@@ -891,6 +955,8 @@ int main(void)
 		cmocka_unit_test(test_help_and_version),
 		cmocka_unit_test(test_info),
 		cmocka_unit_test(test_info_symbolic),
+		cmocka_unit_test(test_info_metadata),
+		cmocka_unit_test(test_newer_opset_refused),
 		cmocka_unit_test(test_bench),
 		cmocka_unit_test(test_profile),
 		cmocka_unit_test(test_max_memory),

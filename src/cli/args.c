@@ -25,6 +25,7 @@ enum opt_id {
 	OPT_DOT,
 	OPT_NO_MMAP,
 	OPT_TIMEOUT,
+	OPT_ALLOW_NEWER_OPSET,
 };
 
 /* value: 0 none, 1 required, 2 optional (only as --name=VALUE) */
@@ -41,6 +42,7 @@ static const struct opt_def opt_defs[] = {
 	{"profile", 0, OPT_PROFILE}, {"rtol", 1, OPT_RTOL},       {"atol", 1, OPT_ATOL},
 	{"dot", 1, OPT_DOT},         {"max-memory", 1, OPT_MAX_MEMORY},
 	{"no-mmap", 0, OPT_NO_MMAP}, {"timeout", 1, OPT_TIMEOUT},
+	{"allow-newer-opset", 0, OPT_ALLOW_NEWER_OPSET},
 };
 
 /* Prints the usage text. */
@@ -77,6 +79,9 @@ void cli_print_usage(FILE *f)
 	      "      --timeout S     stop a run still going after S seconds (a decimal\n"
 	      "                      number; each run of --bench gets S): exit status 2\n"
 	      "                      and the node it stopped in\n"
+	      "      --allow-newer-opset  load a model whose ai.onnx opset is newer than\n"
+	      "                      onnxrun knows (refused by default: an op may mean\n"
+	      "                      something else there) with the newest known op versions\n"
 	      "  -h, --help          print this help and exit\n"
 	      "      --version       print the version and exit\n"
 	      "\n"
@@ -248,6 +253,7 @@ static int apply_option(enum opt_id id, const char *name, const char *val,
 	case OPT_MAX_MEMORY: return parse_bytes(name, val, &opts->max_memory);
 	case OPT_NO_MMAP: opts->no_mmap = 1; return CLI_OK;
 	case OPT_TIMEOUT: return cli_parse_seconds(name, val, &opts->timeout);
+	case OPT_ALLOW_NEWER_OPSET: opts->allow_newer_opset = 1; return CLI_OK;
 	}
 	return CLI_ERROR;
 }

@@ -64,6 +64,7 @@ struct cli_options {
 	uint64_t max_memory; /* --max-memory, 0: the library's default */
 	double timeout;      /* --timeout SECONDS per run, 0: none */
 	int no_mmap;         /* --no-mmap */
+	int allow_newer_opset; /* --allow-newer-opset */
 	double rtol;
 	double atol;
 	int help;

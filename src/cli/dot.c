@@ -353,6 +353,8 @@ int cli_write_dot(const struct cli_options *opts)
 		return CLI_EXIT_ERROR;
 	}
 	onnxrun_env_set_log(env, cli_log, NULL);
+	if (opts->allow_newer_opset)
+		onnxrun_env_set_allow_newer_opset(env, 1);
 	if (load_for_drawing(env, opts->model_path, &model, &ops, &count) == CLI_OK &&
 	    write_file(opts->dot_path, model, opts->model_path) == CLI_OK) {
 		code = CLI_EXIT_OK;

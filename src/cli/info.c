@@ -7,11 +7,51 @@
 
 #include "cli.h"
 
-/* Prints "ir_version: N" and one "opset: <domain> <version>" line per import. */
+/* Prints "<label>: <value as a JSON string>" when value is not empty (doc strings may hold
+ * newlines and other control characters). */
+static void print_text_field(const char *label, const char *value)
+{
+	if (value[0] == '\0')
+		return;
+	printf("%s: ", label);
+	cli_write_json_string(stdout, value);
+	fputc('\n', stdout);
+}
+
+/* Prints the metadata fields the model sets: producer, domain, model version, doc strings,
+ * graph name and one "metadata: <key> = <value>" line per metadata_props entry. */
+static void print_metadata(const struct onnxrun_model *model)
+{
+	struct onnxrun_model_metadata meta;
+
+	if (onnxrun_model_metadata(model, &meta) != ONNXRUN_OK)
+		return;
+	print_text_field("producer_name", meta.producer_name);
+	print_text_field("producer_version", meta.producer_version);
+	print_text_field("domain", meta.domain);
+	if (meta.model_version != 0)
+		printf("model_version: %" PRId64 "\n", meta.model_version);
+	print_text_field("doc_string", meta.doc_string);
+	print_text_field("graph_name", meta.graph_name);
+	print_text_field("graph_doc_string", meta.graph_doc_string);
+	for (size_t i = 0; i < meta.prop_count; i++) {
+		const char *key, *value;
+		if (onnxrun_model_metadata_prop(model, i, &key, &value) != ONNXRUN_OK)
+			continue;
+		fputs("metadata: ", stdout);
+		cli_write_json_string(stdout, key);
+		fputs(" = ", stdout);
+		cli_write_json_string(stdout, value);
+		fputc('\n', stdout);
+	}
+}
+
+/* Prints "ir_version: N", the metadata and one "opset: <domain> <version>" line per import. */
 static void print_header(const struct onnxrun_model *model, const char *path)
 {
 	printf("model: %s\n", path);
 	printf("ir_version: %" PRId64 "\n", onnxrun_model_ir_version(model));
+	print_metadata(model);
 	for (size_t i = 0, n = onnxrun_model_opset_count(model); i < n; i++) {
 		const char *domain;
 		int64_t version;

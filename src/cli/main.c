@@ -182,6 +182,8 @@ static int run_tool(const struct cli_options *opts)
 		onnxrun_env_set_max_memory(env, opts->max_memory); /* sessions inherit the env's cap */
 	if (opts->no_mmap)
 		onnxrun_env_set_mmap(env, 0);
+	if (opts->allow_newer_opset)
+		onnxrun_env_set_allow_newer_opset(env, 1);
 	st = onnxrun_model_load_file(env, opts->model_path, &model);
 	if (st != ONNXRUN_OK)
 		cli_lib_error(onnxrun_env_error(env), st, opts->model_path);

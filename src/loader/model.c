@@ -721,6 +721,41 @@ static enum onnxrun_status check_dangling(struct builder *b)
 	return ONNXRUN_OK;
 }
 
+static const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+/* The ModelProto's descriptive fields (onnxrun_model_metadata). Fails only for memory. */
+static enum onnxrun_status load_metadata(struct builder *b)
+{
+	const Onnx__ModelProto *mp = b->mp;
+	struct onnxrun__metadata *meta = &b->m->meta;
+	const struct onnxrun_env *env = b->m->env;
+	meta->producer_version = onnxrun__strdup(env, or_empty(mp->producer_version));
+	meta->domain = onnxrun__strdup(env, or_empty(mp->domain));
+	meta->doc_string = onnxrun__strdup(env, or_empty(mp->doc_string));
+	meta->graph_doc_string = onnxrun__strdup(env, mp->graph ? or_empty(mp->graph->doc_string) : "");
+	meta->model_version = mp->has_model_version ? mp->model_version : 0;
+	if (!meta->producer_version || !meta->domain || !meta->doc_string || !meta->graph_doc_string)
+		return ONNXRUN_ERROR_OUT_OF_MEMORY;
+	if (!mp->n_metadata_props)
+		return ONNXRUN_OK;
+	meta->prop_keys = onnxrun__calloc(env, mp->n_metadata_props, sizeof *meta->prop_keys);
+	meta->prop_values = onnxrun__calloc(env, mp->n_metadata_props, sizeof *meta->prop_values);
+	if (!meta->prop_keys || !meta->prop_values)
+		return ONNXRUN_ERROR_OUT_OF_MEMORY;
+	for (size_t i = 0; i < mp->n_metadata_props; i++) {
+		const Onnx__StringStringEntryProto *e = mp->metadata_props[i];
+		meta->prop_keys[i] = onnxrun__strdup(env, or_empty(e->key));
+		meta->prop_values[i] = onnxrun__strdup(env, or_empty(e->value));
+		meta->n_props = i + 1;
+		if (!meta->prop_keys[i] || !meta->prop_values[i])
+			return ONNXRUN_ERROR_OUT_OF_MEMORY;
+	}
+	return ONNXRUN_OK;
+}
+
 static enum onnxrun_status load_header(struct builder *b)
 {
 	const Onnx__ModelProto *mp = b->mp;
@@ -734,9 +769,9 @@ static enum onnxrun_status load_header(struct builder *b)
 		             "ir_version %lld is newer than the newest known (%d); loading it anyway",
 		             (long long)mp->ir_version, ONNXRUN__IR_KNOWN);
 	m->ir_version = mp->ir_version;
-	m->producer_name = onnxrun__strdup(m->env, mp->producer_name);
-	m->graph_name = onnxrun__strdup(m->env, mp->graph ? mp->graph->name : "");
-	if (!m->producer_name || !m->graph_name)
+	m->producer_name = onnxrun__strdup(m->env, or_empty(mp->producer_name));
+	m->graph_name = onnxrun__strdup(m->env, mp->graph ? or_empty(mp->graph->name) : "");
+	if (!m->producer_name || !m->graph_name || load_metadata(b) != ONNXRUN_OK)
 		return oom(b);
 	if (!mp->graph)
 		return onnxrun__fail(b->err, ONNXRUN_ERROR_INVALID_MODEL, "model has no graph");

@@ -8,7 +8,6 @@
 #include "graph.h"
 
 /* Newest ai.onnx opset whose op versions onnxrun knows. */
-#define ONNXRUN__OPSET_KNOWN 28
 
 static int64_t opset_for(const struct onnxrun_model *m, const char *domain, bool *found)
 {
@@ -44,9 +43,26 @@ enum onnxrun_status onnxrun__graph_resolve(struct onnxrun_model *m, struct onnxr
 			                          "domain '%s' has no opset import",
 			                          m->nodes[i].domain[0] ? m->nodes[i].domain : "ai.onnx");
 	}
+	/* The opset policy (onnxrun_env_set_allow_newer_opset): a newer ai.onnx opset may give an
+	 * op another meaning, so it is refused unless the caller allows it. */
+	for (size_t i = 0; i < m->n_opsets; i++) {
+		const struct onnxrun__opset *o = &m->opsets[i];
+		if (o->domain[0] || o->version <= ONNXRUN_NEWEST_KNOWN_OPSET)
+			continue;
+		if (!m->env->allow_newer_opset)
+			return onnxrun__fail(err, ONNXRUN_ERROR_UNSUPPORTED,
+			                     "opset %lld of ai.onnx is newer than the newest onnxrun knows (%d): an "
+			                     "op may mean something else there, so the model is refused (allow "
+			                     "newer opsets to run the newest known op versions: "
+			                     "onnxrun_env_set_allow_newer_opset, the CLI's --allow-newer-opset)",
+			                     (long long)o->version, ONNXRUN_NEWEST_KNOWN_OPSET);
+		onnxrun__log(m->env, ONNXRUN_LOG_WARNING,
+		             "opset %lld of ai.onnx is newer than the newest known (%d); allowed, using the "
+		             "newest known op versions", (long long)o->version, ONNXRUN_NEWEST_KNOWN_OPSET);
+	}
 	char list[ONNXRUN__ERR_LEN - 64];
 	size_t at = 0, missing = 0;
-	bool found, warned = false;
+	bool found;
 	list[0] = '\0';
 	for (size_t i = 0; i < m->n_nodes; i++) {
 		struct onnxrun__node *node = &m->nodes[i];
@@ -56,12 +72,6 @@ enum onnxrun_status onnxrun__graph_resolve(struct onnxrun_model *m, struct onnxr
 			append_unsupported(list, sizeof list, &at, node);
 			missing++;
 			continue;
-		}
-		if (!node->domain[0] && node->opset > ONNXRUN__OPSET_KNOWN && !warned) {
-			onnxrun__log(m->env, ONNXRUN_LOG_WARNING,
-			             "opset %lld of ai.onnx is newer than the newest known (%d); using the newest "
-			             "known op versions", (long long)node->opset, ONNXRUN__OPSET_KNOWN);
-			warned = true;
 		}
 	}
 	/* an inspection keeps the nodes without a kernel (listed by onnxrun_model_unsupported) */

@@ -66,6 +66,7 @@ void onnxrun__model_destroy(struct onnxrun_model *m)
 	onnxrun__free(env, m->outputs);
 	onnxrun__free(env, m->producer_name);
 	onnxrun__free(env, m->graph_name);
+	onnxrun__metadata_free(env, &m->meta);
 	onnxrun__free(env, m->unsupported);
 	onnxrun__free(env, m);
 }

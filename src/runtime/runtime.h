@@ -55,6 +55,7 @@ struct onnxrun_env {
 	struct onnxrun_op *ops; /* registered custom ops (copies) */
 	uint64_t max_memory;    /* onnxrun_env_set_max_memory; 0: ONNXRUN_DEFAULT_MAX_MEMORY */
 	bool no_mmap;           /* onnxrun_env_set_mmap(env, false): read files instead */
+	bool allow_newer_opset; /* onnxrun_env_set_allow_newer_opset: load ai.onnx > known */
 	size_t strip_min;       /* tests, fuzzing, A/B timing: float32 raw_data from this many
 	                         * bytes on is kept out of the parse (strip.c); 0: the default,
 	                         * SIZE_MAX: never */
@@ -318,11 +319,20 @@ struct onnxrun__opset {
 	int64_t version;
 };
 
+/* onnxrun_model_metadata: the descriptive strings of the ModelProto, owned ("" when absent). */
+struct onnxrun__metadata {
+	char *producer_version, *domain, *doc_string, *graph_doc_string;
+	int64_t model_version;
+	size_t n_props;
+	char **prop_keys, **prop_values;
+};
+
 struct onnxrun_model {
 	struct onnxrun_env *env;
 	int64_t ir_version;
 	char *producer_name;
 	char *graph_name;
+	struct onnxrun__metadata meta;
 	size_t n_opsets;
 	struct onnxrun__opset *opsets;
 	size_t n_values;
@@ -343,6 +353,8 @@ struct onnxrun_model {
 	size_t *unsupported; /* node indices (execution order) of those nodes, in file order */
 };
 
+/* Frees what a model's metadata owns (metadata.c; NULL pointers in it are fine). */
+ONNXRUN__HIDDEN void onnxrun__metadata_free(const struct onnxrun_env *env, struct onnxrun__metadata *meta);
 /* Value index by name, -1 if none. */
 ONNXRUN__HIDDEN int32_t onnxrun__model_find_value(const struct onnxrun_model *m, const char *name);
 /* Frees everything a model owns (NULL-safe). */
