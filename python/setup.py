@@ -97,7 +97,9 @@ setup(
     license="see the repository",
     python_requires=">=3.9",
     install_requires=["numpy"],
-    packages=["onnxrun"],
+    packages=["onnxrun", "onnxrun.capi"],
+    # Typing (PEP 561): the package is typed, and _onnxrun.pyi describes the C extension.
+    package_data={"onnxrun": ["py.typed", "_onnxrun.pyi"]},
     ext_modules=[Extension("onnxrun._onnxrun", sources=["src/onnxrun_module.c"],
                            extra_compile_args=["-std=c11", "-O2"] + warnings)],
     cmdclass={"build_ext": BuildExt},

@@ -16,6 +16,7 @@ class ModelWarning(UserWarning):
 
 from . import _onnxrun  # noqa: E402  (ModelWarning must exist first: the extension looks it up)
 from ._onnxrun import (  # noqa: E402,F401
+    Cancelled,
     Error,
     FileError,
     InvalidArgument,
@@ -26,20 +27,34 @@ from ._onnxrun import (  # noqa: E402,F401
     RuntimeFailure,
     Unsupported,
 )
-from ._session import (  # noqa: E402,F401
+from ._options import (  # noqa: E402,F401
+    ExecutionMode,
+    ExecutionOrder,
     GraphOptimizationLevel,
+    RunOptions,
+    SessionOptions,
+    set_default_logger_severity,
+    set_default_logger_verbosity,
+)
+from ._session import (  # noqa: E402,F401
     InferenceSession,
     ModelMetadata,
     NodeArg,
     NodeInfo,
-    SessionOptions,
+    disable_telemetry_events,
+    enable_telemetry_events,
     get_all_providers,
     get_available_providers,
+    get_build_info,
     get_device,
+    get_version_string,
+    set_seed,
 )
+from ._values import IOBinding, OrtValue  # noqa: E402,F401
+from . import capi  # noqa: E402,F401
 from ._tensors import load_tensor, save_tensor  # noqa: E402,F401
 
-__version__ = _onnxrun.version()
+__version__: str = _onnxrun.version()
 
 # bfloat16 has no numpy dtype of its own. With ml_dtypes importable, bfloat16 tensors come
 # out as ml_dtypes.bfloat16 arrays and such arrays go in; without it they are uint16 arrays
@@ -60,9 +75,12 @@ def cli_path():
 
 
 __all__ = [
-    "Error", "FileError", "InvalidArgument", "InvalidInput", "InvalidModel", "LimitExceeded",
+    "Cancelled", "Error", "FileError", "InvalidArgument", "InvalidInput", "InvalidModel", "LimitExceeded",
     "OutOfMemory", "RuntimeFailure", "Unsupported", "ModelWarning",
     "InferenceSession", "NodeArg", "NodeInfo", "ModelMetadata", "SessionOptions",
-    "GraphOptimizationLevel", "get_all_providers", "get_available_providers", "get_device",
+    "GraphOptimizationLevel", "ExecutionMode", "ExecutionOrder", "RunOptions", "OrtValue",
+    "IOBinding", "capi", "get_all_providers", "get_available_providers", "get_device",
+    "get_build_info", "get_version_string", "set_seed", "set_default_logger_severity",
+    "set_default_logger_verbosity", "enable_telemetry_events", "disable_telemetry_events",
     "load_tensor", "save_tensor", "cli_path", "bfloat16", "__version__",
 ]

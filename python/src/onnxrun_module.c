@@ -39,6 +39,7 @@ static PyObject *Unsupported;     /* ONNXRUN_ERROR_UNSUPPORTED, also a NotImplem
 static PyObject *InvalidInput;    /* ONNXRUN_ERROR_INVALID_INPUT, also a ValueError */
 static PyObject *LimitExceeded;   /* ONNXRUN_ERROR_LIMIT */
 static PyObject *RuntimeFailure;  /* ONNXRUN_ERROR_RUNTIME, also a RuntimeError */
+static PyObject *Cancelled;       /* ONNXRUN_ERROR_CANCELLED */
 
 /* The numpy dtype used for bfloat16 outputs and accepted for bfloat16 inputs besides the
  * uint16 view: set by onnxrun/__init__.py when ml_dtypes is importable. NULL: uint16. */
@@ -55,6 +56,7 @@ static PyObject *status_exception(enum onnxrun_status st)
 	case ONNXRUN_ERROR_INVALID_INPUT: return InvalidInput;
 	case ONNXRUN_ERROR_LIMIT: return LimitExceeded;
 	case ONNXRUN_ERROR_RUNTIME: return RuntimeFailure;
+	case ONNXRUN_ERROR_CANCELLED: return Cancelled;
 	default: return Error;
 	}
 }
@@ -413,55 +415,306 @@ static int flush_log(struct log_buffer *b)
 	return rc;
 }
 
+/* ---- RunControl: the C side of RunOptions ---- */
+
+/* What a run needs from RunOptions while the GIL is released: the terminate flag and the
+ * deadline, and the library sessions running with these options right now so that setting
+ * terminate from another thread cancels them (onnxrun_session_cancel is safe from any
+ * thread). Every field is read and written with the GIL held. */
+typedef struct {
+	PyObject_HEAD
+	int terminate;
+	double deadline_s; /* onnxrun's per-run deadline in seconds, 0: none */
+	struct onnxrun_session **active;
+	Py_ssize_t n_active, cap_active;
+} RunControlObject;
+
+static PyTypeObject RunControlType;
+
+static void RunControl_dealloc(RunControlObject *self)
+{
+	PyMem_Free(self->active);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *RunControl_get_terminate(RunControlObject *self, void *closure)
+{
+	return PyBool_FromLong(self->terminate);
+}
+
+static int RunControl_set_terminate(RunControlObject *self, PyObject *value, void *closure)
+{
+	int v;
+	if (!value) {
+		PyErr_SetString(PyExc_AttributeError, "terminate cannot be deleted");
+		return -1;
+	}
+	if ((v = PyObject_IsTrue(value)) < 0)
+		return -1;
+	self->terminate = v;
+	if (v)
+		for (Py_ssize_t i = 0; i < self->n_active; i++)
+			onnxrun_session_cancel(self->active[i]);
+	return 0;
+}
+
+static PyObject *RunControl_get_deadline(RunControlObject *self, void *closure)
+{
+	return PyFloat_FromDouble(self->deadline_s);
+}
+
+static int RunControl_set_deadline(RunControlObject *self, PyObject *value, void *closure)
+{
+	double v;
+	if (!value || value == Py_None) {
+		self->deadline_s = 0;
+		return 0;
+	}
+	v = PyFloat_AsDouble(value);
+	if (v == -1.0 && PyErr_Occurred())
+		return -1;
+	if (!(v >= 0) || v > 1e9) {
+		PyErr_Format(PyExc_ValueError, "onnxrun_deadline_s must be a number of seconds in 0..1e9 (0: none), not %R",
+		             value);
+		return -1;
+	}
+	self->deadline_s = v;
+	return 0;
+}
+
+static int run_control_add(RunControlObject *rc, struct onnxrun_session *s)
+{
+	if (rc->n_active == rc->cap_active) {
+		Py_ssize_t cap = rc->cap_active ? 2 * rc->cap_active : 4;
+		struct onnxrun_session **a = PyMem_Realloc(rc->active, (size_t)cap * sizeof *a);
+		if (!a) {
+			PyErr_NoMemory();
+			return -1;
+		}
+		rc->active = a;
+		rc->cap_active = cap;
+	}
+	rc->active[rc->n_active++] = s;
+	return 0;
+}
+
+static void run_control_remove(RunControlObject *rc, struct onnxrun_session *s)
+{
+	for (Py_ssize_t i = 0; i < rc->n_active; i++)
+		if (rc->active[i] == s) {
+			rc->active[i] = rc->active[--rc->n_active];
+			return;
+		}
+}
+
+static PyGetSetDef RunControl_getset[] = {
+	{ "terminate", (getter)RunControl_get_terminate, (setter)RunControl_set_terminate,
+	  "True stops the runs using these options (from any thread) and refuses new ones", NULL },
+	{ "onnxrun_deadline_s", (getter)RunControl_get_deadline, (setter)RunControl_set_deadline,
+	  "onnxrun's own per-run time budget in seconds (0: none)", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyTypeObject RunControlType = {
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "onnxrun._onnxrun.RunControl",
+	.tp_basicsize = sizeof(RunControlObject),
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+	.tp_doc = "The terminate flag and deadline of a run (base of onnxrun.RunOptions).",
+	.tp_new = PyType_GenericNew,
+	.tp_dealloc = (destructor)RunControl_dealloc,
+	.tp_getset = RunControl_getset,
+};
+
 /* ---- Session ---- */
 
+/* One library session of a Session's pool and the input names bound in it since it was
+ * created. Bound tensors live only for one run, so a run that does not rebind all of them
+ * renews the library session (an input left out must be reported missing, an initializer
+ * override must end, not dangle). */
+struct slot {
+	struct onnxrun_session *session;
+	PyObject *bound;
+	int profiling; /* profiling is on in this library session */
+};
+
+/* A loaded model and a pool of library sessions over it: each concurrent run takes an idle
+ * one (or creates one), so runs on one Session proceed in parallel, and all of them share
+ * one thread pool when threads > 1. The idle stack is only touched with the GIL held. */
 typedef struct {
 	PyObject_HEAD
 	struct onnxrun_env *env;
 	struct onnxrun_model *model;
-	struct onnxrun_session *session;
-	PyThread_type_lock lock;
-	unsigned long owner; /* thread holding `lock` (0 when free): refuses re-entry */
+	struct onnxrun_pool *pool; /* shared by every slot when threads > 1 */
 	int threads;
 	uint64_t max_memory;
+	struct slot **idle;
+	Py_ssize_t n_idle, cap_idle;
+	Py_ssize_t n_slots; /* created and not freed: idle or running */
+	PyObject *dims;         /* list of (name, value) bound in every slot (bind_dim) */
 	PyObject *input_index;  /* dict: required input name -> index */
 	PyObject *output_index; /* dict: output name -> index */
 	PyObject *output_names; /* tuple of output names */
 	enum onnxrun_dtype *input_dtypes;
-	/* Names bound in the library session since it was created. Bound tensors live only for
-	 * one run, so a run that does not rebind all of them gets a fresh session (an input left
-	 * out must be reported missing, an initializer override must end, not dangle). */
-	PyObject *bound;
+	/* Profiling: on/off, the monotonic start, and per run (start_ns, dur_ns, node ns list). */
+	int profiling;
+	double profile_t0;
+	PyObject *profile_runs;
 } SessionObject;
 
-static int session_configure(SessionObject *self)
+static double now_ns(void)
 {
-	enum onnxrun_status st = onnxrun_session_set_threads(self->session, self->threads);
-	if (!st && self->max_memory)
-		st = onnxrun_session_set_max_memory(self->session, self->max_memory);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void slot_free(struct slot *sl)
+{
+	if (!sl)
+		return;
+	onnxrun_session_free(sl->session);
+	Py_XDECREF(sl->bound);
+	PyMem_Free(sl);
+}
+
+/* Creates the library session of a slot with the Session's threads, cap, pool, bound dims
+ * and profiling. Returns 0, or -1 with an exception set (nothing allocated then). */
+static int slot_open(SessionObject *self, struct slot *sl)
+{
+	struct onnxrun_session *s = NULL;
+	enum onnxrun_status st = onnxrun_session_create(self->model, &s);
 	if (st) {
-		raise_status(st, onnxrun_session_error(self->session));
+		raise_status(st, onnxrun_env_error(self->env));
 		return -1;
 	}
+	st = onnxrun_session_set_threads(s, self->threads);
+	if (!st && self->max_memory)
+		st = onnxrun_session_set_max_memory(s, self->max_memory);
+	if (!st && self->pool)
+		st = onnxrun_session_set_pool(s, self->pool);
+	for (Py_ssize_t i = 0; !st && self->dims && i < PyList_GET_SIZE(self->dims); i++) {
+		PyObject *t = PyList_GET_ITEM(self->dims, i);
+		st = onnxrun_session_bind_dim(s, PyUnicode_AsUTF8(PyTuple_GET_ITEM(t, 0)),
+		                              PyLong_AsLongLong(PyTuple_GET_ITEM(t, 1)));
+	}
+	if (!st && self->profiling)
+		st = onnxrun_session_set_profiling(s, 1);
+	if (st) {
+		raise_status(st, onnxrun_session_error(s));
+		onnxrun_session_free(s);
+		return -1;
+	}
+	sl->session = s;
+	sl->profiling = self->profiling;
 	return 0;
+}
+
+/* An idle slot, or a new one. NULL with an exception set on failure. */
+static struct slot *slot_acquire(SessionObject *self)
+{
+	struct slot *sl;
+	if (self->n_idle > 0) {
+		sl = self->idle[--self->n_idle];
+		if (sl->profiling != self->profiling) {
+			enum onnxrun_status st = onnxrun_session_set_profiling(sl->session, self->profiling);
+			if (st) {
+				self->idle[self->n_idle++] = sl;
+				return raise_status(st, onnxrun_session_error(sl->session)), NULL;
+			}
+			sl->profiling = self->profiling;
+		}
+		return sl;
+	}
+	sl = PyMem_Calloc(1, sizeof *sl);
+	if (!sl)
+		return (struct slot *)PyErr_NoMemory();
+	sl->bound = PySet_New(NULL);
+	if (!sl->bound || slot_open(self, sl) < 0) {
+		slot_free(sl);
+		return NULL;
+	}
+	self->n_slots++;
+	return sl;
+}
+
+/* Puts a slot back on the idle stack (frees it when the stack cannot grow). */
+static void slot_release(SessionObject *self, struct slot *sl)
+{
+	if (self->n_idle == self->cap_idle) {
+		Py_ssize_t cap = self->cap_idle ? 2 * self->cap_idle : 4;
+		struct slot **a = PyMem_Realloc(self->idle, (size_t)cap * sizeof *a);
+		if (!a) {
+			slot_free(sl);
+			self->n_slots--;
+			return;
+		}
+		self->idle = a;
+		self->cap_idle = cap;
+	}
+	self->idle[self->n_idle++] = sl;
+}
+
+/* Replaces the slot's library session by a fresh one (no bindings). */
+static int slot_renew(SessionObject *self, struct slot *sl)
+{
+	struct slot fresh = { 0 };
+	if (slot_open(self, &fresh) < 0)
+		return -1;
+	onnxrun_session_free(sl->session);
+	sl->session = fresh.session;
+	sl->profiling = fresh.profiling;
+	PySet_Clear(sl->bound);
+	return 0;
+}
+
+/* After a profiled run: appends (start_ns, dur_ns, [node ns...]) to profile_runs and
+ * restarts the slot's sums so the next run is measured alone. */
+static int profile_harvest(SessionObject *self, struct slot *sl, double t0, double t1)
+{
+	size_t n = onnxrun_model_node_count(self->model);
+	PyObject *nodes = PyList_New((Py_ssize_t)n), *rec;
+	int rc;
+	if (!nodes)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t ns = 0, runs = 0;
+		PyObject *v;
+		if (onnxrun_session_node_time(sl->session, i, &ns, &runs))
+			ns = 0;
+		if (!(v = PyLong_FromUnsignedLongLong((unsigned long long)ns))) {
+			Py_DECREF(nodes);
+			return -1;
+		}
+		PyList_SET_ITEM(nodes, (Py_ssize_t)i, v);
+	}
+	onnxrun_session_set_profiling(sl->session, 1);
+	rec = Py_BuildValue("(ddN)", t0 - self->profile_t0, t1 - t0, nodes);
+	if (!rec)
+		return -1;
+	rc = PyList_Append(self->profile_runs, rec);
+	Py_DECREF(rec);
+	return rc;
 }
 
 static int Session_init(SessionObject *self, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = { "source", "threads", "max_memory", "base_dir", NULL };
+	static char *kwlist[] = { "source", "threads", "max_memory", "base_dir", "allow_newer_opset", "warnings",
+		                  NULL };
 	PyObject *source, *base_dir_obj = Py_None, *path_bytes = NULL, *base_bytes = NULL;
-	int threads = 1;
+	int threads = 1, allow_newer_opset = 0, warnings = 1;
 	unsigned long long max_memory = 0;
 	enum onnxrun_status st;
 	struct log_buffer log = { 0 };
 	Py_buffer view = { 0 };
 	int have_view = 0, rc = -1;
+	struct slot *first;
 
 	if (self->env) {
 		PyErr_SetString(PyExc_RuntimeError, "Session is already initialized");
 		return -1;
 	}
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|iKO", kwlist, &source, &threads, &max_memory, &base_dir_obj))
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|iKOpp", kwlist, &source, &threads, &max_memory, &base_dir_obj,
+	                                 &allow_newer_opset, &warnings))
 		return -1;
 	if (threads < 1) {
 		raise_format(ONNXRUN_ERROR_INVALID_ARGUMENT, "threads must be >= 1, got %d", threads);
@@ -469,12 +722,6 @@ static int Session_init(SessionObject *self, PyObject *args, PyObject *kwds)
 	}
 	self->threads = threads;
 	self->max_memory = max_memory;
-	if (!self->lock)
-		self->lock = PyThread_allocate_lock();
-	if (!self->lock) {
-		PyErr_NoMemory();
-		return -1;
-	}
 	if ((st = onnxrun_env_create(NULL, &self->env))) {
 		raise_status(st, NULL);
 		return -1;
@@ -484,6 +731,7 @@ static int Session_init(SessionObject *self, PyObject *args, PyObject *kwds)
 		raise_status(st, onnxrun_env_error(self->env));
 		goto done;
 	}
+	onnxrun_env_set_allow_newer_opset(self->env, allow_newer_opset);
 	if (PyObject_CheckBuffer(source)) {
 		const char *base_dir = NULL;
 		if (PyObject_GetBuffer(source, &view, PyBUF_SIMPLE) < 0)
@@ -508,20 +756,26 @@ static int Session_init(SessionObject *self, PyObject *args, PyObject *kwds)
 		raise_status(st, onnxrun_env_error(self->env));
 		goto done;
 	}
+	if (!warnings) {
+		for (int i = 0; i < log.count; i++)
+			free(log.messages[i]);
+		log.count = 0;
+	}
 	if (flush_log(&log) < 0)
 		goto done;
-	if ((st = onnxrun_session_create(self->model, &self->session))) {
+	if (threads > 1 && (st = onnxrun_pool_create(self->env, threads, &self->pool))) {
 		raise_status(st, onnxrun_env_error(self->env));
 		goto done;
 	}
-	if (session_configure(self) < 0)
-		goto done;
-
+	self->dims = PyList_New(0);
 	self->input_index = PyDict_New();
 	self->output_index = PyDict_New();
-	self->bound = PySet_New(NULL);
-	if (!self->input_index || !self->output_index || !self->bound)
+	if (!self->dims || !self->input_index || !self->output_index)
 		goto done;
+	/* The first library session now, so that option errors show at load. */
+	if (!(first = slot_acquire(self)))
+		goto done;
+	slot_release(self, first);
 	{
 		size_t n_in = onnxrun_model_input_count(self->model), n_out = onnxrun_model_output_count(self->model);
 		self->input_dtypes = PyMem_Calloc(n_in ? n_in : 1, sizeof *self->input_dtypes);
@@ -580,65 +834,29 @@ done:
 
 static void Session_dealloc(SessionObject *self)
 {
-	onnxrun_session_free(self->session);
+	/* No run can be in progress: a run holds a reference to the Session. */
+	for (Py_ssize_t i = 0; i < self->n_idle; i++)
+		slot_free(self->idle[i]);
+	PyMem_Free(self->idle);
+	onnxrun_pool_free(self->pool);
 	onnxrun_model_free(self->model);
 	onnxrun_env_free(self->env);
-	if (self->lock)
-		PyThread_free_lock(self->lock);
 	PyMem_Free(self->input_dtypes);
+	Py_XDECREF(self->dims);
 	Py_XDECREF(self->input_index);
 	Py_XDECREF(self->output_index);
 	Py_XDECREF(self->output_names);
-	Py_XDECREF(self->bound);
+	Py_XDECREF(self->profile_runs);
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static int check_ready(SessionObject *self)
 {
-	if (!self->session) {
+	if (!self->model || !self->output_names) {
 		PyErr_SetString(PyExc_RuntimeError, "Session is not initialized");
 		return -1;
 	}
 	return 0;
-}
-
-/* Takes the session lock, releasing the GIL while waiting. Refuses re-entry from the thread
- * that holds it (e.g. a __array__ or __del__ calling run on the same session). */
-static int session_lock(SessionObject *self)
-{
-	unsigned long me = PyThread_get_thread_ident();
-	if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
-		if (self->owner == me) {
-			PyErr_SetString(PyExc_RuntimeError, "Session.run called re-entrantly from the same thread");
-			return -1;
-		}
-		Py_BEGIN_ALLOW_THREADS
-		PyThread_acquire_lock(self->lock, WAIT_LOCK);
-		Py_END_ALLOW_THREADS
-	}
-	self->owner = me;
-	return 0;
-}
-
-static void session_unlock(SessionObject *self)
-{
-	self->owner = 0;
-	PyThread_release_lock(self->lock);
-}
-
-/* Frees and recreates the library session (same threads and cap), forgetting bindings. */
-static int session_renew(SessionObject *self)
-{
-	struct onnxrun_session *fresh = NULL;
-	enum onnxrun_status st = onnxrun_session_create(self->model, &fresh);
-	if (st) {
-		raise_status(st, onnxrun_env_error(self->env));
-		return -1;
-	}
-	onnxrun_session_free(self->session);
-	self->session = fresh;
-	PySet_Clear(self->bound);
-	return session_configure(self);
 }
 
 /* The declared dtype of a feed: required inputs from the cache, others (initializers that
@@ -662,22 +880,88 @@ static enum onnxrun_dtype feed_dtype(SessionObject *self, PyObject *name, Py_ssi
 	return ONNXRUN_DTYPE_UNDEFINED;
 }
 
-/* run(output_names, feed) -> list of arrays. output_names: None (every output, graph order)
- * or a sequence of output names; feed: a mapping of input name -> array-like. */
+/* An output array the caller binds (IO binding): output `index` must be written into it.
+ * It must be a writeable, aligned, C-contiguous ndarray in native byte order of the
+ * output's dtype; the library checks the shape. */
+struct bound_out {
+	size_t index;
+	PyArrayObject *array; /* a reference: the library writes there without the GIL */
+	enum onnxrun_dtype dtype;
+	struct onnxrun_tensor *tensor;
+};
+
+static int check_bound_array(SessionObject *self, PyObject *name, PyObject *value, struct bound_out *b)
+{
+	PyArrayObject *a;
+	struct onnxrun_value_info vi;
+	enum onnxrun_dtype t;
+	if (!PyArray_Check(value)) {
+		PyErr_Format(PyExc_TypeError, "output %R: a bound output must be a numpy array, not %s", name,
+		             Py_TYPE(value)->tp_name);
+		return -1;
+	}
+	a = (PyArrayObject *)value;
+	if (!PyArray_ISCARRAY(a) || !PyArray_ISNBO(PyArray_DESCR(a)->byteorder)) {
+		raise_format(ONNXRUN_ERROR_INVALID_ARGUMENT,
+		             "output %R: a bound array must be writeable, aligned, C-contiguous and in native byte "
+		             "order (the library writes into it)", name);
+		return -1;
+	}
+	t = dtype_of_descr(PyArray_DESCR(a));
+	if (onnxrun_model_output_info(self->model, b->index, &vi))
+		return raise_status(ONNXRUN_ERROR_INVALID_ARGUMENT, NULL), -1;
+	if (t == ONNXRUN_DTYPE_UINT16 && vi.dtype == ONNXRUN_DTYPE_BFLOAT16)
+		t = ONNXRUN_DTYPE_BFLOAT16;
+	if (t == ONNXRUN_DTYPE_STRING || vi.dtype == ONNXRUN_DTYPE_STRING) {
+		raise_format(ONNXRUN_ERROR_INVALID_ARGUMENT, "output %R: string outputs cannot be bound to an array", name);
+		return -1;
+	}
+	if (t != vi.dtype) {
+		raise_format(ONNXRUN_ERROR_INVALID_ARGUMENT, "output %R: the model gives %s, the bound array is %s", name,
+		             onnxrun_dtype_name(vi.dtype), onnxrun_dtype_name(t));
+		return -1;
+	}
+	b->array = (PyArrayObject *)Py_NewRef(value);
+	b->dtype = t;
+	b->tensor = NULL;
+	return 0;
+}
+
+/* run(output_names, feed, run_control=None, bound=None) -> list of arrays.
+ * output_names: None (every output, graph order) or a sequence of output names; feed: a
+ * dict of input name -> array-like; run_control: a RunControl (terminate, deadline);
+ * bound: a dict of output name -> ndarray written in place (IO binding; such an output is
+ * returned as that very array). */
 static PyObject *Session_run(SessionObject *self, PyObject *args)
 {
-	PyObject *names_obj, *feed, *items = NULL, *result = NULL, *fast_names = NULL;
-	Py_ssize_t n_feed = 0, n_out, staged_count = 0;
+	PyObject *names_obj, *feed, *ctl_obj = Py_None, *bound_obj = Py_None;
+	PyObject *items = NULL, *result = NULL, *fast_names = NULL;
+	Py_ssize_t n_feed = 0, n_out, staged_count = 0, n_bound = 0, bound_count = 0;
 	size_t out_idx_small[16], *out_idx = out_idx_small;
 	struct staged staged_small[8], *staged = staged_small;
+	struct bound_out *bound = NULL;
+	RunControlObject *ctl = NULL;
+	struct slot *sl = NULL;
 	enum onnxrun_status st;
-	int locked = 0;
+	double t0 = 0, t1 = 0;
 
-	if (check_ready(self) < 0 || !PyArg_ParseTuple(args, "OO:run", &names_obj, &feed))
+	if (check_ready(self) < 0 || !PyArg_ParseTuple(args, "OO|OO:run", &names_obj, &feed, &ctl_obj, &bound_obj))
 		return NULL;
 	if (!PyDict_Check(feed)) {
 		PyErr_Format(PyExc_TypeError, "input_feed must be a dict of input name -> array, not %s",
 		             Py_TYPE(feed)->tp_name);
+		return NULL;
+	}
+	if (ctl_obj != Py_None) {
+		if (!PyObject_TypeCheck(ctl_obj, &RunControlType)) {
+			PyErr_Format(PyExc_TypeError, "run_options must be an onnxrun.RunOptions, not %s",
+			             Py_TYPE(ctl_obj)->tp_name);
+			return NULL;
+		}
+		ctl = (RunControlObject *)ctl_obj;
+	}
+	if (bound_obj != Py_None && !PyDict_Check(bound_obj)) {
+		PyErr_SetString(PyExc_TypeError, "bound outputs must be a dict of output name -> array");
 		return NULL;
 	}
 
@@ -708,8 +992,30 @@ static PyObject *Session_run(SessionObject *self, PyObject *args)
 		}
 		out_idx[i] = PyLong_AsSize_t(idx);
 	}
+	if (bound_obj != Py_None && (n_bound = PyDict_GET_SIZE(bound_obj)) > 0) {
+		PyObject *key, *value;
+		Py_ssize_t pos = 0;
+		bound = PyMem_Calloc((size_t)n_bound, sizeof *bound);
+		if (!bound) {
+			PyErr_NoMemory();
+			goto done;
+		}
+		while (PyDict_Next(bound_obj, &pos, &key, &value)) {
+			PyObject *idx = PyUnicode_Check(key) ? PyDict_GetItemWithError(self->output_index, key) : NULL;
+			if (!idx) {
+				if (!PyErr_Occurred())
+					raise_format(ONNXRUN_ERROR_INVALID_ARGUMENT, "model has no output named %R (outputs: %R)",
+					             key, self->output_names);
+				goto done;
+			}
+			bound[bound_count].index = PyLong_AsSize_t(idx);
+			if (check_bound_array(self, key, value, &bound[bound_count]) < 0)
+				goto done;
+			bound_count++;
+		}
+	}
 
-	/* Feeds become arrays before the lock is taken: array conversion may run Python code. */
+	/* Feeds become arrays first: array conversion may run Python code. */
 	items = PyDict_Items(feed);
 	if (!items)
 		goto done;
@@ -736,24 +1042,28 @@ static PyObject *Session_run(SessionObject *self, PyObject *args)
 			goto done;
 		staged_count = i + 1;
 	}
-
-	if (session_lock(self) < 0)
+	if (ctl && ctl->terminate) {
+		raise_status(ONNXRUN_ERROR_CANCELLED, "run cancelled before it started: RunOptions.terminate is set");
 		goto done;
-	locked = 1;
+	}
 
-	/* Every name bound before must be bound again, or the session starts afresh. */
-	if (PySet_GET_SIZE(self->bound) > 0) {
+	if (!(sl = slot_acquire(self)))
+		goto done;
+
+	/* Every name bound before in this slot must be bound again, or it starts afresh. */
+	if (PySet_GET_SIZE(sl->bound) > 0) {
 		Py_ssize_t kept = 0;
 		for (Py_ssize_t i = 0; i < n_feed; i++) {
-			int has = PySet_Contains(self->bound, staged[i].name);
+			int has = PySet_Contains(sl->bound, staged[i].name);
 			if (has < 0)
 				goto done;
 			kept += has;
 		}
-		if (kept != PySet_GET_SIZE(self->bound) && session_renew(self) < 0)
+		if (kept != PySet_GET_SIZE(sl->bound) && slot_renew(self, sl) < 0)
 			goto done;
 	}
 
+	/* Tensors are made with the GIL held: the env's error message is shared by the slots. */
 	for (Py_ssize_t i = 0; i < n_feed; i++) {
 		PyObject *idx;
 		int rc = make_tensor(self->env, &staged[i]);
@@ -769,40 +1079,73 @@ static PyObject *Session_run(SessionObject *self, PyObject *args)
 		}
 		idx = PyDict_GetItemWithError(self->input_index, staged[i].name);
 		if (idx)
-			st = onnxrun_session_set_input(self->session, PyLong_AsSize_t(idx), staged[i].tensor);
+			st = onnxrun_session_set_input(sl->session, PyLong_AsSize_t(idx), staged[i].tensor);
 		else if (PyErr_Occurred())
 			goto done;
 		else
-			st = onnxrun_session_set_input_by_name(self->session, PyUnicode_AsUTF8(staged[i].name),
+			st = onnxrun_session_set_input_by_name(sl->session, PyUnicode_AsUTF8(staged[i].name),
 			                                       staged[i].tensor);
 		if (st) {
-			raise_status(st, onnxrun_session_error(self->session));
+			raise_status(st, onnxrun_session_error(sl->session));
 			goto done;
 		}
-		if (PySet_Add(self->bound, staged[i].name) < 0)
+		if (PySet_Add(sl->bound, staged[i].name) < 0)
 			goto done;
 	}
+	for (Py_ssize_t i = 0; i < bound_count; i++) {
+		PyArrayObject *a = bound[i].array;
+		int64_t dims[NPY_MAXDIMS];
+		for (int d = 0; d < PyArray_NDIM(a); d++)
+			dims[d] = (int64_t)PyArray_DIM(a, d);
+		st = onnxrun_tensor_wrap(self->env, bound[i].dtype, PyArray_NDIM(a), dims, PyArray_DATA(a),
+		                         (size_t)PyArray_NBYTES(a),
+		                         &bound[i].tensor);
+		if (st) {
+			raise_status(st, onnxrun_env_error(self->env));
+			goto done;
+		}
+		if ((st = onnxrun_session_set_output(sl->session, bound[i].index, bound[i].tensor))) {
+			raise_status(st, onnxrun_session_error(sl->session));
+			goto done;
+		}
+	}
 
+	onnxrun_session_set_deadline(sl->session, ctl ? (uint64_t)(ctl->deadline_s * 1e6 + 0.5) : 0);
+	if (ctl && run_control_add(ctl, sl->session) < 0)
+		goto done;
 	Py_BEGIN_ALLOW_THREADS
-	st = onnxrun_session_run(self->session);
+	t0 = now_ns();
+	st = onnxrun_session_run(sl->session);
+	t1 = now_ns();
 	Py_END_ALLOW_THREADS
+	if (ctl)
+		run_control_remove(ctl, sl->session);
+	/* A terminate that came after the run ended must not stop this slot's next run. */
+	onnxrun_session_clear_cancel(sl->session);
 	if (st) {
-		raise_status(st, onnxrun_session_error(self->session));
+		raise_status(st, onnxrun_session_error(sl->session));
 		goto done;
 	}
+	if (sl->profiling && profile_harvest(self, sl, t0, t1) < 0)
+		goto done;
 
 	result = PyList_New(n_out);
 	if (!result)
 		goto done;
 	for (Py_ssize_t i = 0; i < n_out; i++) {
 		const struct onnxrun_tensor *t;
-		PyObject *arr;
-		if ((st = onnxrun_session_output(self->session, out_idx[i], &t))) {
-			raise_status(st, onnxrun_session_error(self->session));
-			Py_CLEAR(result);
-			goto done;
+		PyObject *arr = NULL;
+		for (Py_ssize_t b = 0; b < bound_count && !arr; b++)
+			if (bound[b].index == out_idx[i])
+				arr = Py_NewRef((PyObject *)bound[b].array);
+		if (!arr) {
+			if ((st = onnxrun_session_output(sl->session, out_idx[i], &t))) {
+				raise_status(st, onnxrun_session_error(sl->session));
+				Py_CLEAR(result);
+				goto done;
+			}
+			arr = array_from_tensor(t);
 		}
-		arr = array_from_tensor(t);
 		if (!arr) {
 			Py_CLEAR(result);
 			goto done;
@@ -811,9 +1154,19 @@ static PyObject *Session_run(SessionObject *self, PyObject *args)
 	}
 
 done:
+	if (sl) {
+		/* Bound arrays are the caller's: unbind them so the slot never writes there again. */
+		for (Py_ssize_t i = 0; i < bound_count; i++)
+			if (bound[i].tensor)
+				onnxrun_session_set_output(sl->session, bound[i].index, NULL);
+		slot_release(self, sl);
+	}
+	for (Py_ssize_t i = 0; i < bound_count; i++) {
+		onnxrun_tensor_free(bound[i].tensor);
+		Py_XDECREF(bound[i].array);
+	}
+	PyMem_Free(bound);
 	release_staged(staged, staged_count);
-	if (locked)
-		session_unlock(self);
 	if (staged != staged_small)
 		PyMem_Free(staged);
 	if (out_idx != out_idx_small)
@@ -944,11 +1297,93 @@ static PyObject *Session_nodes(SessionObject *self, PyObject *unused)
 	return list;
 }
 
-static double now_ns(void)
+/* metadata() -> (producer_name, producer_version, domain, doc_string, model_version,
+ * graph_name, graph_doc_string, [(key, value), ...]). */
+static PyObject *Session_metadata(SessionObject *self, PyObject *unused)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+	struct onnxrun_model_metadata md;
+	PyObject *props;
+	if (check_ready(self) < 0)
+		return NULL;
+	if (onnxrun_model_metadata(self->model, &md))
+		return raise_status(ONNXRUN_ERROR_INVALID_ARGUMENT, NULL);
+	props = PyList_New((Py_ssize_t)md.prop_count);
+	for (size_t i = 0; props && i < md.prop_count; i++) {
+		const char *key, *value;
+		PyObject *t;
+		if (onnxrun_model_metadata_prop(self->model, i, &key, &value) ||
+		    !(t = Py_BuildValue("(s#s#)", key, (Py_ssize_t)strlen(key), value, (Py_ssize_t)strlen(value)))) {
+			if (!PyErr_Occurred())
+				raise_status(ONNXRUN_ERROR_INVALID_ARGUMENT, NULL);
+			Py_CLEAR(props);
+			break;
+		}
+		PyList_SET_ITEM(props, (Py_ssize_t)i, t);
+	}
+	if (!props)
+		return NULL;
+	/* Strings from a file need not be UTF-8: decode with replacement like messages. */
+	return Py_BuildValue("(NNNNLNNN)", PyUnicode_DecodeUTF8(md.producer_name, (Py_ssize_t)strlen(md.producer_name), "replace"),
+	                     PyUnicode_DecodeUTF8(md.producer_version, (Py_ssize_t)strlen(md.producer_version), "replace"),
+	                     PyUnicode_DecodeUTF8(md.domain, (Py_ssize_t)strlen(md.domain), "replace"),
+	                     PyUnicode_DecodeUTF8(md.doc_string, (Py_ssize_t)strlen(md.doc_string), "replace"),
+	                     (long long)md.model_version,
+	                     PyUnicode_DecodeUTF8(md.graph_name, (Py_ssize_t)strlen(md.graph_name), "replace"),
+	                     PyUnicode_DecodeUTF8(md.graph_doc_string, (Py_ssize_t)strlen(md.graph_doc_string), "replace"),
+	                     props);
+}
+
+/* set_profiling(on): starts (again, forgetting earlier runs) or stops per-node profiling
+ * of every following run. */
+static PyObject *Session_set_profiling(SessionObject *self, PyObject *arg)
+{
+	int on = PyObject_IsTrue(arg);
+	if (on < 0 || check_ready(self) < 0)
+		return NULL;
+	self->profiling = on;
+	Py_CLEAR(self->profile_runs);
+	if (on) {
+		if (!(self->profile_runs = PyList_New(0)))
+			return NULL;
+		self->profile_t0 = now_ns();
+	}
+	/* Idle slots are switched when they are next taken (slot_acquire). */
+	Py_RETURN_NONE;
+}
+
+/* profile() -> [(start_ns, dur_ns, [node ns in execution order]), ...] since set_profiling. */
+static PyObject *Session_profile(SessionObject *self, PyObject *unused)
+{
+	if (!self->profile_runs)
+		return PyList_New(0);
+	return PyList_GetSlice(self->profile_runs, 0, PyList_GET_SIZE(self->profile_runs));
+}
+
+/* bind_dim(name, value): binds a symbolic dim in every library session, now and later. */
+static PyObject *Session_bind_dim(SessionObject *self, PyObject *args)
+{
+	PyObject *name, *t;
+	long long value;
+	if (check_ready(self) < 0 || !PyArg_ParseTuple(args, "UL", &name, &value))
+		return NULL;
+	if (!PyUnicode_AsUTF8(name))
+		return NULL;
+	for (Py_ssize_t i = 0; i < self->n_idle; i++) {
+		enum onnxrun_status st = onnxrun_session_bind_dim(self->idle[i]->session, PyUnicode_AsUTF8(name), value);
+		if (st)
+			return raise_status(st, onnxrun_session_error(self->idle[i]->session));
+	}
+	if (self->n_idle != self->n_slots) {
+		PyErr_SetString(PyExc_RuntimeError, "bind_dim while a run is in progress");
+		return NULL;
+	}
+	t = Py_BuildValue("(OL)", name, value);
+	if (!t || PyList_Append(self->dims, t) < 0) {
+		Py_XDECREF(t);
+		return NULL;
+	}
+	Py_DECREF(t);
+	Py_RETURN_NONE;
 }
 
 /* _time_c_api(feed, runs) -> mean ns per run of the same work done from C alone: wrap each
@@ -963,9 +1398,10 @@ static PyObject *Session_time_c_api(SessionObject *self, PyObject *args)
 	const char **names = NULL;
 	size_t n_out;
 	void *sink = NULL;
-	size_t sink_size = 0;
 	double t0 = 0, t1 = 0;
 	enum onnxrun_status st = ONNXRUN_OK;
+	struct slot *sl = NULL;
+	struct onnxrun_session *s;
 
 	if (check_ready(self) < 0 || !PyArg_ParseTuple(args, "O!l", &PyDict_Type, &feed, &runs))
 		return NULL;
@@ -997,9 +1433,12 @@ static PyObject *Session_time_c_api(SessionObject *self, PyObject *args)
 		}
 		staged_count = i + 1;
 	}
-	if (session_lock(self) < 0)
+	if (!(sl = slot_acquire(self)))
 		goto done;
+	s = sl->session;
 	n_out = onnxrun_model_output_count(self->model);
+	/* The env is this loop's alone while it runs: other runs would wait for the GIL to make
+	 * their tensors. */
 	Py_BEGIN_ALLOW_THREADS
 	t0 = now_ns();
 	for (long r = 0; r < runs && !st; r++) {
@@ -1011,20 +1450,19 @@ static PyObject *Session_time_c_api(SessionObject *self, PyObject *args)
 			st = onnxrun_tensor_wrap(self->env, staged[i].dtype, PyArray_NDIM(a), dims, PyArray_DATA(a),
 			                         (size_t)PyArray_NBYTES(a), &staged[i].tensor);
 			if (!st)
-				st = onnxrun_session_set_input_by_name(self->session, names[i], staged[i].tensor);
+				st = onnxrun_session_set_input_by_name(s, names[i], staged[i].tensor);
 		}
 		if (!st)
-			st = onnxrun_session_run(self->session);
+			st = onnxrun_session_run(s);
 		for (size_t o = 0; o < n_out && !st; o++) {
 			const struct onnxrun_tensor *t;
-			st = onnxrun_session_output(self->session, o, &t);
+			st = onnxrun_session_output(s, o, &t);
 			if (!st) {
 				void *copy = malloc(onnxrun_tensor_nbytes(t) + 1);
 				if (copy && onnxrun_tensor_data(t))
 					memcpy(copy, onnxrun_tensor_data(t), onnxrun_tensor_nbytes(t));
 				free(sink);
 				sink = copy;
-				sink_size += onnxrun_tensor_nbytes(t);
 			}
 		}
 		for (Py_ssize_t i = 0; i < n_feed; i++) {
@@ -1035,19 +1473,22 @@ static PyObject *Session_time_c_api(SessionObject *self, PyObject *args)
 	t1 = now_ns();
 	Py_END_ALLOW_THREADS
 	free(sink);
-	/* The library session now points at freed wrappers: start it afresh. */
-	if (session_renew(self) < 0) {
-		session_unlock(self);
-		goto done;
-	}
-	session_unlock(self);
 	if (st) {
-		raise_status(st, onnxrun_session_error(self->session));
+		raise_status(st, onnxrun_session_error(s));
 		goto done;
 	}
-	(void)sink_size;
 	result = PyFloat_FromDouble(runs > 0 ? (t1 - t0) / (double)runs : 0.0);
 done:
+	/* The library session points at freed wrappers: start it afresh. */
+	if (sl) {
+		if (slot_renew(self, sl) < 0) {
+			Py_CLEAR(result);
+			slot_free(sl);
+			self->n_slots--;
+		} else {
+			slot_release(self, sl);
+		}
+	}
 	if (staged)
 		release_staged(staged, staged_count);
 	PyMem_Free(staged);
@@ -1066,9 +1507,15 @@ static PyObject *Session_get_max_memory(SessionObject *self, void *closure)
 	return PyLong_FromUnsignedLongLong(self->max_memory);
 }
 
+static PyObject *Session_get_pool_size(SessionObject *self, void *closure)
+{
+	return PyLong_FromSsize_t(self->n_slots);
+}
+
 static PyMethodDef Session_methods[] = {
 	{ "run", (PyCFunction)Session_run, METH_VARARGS,
-	  "run(output_names, feed) -> list of arrays; output_names None means every output." },
+	  "run(output_names, feed, run_control=None, bound=None) -> list of arrays; output_names None means "
+	  "every output; bound maps output names to arrays written in place." },
 	{ "inputs", (PyCFunction)Session_inputs, METH_NOARGS,
 	  "Required inputs as (name, onnx dtype code, shape) tuples." },
 	{ "outputs", (PyCFunction)Session_outputs, METH_NOARGS, "Outputs as (name, onnx dtype code, shape) tuples." },
@@ -1076,8 +1523,16 @@ static PyMethodDef Session_methods[] = {
 	  "value_info(name) -> (name, onnx dtype code, shape) inferred at load." },
 	{ "model_info", (PyCFunction)Session_model_info, METH_NOARGS,
 	  "(ir_version, [(domain, version), ...])." },
+	{ "metadata", (PyCFunction)Session_metadata, METH_NOARGS,
+	  "(producer_name, producer_version, domain, doc_string, model_version, graph_name, graph_doc_string, "
+	  "[(key, value), ...])." },
 	{ "nodes", (PyCFunction)Session_nodes, METH_NOARGS,
 	  "[(name, op_type, domain, since_version, inputs, outputs)] in execution order." },
+	{ "set_profiling", (PyCFunction)Session_set_profiling, METH_O,
+	  "set_profiling(on): per-node timing of the following runs (restarts when on)." },
+	{ "profile", (PyCFunction)Session_profile, METH_NOARGS,
+	  "[(start_ns, dur_ns, [node ns...]), ...] of the profiled runs." },
+	{ "bind_dim", (PyCFunction)Session_bind_dim, METH_VARARGS, "bind_dim(name, value): binds a symbolic dim." },
 	{ "_time_c_api", (PyCFunction)Session_time_c_api, METH_VARARGS,
 	  "_time_c_api(feed, runs) -> mean ns per bind+run+copy cycle done from C (for overhead "
 	  "measurements)." },
@@ -1087,6 +1542,8 @@ static PyMethodDef Session_methods[] = {
 static PyGetSetDef Session_getset[] = {
 	{ "threads", (getter)Session_get_threads, NULL, "threads used by run", NULL },
 	{ "max_memory", (getter)Session_get_max_memory, NULL, "memory cap in bytes (0: the default)", NULL },
+	{ "pool_size", (getter)Session_get_pool_size, NULL, "library sessions created (one per concurrent run)",
+	  NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
@@ -1094,8 +1551,8 @@ static PyTypeObject SessionType = {
 	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "onnxrun._onnxrun.Session",
 	.tp_basicsize = sizeof(SessionObject),
 	.tp_flags = Py_TPFLAGS_DEFAULT,
-	.tp_doc = "Session(source, threads=1, max_memory=0, base_dir=None): a loaded model and its run "
-	          "state. source is a path or a bytes-like serialized model.",
+	.tp_doc = "Session(source, threads=1, max_memory=0, base_dir=None, allow_newer_opset=False, warnings=True): "
+	          "a loaded model and a pool of run states. source is a path or a bytes-like serialized model.",
 	.tp_new = PyType_GenericNew,
 	.tp_init = (initproc)Session_init,
 	.tp_dealloc = (destructor)Session_dealloc,
@@ -1262,57 +1719,117 @@ static struct PyModuleDef module_def = {
 	-1, module_methods, NULL, NULL, NULL, NULL,
 };
 
-/* Creates exception class `name` with the given bases and adds it to the module. */
-static PyObject *add_exception(PyObject *m, const char *name, PyObject *bases, const char *doc)
+/* Creates exception class `name` (qualified as prefix.name) with the given bases (a new
+ * reference, consumed) and adds it to `into` (the module, or a dict when into_dict). */
+static PyObject *new_exception(PyObject *into, int into_dict, const char *prefix, const char *name,
+                               PyObject *bases, const char *doc)
 {
-	char qualified[64];
+	char qualified[128];
 	PyObject *exc;
-	snprintf(qualified, sizeof qualified, "onnxrun.%s", name);
+	if (!bases)
+		return NULL;
+	snprintf(qualified, sizeof qualified, "%s.%s", prefix, name);
 	exc = PyErr_NewExceptionWithDoc(qualified, doc, bases, NULL);
 	Py_DECREF(bases);
 	if (!exc)
 		return NULL;
-	if (PyModule_AddObjectRef(m, name, exc) < 0) {
+	if ((into_dict ? PyDict_SetItemString(into, name, exc) : PyModule_AddObjectRef(into, name, exc)) < 0) {
 		Py_DECREF(exc);
 		return NULL;
 	}
 	return exc;
 }
 
+static PyObject *add_exception(PyObject *m, const char *name, PyObject *bases, const char *doc)
+{
+	return new_exception(m, 0, "onnxrun", name, bases, doc);
+}
+
+/* ONNX Runtime's exception classes (onnxruntime.capi.onnxruntime_pybind11_state), made here
+ * so that onnxrun's own classes can derive from them: an `except` clause written for ONNX
+ * Runtime catches the failures ONNX Runtime would raise that class for. */
+#define ORT_PREFIX "onnxrun.capi.onnxruntime_pybind11_state"
+static PyObject *OrtFail, *OrtNoSuchFile, *OrtInvalidProtobuf, *OrtInvalidGraph, *OrtNotImplemented,
+	*OrtRuntimeException;
+
+static int make_ort_exceptions(PyObject *ort)
+{
+	static const char *const unused[] = { "NoModel", "EngineError", "ModelLoaded", "EPFail" };
+#define ORT_EXC(var, name, doc) \
+	(var = new_exception(ort, 1, ORT_PREFIX, name, Py_BuildValue("(O)", PyExc_Exception), doc))
+	if (!ORT_EXC(OrtFail, "Fail", "ONNX Runtime's generic failure: parent of onnxrun's OutOfMemory, "
+	                               "InvalidModel, LimitExceeded and Cancelled.") ||
+	    !ORT_EXC(OrtNoSuchFile, "NoSuchFile", "Parent of onnxrun.FileError.") ||
+	    !ORT_EXC(OrtInvalidProtobuf, "InvalidProtobuf", "Parent of onnxrun.InvalidModel.") ||
+	    !ORT_EXC(OrtInvalidGraph, "InvalidGraph", "Parent of onnxrun.InvalidModel.") ||
+	    !ORT_EXC(OrtNotImplemented, "NotImplemented", "Parent of onnxrun.Unsupported.") ||
+	    !ORT_EXC(OrtRuntimeException, "RuntimeException", "Parent of onnxrun.RuntimeFailure."))
+		return -1;
+#undef ORT_EXC
+	for (size_t i = 0; i < sizeof unused / sizeof unused[0]; i++) {
+		PyObject *e = new_exception(ort, 1, ORT_PREFIX, unused[i], Py_BuildValue("(O)", PyExc_Exception),
+		                            "An ONNX Runtime exception onnxrun never raises (kept so that code naming "
+		                            "it runs).");
+		if (!e)
+			return -1;
+		Py_DECREF(e);
+	}
+	return 0;
+}
+
 PyMODINIT_FUNC PyInit__onnxrun(void)
 {
-	PyObject *m;
+	PyObject *m, *ort;
 
 	import_array();
-	if (PyType_Ready(&SessionType) < 0)
+	if (PyType_Ready(&SessionType) < 0 || PyType_Ready(&RunControlType) < 0)
 		return NULL;
 	m = PyModule_Create(&module_def);
 	if (!m)
 		return NULL;
-	if (!(Error = add_exception(m, "Error", Py_BuildValue("(O)", PyExc_Exception),
+	ort = PyDict_New();
+	if (!ort || PyModule_AddObjectRef(m, "ORT_EXCEPTIONS", ort) < 0 || make_ort_exceptions(ort) < 0 ||
+	    !(Error = add_exception(m, "Error", Py_BuildValue("(O)", PyExc_Exception),
 	                            "Base class of the errors the onnxrun library reports; `status` is its "
 	                            "numeric status.")) ||
 	    !(InvalidArgument = add_exception(m, "InvalidArgument", Py_BuildValue("(OO)", Error, PyExc_ValueError),
-	                                      "A bad argument (ONNXRUN_ERROR_INVALID_ARGUMENT).")) ||
-	    !(OutOfMemory = add_exception(m, "OutOfMemory", Py_BuildValue("(OO)", Error, PyExc_MemoryError),
+	                                      "A bad argument (ONNXRUN_ERROR_INVALID_ARGUMENT); also ONNX Runtime's "
+	                                      "InvalidArgument, and the parent of InvalidInput.")) ||
+	    !(OutOfMemory = add_exception(m, "OutOfMemory", Py_BuildValue("(OOO)", Error, PyExc_MemoryError, OrtFail),
 	                                  "An allocation failed (ONNXRUN_ERROR_OUT_OF_MEMORY).")) ||
-	    !(FileError = add_exception(m, "FileError", Py_BuildValue("(OO)", Error, PyExc_OSError),
+	    !(FileError = add_exception(m, "FileError", Py_BuildValue("(OOO)", Error, PyExc_OSError, OrtNoSuchFile),
 	                                "A file could not be read or written (ONNXRUN_ERROR_IO).")) ||
-	    !(InvalidModel = add_exception(m, "InvalidModel", Py_BuildValue("(O)", Error),
+	    !(InvalidModel = add_exception(m, "InvalidModel",
+	                                   Py_BuildValue("(OOOO)", Error, OrtFail, OrtInvalidProtobuf, OrtInvalidGraph),
 	                                   "The model is malformed or breaks the spec (ONNXRUN_ERROR_INVALID_MODEL).")) ||
-	    !(Unsupported = add_exception(m, "Unsupported", Py_BuildValue("(OO)", Error, PyExc_NotImplementedError),
+	    !(Unsupported = add_exception(m, "Unsupported",
+	                                  Py_BuildValue("(OOO)", Error, PyExc_NotImplementedError, OrtNotImplemented),
 	                                  "Valid ONNX that onnxrun does not implement (ONNXRUN_ERROR_UNSUPPORTED).")) ||
-	    !(InvalidInput = add_exception(m, "InvalidInput", Py_BuildValue("(OO)", Error, PyExc_ValueError),
+	    !(InvalidInput = add_exception(m, "InvalidInput", Py_BuildValue("(O)", InvalidArgument),
 	                                   "An input tensor or tensor file is wrong (ONNXRUN_ERROR_INVALID_INPUT).")) ||
-	    !(LimitExceeded = add_exception(m, "LimitExceeded", Py_BuildValue("(O)", Error),
+	    !(LimitExceeded = add_exception(m, "LimitExceeded", Py_BuildValue("(OO)", Error, OrtFail),
 	                                    "A size or count limit was exceeded (ONNXRUN_ERROR_LIMIT).")) ||
-	    !(RuntimeFailure = add_exception(m, "RuntimeFailure", Py_BuildValue("(OO)", Error, PyExc_RuntimeError),
-	                                     "An operator failed while running (ONNXRUN_ERROR_RUNTIME)."))) {
+	    !(RuntimeFailure = add_exception(m, "RuntimeFailure",
+	                                     Py_BuildValue("(OOO)", Error, PyExc_RuntimeError, OrtRuntimeException),
+	                                     "An operator failed while running (ONNXRUN_ERROR_RUNTIME).")) ||
+	    !(Cancelled = add_exception(m, "Cancelled", Py_BuildValue("(OO)", Error, OrtFail),
+	                                "A run was stopped: RunOptions.terminate or the deadline "
+	                                "(ONNXRUN_ERROR_CANCELLED)."))) {
+		Py_XDECREF(ort);
 		Py_DECREF(m);
 		return NULL;
 	}
+	/* ONNX Runtime's InvalidArgument is onnxrun's (which InvalidInput derives from). */
+	if (PyDict_SetItemString(ort, "InvalidArgument", InvalidArgument) < 0) {
+		Py_DECREF(ort);
+		Py_DECREF(m);
+		return NULL;
+	}
+	Py_DECREF(ort);
 	if (PyModule_AddObjectRef(m, "Session", (PyObject *)&SessionType) < 0 ||
-	    PyModule_AddIntConstant(m, "MAX_RANK", ONNXRUN_MAX_RANK) < 0) {
+	    PyModule_AddObjectRef(m, "RunControl", (PyObject *)&RunControlType) < 0 ||
+	    PyModule_AddIntConstant(m, "MAX_RANK", ONNXRUN_MAX_RANK) < 0 ||
+	    PyModule_AddIntConstant(m, "NEWEST_KNOWN_OPSET", ONNXRUN_NEWEST_KNOWN_OPSET) < 0) {
 		Py_DECREF(m);
 		return NULL;
 	}
