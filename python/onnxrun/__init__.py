@@ -8,6 +8,7 @@ Everything runs in the C library (include/onnxrun.h): this package converts nump
 and from its tensors and raises its errors as exceptions. See docs/python.md.
 """
 import os as _os
+from typing import Any as _Any, Optional as _Optional
 
 
 class ModelWarning(UserWarning):
@@ -59,6 +60,7 @@ __version__: str = _onnxrun.version()
 # bfloat16 has no numpy dtype of its own. With ml_dtypes importable, bfloat16 tensors come
 # out as ml_dtypes.bfloat16 arrays and such arrays go in; without it they are uint16 arrays
 # holding the raw bits (a uint16 array fed to a bfloat16 input is taken as such bits).
+bfloat16: _Optional[_Any]
 try:
     import ml_dtypes as _ml_dtypes
     import numpy as _np
@@ -69,7 +71,7 @@ except ImportError:
     bfloat16 = None
 
 
-def cli_path():
+def cli_path() -> str:
     """Path of the onnxrun command-line tool shipped in the package (python3 -m onnxrun runs it)."""
     return _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "bin", "onnxrun")
 

@@ -6,11 +6,12 @@ statuses are exactly the CLI's (0 success, 1 an output differs, 2 an error).
 """
 import os
 import sys
+from typing import List, Optional
 
 from . import cli_path
 
 
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     exe = cli_path()
     if not os.access(exe, os.X_OK):

@@ -1,11 +1,12 @@
 """Argument helpers shared by the session and tensor-file functions."""
 import re
+from typing import Union
 
 _SIZE = re.compile(r"^([0-9]+)([KkMmGg]?)$")
 _SHIFT = {"": 0, "k": 10, "m": 20, "g": 30}
 
 
-def parse_memory(value, what="max_memory"):
+def parse_memory(value: Union[int, str, None], what: str = "max_memory") -> int:
     """Bytes as an int, or a string like the CLI's --max-memory ("1048576", "512M", "8G").
     None (and 0) mean the library's default cap. Returns an int >= 0."""
     if value is None:

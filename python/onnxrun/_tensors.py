@@ -1,11 +1,13 @@
 """Tensor files (.pb TensorProto, .npy), read and written by the C library like the CLI does."""
 import os
+from typing import Any, Tuple, Union
 
 from . import _onnxrun
 from ._common import parse_memory
 
 
-def load_tensor(path, *, return_name=False, max_memory=None):
+def load_tensor(path: Union[str, "os.PathLike[str]"], *, return_name: bool = False,
+                max_memory: Union[int, str, None] = None) -> Any:
     """Reads a tensor file: a serialized ONNX TensorProto (.pb, any dtype) or a NumPy .npy
     file (format 1.0-3.0, either byte order, C order), chosen by the extension as the CLI does.
 
@@ -19,7 +21,8 @@ def load_tensor(path, *, return_name=False, max_memory=None):
     return (array, name) if return_name else array
 
 
-def save_tensor(path, array, name=None, *, bfloat16=False):
+def save_tensor(path: Union[str, "os.PathLike[str]"], array: Any, name: Any = None, *,
+                bfloat16: bool = False) -> None:
     """Writes array to path: .pb (an ONNX TensorProto named `name`, raw_data; string_data for
     strings) or .npy (`name` is not stored), chosen by the extension, as the CLI's -o/--npy do.
 

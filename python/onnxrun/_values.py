@@ -42,8 +42,9 @@ def _array_at(buffer_ptr: int, element_type: DTypeLike, shape: Sequence[int]) ->
     nbytes = int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
     if not buffer_ptr and nbytes:
         raise InvalidArgument("buffer_ptr is NULL")
-    raw = (ctypes.c_char * nbytes).from_address(buffer_ptr) if nbytes else bytearray()
-    return np.frombuffer(raw, dtype=dtype).reshape(dims)
+    raw: Any = (ctypes.c_char * nbytes).from_address(buffer_ptr) if nbytes else bytearray()
+    array: Array = np.frombuffer(raw, dtype=dtype).reshape(dims)
+    return array
 
 
 class OrtValue:

@@ -9,7 +9,10 @@ drive it:
 is_compatible(model) is False when onnxrun reports the model as unsupported (an op it does not
 implement), which ONNX's test runner turns into a skip. Needs the onnx Python package.
 """
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
 import numpy as np
+import numpy.typing as npt
 import onnx
 from onnx import TensorProto, helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
@@ -36,17 +39,17 @@ _NP_TO_ONNX = {
 }
 
 
-def _onnx_dtype(dtype):
-    dtype = np.dtype(dtype)
+def _onnx_dtype(dtype_like: npt.DTypeLike) -> int:
+    dtype = np.dtype(dtype_like)
     if dtype.kind in "OUS":
-        return TensorProto.STRING
+        return int(TensorProto.STRING)
     try:
-        return _NP_TO_ONNX[dtype.newbyteorder("=")]
+        return int(_NP_TO_ONNX[dtype.newbyteorder("=")])
     except KeyError:
         raise TypeError("numpy dtype %s has no ONNX tensor type" % dtype) from None
 
 
-def _session_kwargs(kwargs):
+def _session_kwargs(kwargs: Dict[str, Any]) -> Dict[str, Any]:
     return {k: kwargs[k] for k in ("threads", "max_memory") if k in kwargs}
 
 
@@ -54,12 +57,12 @@ class OnnxrunBackendRep(BackendRep):
     """A prepared model: run(inputs) with a list (in get_inputs() order) or a dict by name;
     returns the outputs as a namedtuple that can also be indexed by output name."""
 
-    def __init__(self, session):
+    def __init__(self, session: InferenceSession) -> None:
         self.session = session
         self._input_names = [i.name for i in session.get_inputs()]
         self._outputs = namedtupledict("Outputs", [o.name for o in session.get_outputs()])
 
-    def run(self, inputs, **kwargs):
+    def run(self, inputs: Any, **kwargs: Any) -> Tuple[Any, ...]:
         if isinstance(inputs, dict):
             feed = inputs
         else:
@@ -70,26 +73,27 @@ class OnnxrunBackendRep(BackendRep):
                 raise ValueError("the model has %d inputs to feed (%s), got %d arrays"
                                  % (len(self._input_names), ", ".join(self._input_names), len(inputs)))
             feed = dict(zip(self._input_names, inputs))
-        return self._outputs(*self.session.run(None, feed))
+        outputs: Tuple[Any, ...] = self._outputs(*self.session.run(None, feed))
+        return outputs
 
 
 class OnnxrunBackend(Backend):
     @classmethod
-    def supports_device(cls, device):
+    def supports_device(cls, device: str) -> bool:
         try:
-            return Device(device).type == DeviceType.CPU
+            return bool(Device(device).type == DeviceType.CPU)
         except (AttributeError, ValueError):
             return False
 
     @classmethod
-    def _session(cls, model, device, **kwargs):
+    def _session(cls, model: Any, device: str, **kwargs: Any) -> InferenceSession:
         if not cls.supports_device(device):
             raise RuntimeError("onnxrun runs on the CPU only, not on %r" % (device,))
         data = model if isinstance(model, (bytes, bytearray)) else model.SerializeToString()
         return InferenceSession(data, **_session_kwargs(kwargs))
 
     @classmethod
-    def is_compatible(cls, model, device="CPU", **kwargs):
+    def is_compatible(cls, model: Any, device: str = "CPU", **kwargs: Any) -> bool:
         """False when onnxrun cannot run the model because something in it is unsupported
         (its message says what); other errors are left to prepare to report."""
         if not cls.supports_device(device):
@@ -103,18 +107,19 @@ class OnnxrunBackend(Backend):
         return True
 
     @classmethod
-    def prepare(cls, model, device="CPU", **kwargs):
+    def prepare(cls, model: Any, device: str = "CPU", **kwargs: Any) -> OnnxrunBackendRep:
         """Checks the model with onnx.checker (as every ONNX backend does), loads it into
         onnxrun and returns an OnnxrunBackendRep. kwargs: threads, max_memory."""
         super().prepare(model, device, **kwargs)
         return OnnxrunBackendRep(cls._session(model, device, **kwargs))
 
     @classmethod
-    def run_model(cls, model, inputs, device="CPU", **kwargs):
+    def run_model(cls, model: Any, inputs: Any, device: str = "CPU", **kwargs: Any) -> Tuple[Any, ...]:
         return cls.prepare(model, device, **kwargs).run(inputs)
 
     @classmethod
-    def run_node(cls, node, inputs, device="CPU", outputs_info=None, **kwargs):
+    def run_node(cls, node: Any, inputs: Any, device: str = "CPU",
+                 outputs_info: Optional[Sequence[Tuple[Any, Any]]] = None, **kwargs: Any) -> Tuple[Any, ...]:
         """Runs one node: builds a one-node model (inputs typed from the arrays, outputs from
         outputs_info when given), opset kwargs['opset_version'] or onnx's current one."""
         super().run_node(node, inputs, device=device, outputs_info=outputs_info, **kwargs)
@@ -143,7 +148,8 @@ class OnnxrunBackend(Backend):
         opset = kwargs.get("opset_version") or onnx.defs.onnx_opset_version()
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid(node.domain or "", opset)])
         session = cls._session(model, device, **kwargs)
-        return namedtupledict("Outputs", outputs)(*session.run(outputs, feed))
+        result: Tuple[Any, ...] = namedtupledict("Outputs", outputs)(*session.run(outputs, feed))
+        return result
 
 
 prepare = OnnxrunBackend.prepare

@@ -94,3 +94,109 @@ def test_bytes_model_and_error_handling():
     # code catching a broad Exception, as ORT users do, works for both).
     with pytest.raises(Exception):
         sess.run(None, {name: x.astype(np.float64)})
+
+
+# ---- the rest of ONNX Runtime's session API, still only through `ort` ----
+
+UPSAMPLER = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                         "models", "upsampler", "model.onnx")
+
+
+def test_metadata_and_session_options_tuning():
+    ort.set_default_logger_severity(3)
+    try:
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 2
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.enable_mem_pattern = False
+        so.enable_cpu_mem_arena = False
+        so.enable_mem_reuse = True
+        so.use_deterministic_compute = True
+        so.log_severity_level = 3
+        so.log_verbosity_level = 0
+        so.logid = "test"
+        so.optimized_model_filepath = ""
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        sess = ort.InferenceSession(UPSAMPLER, sess_options=so, providers=["CPUExecutionProvider"])
+    finally:
+        ort.set_default_logger_severity(2)
+    meta = sess.get_modelmeta()
+    model = onnx.load(UPSAMPLER)
+    assert meta.producer_name == model.producer_name
+    assert meta.graph_name == model.graph.name
+    assert meta.graph_description == model.graph.doc_string
+    assert meta.domain == model.domain and meta.description == model.doc_string
+    assert meta.version == model.model_version
+    assert meta.custom_metadata_map == {p.key: p.value for p in model.metadata_props}
+    assert sess.get_providers() == ["CPUExecutionProvider"]
+
+
+def test_run_options_io_binding_and_ort_values():
+    sess = ort.InferenceSession(UPSAMPLER, providers=["CPUExecutionProvider"])
+    inp, out = sess.get_inputs()[0], sess.get_outputs()[0]
+    x = np.random.default_rng(1).standard_normal(inp.shape).astype(np.float32)
+    ro = ort.RunOptions()
+    ro.log_severity_level = 3
+    y = sess.run([out.name], {inp.name: x}, ro)[0]
+    y_out = ort.OrtValue.ortvalue_from_shape_and_type(y.shape, np.float32, "cpu", 0)
+    binding = sess.io_binding()
+    binding.bind_ortvalue_input(inp.name, ort.OrtValue.ortvalue_from_numpy(x, "cpu", 0))
+    binding.bind_ortvalue_output(out.name, y_out)
+    sess.run_with_iobinding(binding, ro)
+    np.testing.assert_array_equal(y_out.numpy(), y)
+    np.testing.assert_array_equal(binding.copy_outputs_to_cpu()[0], y)
+    vals = sess.run_with_ort_values([out.name], {inp.name: ort.OrtValue.ortvalue_from_numpy(x)})
+    np.testing.assert_array_equal(vals[0].numpy(), y)
+    ro.terminate = True
+    with pytest.raises(ort.capi.onnxruntime_pybind11_state.Fail):
+        sess.run(None, {inp.name: x}, ro)
+
+
+def test_ort_exception_classes():
+    state = ort.capi.onnxruntime_pybind11_state
+    sess = ort.InferenceSession(UPSAMPLER, providers=["CPUExecutionProvider"])
+    x = np.zeros(sess.get_inputs()[0].shape, dtype=np.float64)
+    with pytest.raises(state.InvalidArgument):
+        sess.run(None, {sess.get_inputs()[0].name: x})
+    with pytest.raises(state.NoSuchFile):
+        ort.InferenceSession("/nonexistent/model.onnx", providers=["CPUExecutionProvider"])
+    with pytest.raises((state.InvalidProtobuf, state.Fail)):
+        ort.InferenceSession(b"not a model", providers=["CPUExecutionProvider"])
+
+
+def test_threads_on_one_session():
+    import threading
+    sess = ort.InferenceSession(UPSAMPLER, providers=["CPUExecutionProvider"])
+    inp = sess.get_inputs()[0]
+    xs = [np.full(inp.shape, i, dtype=np.float32) for i in range(4)]
+    want = [sess.run(None, {inp.name: x})[0] for x in xs]
+    got = [None] * 4
+
+    def work(i):
+        got[i] = sess.run(None, {inp.name: xs[i]})[0]
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for g, w in zip(got, want):
+        assert np.array_equal(g, w)
+
+
+def test_the_ort_style_example_script():
+    """python/examples/ort_style.py: an ONNX Runtime script with only its imports changed
+    (metadata, SessionOptions tuning, RunOptions, IO binding, exception classes, threads on
+    one session, a process pool), run as a script."""
+    import subprocess
+    import sys
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples",
+                        "ort_style.py")
+    proc = subprocess.run([sys.executable, path, UPSAMPLER], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    result = dict(line.split(": ", 1) for line in proc.stdout.splitlines())
+    assert result["graph_name"] == "upsampler" and result["output_shape"] == "[1, 3, 128, 128]"
+    assert result["binding_equal"] == result["ort_values_equal"] == "True"
+    assert result["wrong_dtype"] == "InvalidArgument" and result["terminated"] == "Fail"
+    assert result["threads_equal"] == result["pool_equal"] == "True"
