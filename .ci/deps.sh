@@ -24,13 +24,15 @@ fi
 [ -f /usr/include/onnx/onnx.proto ] || missing+=(libonnx-dev)
 [ $want_tests = 1 ] && need_cmd valgrind valgrind
 # The Python package stage (python/): Debian's Python 3 with its headers, setuptools, pip and
-# numpy to build and install the package offline; pytest and onnx to test it. python3-torch
-# is optional (its test is skipped without it) and not installed here: it is large.
+# numpy to build and install the package offline; pytest and onnx to test it; dask and
+# distributed for the Dask example's test; mypy for the typing check. python3-torch is
+# optional (its test is skipped without it) and not installed here: it is large.
 need_deb() {
 	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed' || missing+=("$1")
 }
 if [ $want_tests = 1 ]; then
-	for pkg in python3-dev python3-setuptools python3-pip python3-numpy python3-pytest python3-onnx; do
+	for pkg in python3-dev python3-setuptools python3-pip python3-numpy python3-pytest python3-onnx \
+		python3-dask python3-distributed python3-mypy; do
 		need_deb "$pkg"
 	done
 fi

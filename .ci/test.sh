@@ -61,6 +61,9 @@ ONNXRUN_WERROR=1 ONNXRUN_BUILD_JOBS="$jobs" /usr/bin/python3 -m pip install -q -
 	--no-index --no-deps --disable-pip-version-check --root-user-action=ignore \
 	--target build-python/site ./python
 PYTHONPATH="$PWD/build-python/site" /usr/bin/python3 -m pytest -q -rs -p no:cacheprovider python/tests
+# Typing: the package (with its stubs for the C extension) and the ORT-style example script.
+(cd python && /usr/bin/python3 -m mypy --strict --cache-dir=/dev/null -p onnxrun &&
+	/usr/bin/python3 -m mypy --strict --cache-dir=/dev/null examples/ort_style.py)
 
 stage "ThreadSanitizer"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXRUN_WERROR=ON -DONNXRUN_TSAN=ON >/dev/null

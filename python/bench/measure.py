@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Measures the Python binding: per-call overhead of run() over the C API, the speedup of two
-Python threads running two sessions of one model, and process RSS over 10,000 session
-create/run/free cycles. Prints one line per figure; nothing here is a pass/fail test.
+Python threads running two sessions of one model and running ONE session, the pickle round
+trip of a session, and process RSS over 10,000 session create/run/free cycles. Prints one line per figure; nothing here is a pass/fail test.
 
 Usage (from the repository root, with the package installed or on PYTHONPATH):
     /usr/bin/python3 python/bench/measure.py [--case NAME] [--quick]
@@ -123,6 +123,73 @@ def thread_speedup(case, rounds, runs):
              cpu["c1"], cpu["c2"], os.cpu_count(), os.getloadavg()[0]))
 
 
+def one_session_threads(case, rounds, runs):
+    """ONE InferenceSession (1 thread per run) shared by Python threads: 2*runs runs from one
+    Python thread, then `runs` runs from each of two Python threads at once. The process's CPU
+    time is printed beside the wall time: CPU/wall near 2 means both runs computed at once,
+    whatever else the machine was doing."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = suite_model(case, tmp)
+        sess = onnxrun.InferenceSession(path, threads=1)
+    arg = sess.get_inputs()[0]
+    x = np.random.default_rng(0).uniform(-1, 1, arg.shape).astype(np.float32)
+    feed = {arg.name: x}
+    want = sess.run(None, feed)[0]
+
+    def work(n, box):
+        for _ in range(n):
+            box.append(sess.run(None, feed)[0])
+
+    def timed(threads):
+        boxes = [[] for _ in range(threads)]
+        t0, c0 = time.perf_counter(), time.process_time()
+        ts = [threading.Thread(target=work, args=(2 * runs // threads, boxes[k])) for k in range(threads)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        assert all(np.array_equal(y, want) for box in boxes for y in box)  # bitwise
+        return wall, cpu
+
+    timed(2)
+    res = {1: [], 2: []}
+    for _ in range(rounds):
+        for k in (1, 2):
+            res[k].append(timed(k))
+    wall = {k: statistics.median(w for w, _ in v) for k, v in res.items()}
+    cpu = {k: statistics.median(c for _, c in v) for k, v in res.items()}
+    print("one session, threads: %s, ONE InferenceSession (1 thread per run), %d runs, medians of "
+          "%d rounds: 1 Python thread %.1f ms wall / %.1f ms CPU, 2 Python threads %.1f ms wall / "
+          "%.1f ms CPU: wall speedup %.2fx, CPU/wall %.2f -> %.2f; outputs bitwise equal; library "
+          "sessions in the pool: %d; %d cores online, load average %.1f"
+          % (case, 2 * runs, rounds, wall[1] * 1e3, cpu[1] * 1e3, wall[2] * 1e3, cpu[2] * 1e3,
+             wall[1] / wall[2], cpu[1] / wall[1], cpu[2] / wall[2], sess._sess.pool_size,
+             os.cpu_count(), os.getloadavg()[0]))
+
+
+def pickle_round_trip(rounds, reps):
+    """pickle.dumps + pickle.loads of an InferenceSession of models/upsampler (the loads
+    loads the model again), best and median of `rounds` rounds of `reps` round trips."""
+    import pickle
+    path = os.path.join(REPO, "models", "upsampler", "model.onnx")
+    sess = onnxrun.InferenceSession(path, threads=1)
+    size = len(pickle.dumps(sess))
+    per = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            pickle.loads(pickle.dumps(sess))
+        per.append((time.perf_counter() - t0) / reps)
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        onnxrun.InferenceSession(path, threads=1)
+    load = (time.perf_counter() - t0) / reps
+    print("pickle: InferenceSession of models/upsampler (%d bytes pickled): dumps+loads round trip "
+          "best %.0f us, median %.0f us over %d rounds of %d; a plain InferenceSession(path) %.0f us"
+          % (size, min(per) * 1e6, statistics.median(per) * 1e6, rounds, reps, load * 1e6))
+
+
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -151,11 +218,21 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--case", default="dcgan_128_64_32x32_k4s2p1")
     ap.add_argument("--quick", action="store_true", help="fewer rounds (a smoke test)")
+    ap.add_argument("--only", default="overhead,threads,one_session,pickle,rss",
+                    help="comma-separated figures to measure (default: all)")
     args = ap.parse_args()
+    only = set(args.only.split(","))
     print("onnxrun %s from %s" % (onnxrun.__version__, os.path.dirname(onnxrun.__file__)))
-    overhead(rounds=3 if args.quick else 9, calls=2000 if args.quick else 20000)
-    thread_speedup(args.case, rounds=2 if args.quick else 7, runs=5 if args.quick else 40)
-    rss_cycles(1000 if args.quick else 10000)
+    if "overhead" in only:
+        overhead(rounds=3 if args.quick else 9, calls=2000 if args.quick else 20000)
+    if "threads" in only:
+        thread_speedup(args.case, rounds=2 if args.quick else 7, runs=5 if args.quick else 40)
+    if "one_session" in only:
+        one_session_threads(args.case, rounds=2 if args.quick else 7, runs=5 if args.quick else 40)
+    if "pickle" in only:
+        pickle_round_trip(rounds=3 if args.quick else 9, reps=50 if args.quick else 200)
+    if "rss" in only:
+        rss_cycles(1000 if args.quick else 10000)
 
 
 if __name__ == "__main__":
