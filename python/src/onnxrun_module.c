@@ -1758,10 +1758,10 @@ static int make_ort_exceptions(PyObject *ort)
 #define ORT_EXC(var, name, doc) \
 	(var = new_exception(ort, 1, ORT_PREFIX, name, Py_BuildValue("(O)", PyExc_Exception), doc))
 	if (!ORT_EXC(OrtFail, "Fail", "ONNX Runtime's generic failure: parent of onnxrun's OutOfMemory, "
-	                               "InvalidModel, LimitExceeded and Cancelled.") ||
+	                               "InvalidModel, Unsupported, LimitExceeded and Cancelled.") ||
 	    !ORT_EXC(OrtNoSuchFile, "NoSuchFile", "Parent of onnxrun.FileError.") ||
 	    !ORT_EXC(OrtInvalidProtobuf, "InvalidProtobuf", "Parent of onnxrun.InvalidModel.") ||
-	    !ORT_EXC(OrtInvalidGraph, "InvalidGraph", "Parent of onnxrun.InvalidModel.") ||
+	    !ORT_EXC(OrtInvalidGraph, "InvalidGraph", "Parent of onnxrun.InvalidModel and Unsupported.") ||
 	    !ORT_EXC(OrtNotImplemented, "NotImplemented", "Parent of onnxrun.Unsupported.") ||
 	    !ORT_EXC(OrtRuntimeException, "RuntimeException", "Parent of onnxrun.RuntimeFailure."))
 		return -1;
@@ -1803,7 +1803,8 @@ PyMODINIT_FUNC PyInit__onnxrun(void)
 	                                   Py_BuildValue("(OOOO)", Error, OrtFail, OrtInvalidProtobuf, OrtInvalidGraph),
 	                                   "The model is malformed or breaks the spec (ONNXRUN_ERROR_INVALID_MODEL).")) ||
 	    !(Unsupported = add_exception(m, "Unsupported",
-	                                  Py_BuildValue("(OOO)", Error, PyExc_NotImplementedError, OrtNotImplemented),
+	                                  Py_BuildValue("(OOOOO)", Error, PyExc_NotImplementedError, OrtNotImplemented,
+	                                                OrtInvalidGraph, OrtFail),
 	                                  "Valid ONNX that onnxrun does not implement (ONNXRUN_ERROR_UNSUPPORTED).")) ||
 	    !(InvalidInput = add_exception(m, "InvalidInput", Py_BuildValue("(O)", InvalidArgument),
 	                                   "An input tensor or tensor file is wrong (ONNXRUN_ERROR_INVALID_INPUT).")) ||

@@ -419,11 +419,12 @@ def test_ort_exception_classes_catch_what_ort_raises_them_for(tmp_path):
 
 def test_ort_exception_hierarchy():
     parents = {
-        ort_state.Fail: [onnxrun.OutOfMemory, onnxrun.InvalidModel, onnxrun.LimitExceeded, onnxrun.Cancelled],
+        ort_state.Fail: [onnxrun.OutOfMemory, onnxrun.InvalidModel, onnxrun.Unsupported, onnxrun.LimitExceeded,
+                         onnxrun.Cancelled],
         ort_state.InvalidArgument: [onnxrun.InvalidArgument, onnxrun.InvalidInput],
         ort_state.NoSuchFile: [onnxrun.FileError],
         ort_state.InvalidProtobuf: [onnxrun.InvalidModel],
-        ort_state.InvalidGraph: [onnxrun.InvalidModel],
+        ort_state.InvalidGraph: [onnxrun.InvalidModel, onnxrun.Unsupported],
         ort_state.NotImplemented: [onnxrun.Unsupported],
         ort_state.RuntimeException: [onnxrun.RuntimeFailure],
     }

@@ -200,3 +200,37 @@ def test_the_ort_style_example_script():
     assert result["binding_equal"] == result["ort_values_equal"] == "True"
     assert result["wrong_dtype"] == "InvalidArgument" and result["terminated"] == "Fail"
     assert result["threads_equal"] == result["pool_equal"] == "True"
+
+
+def test_newer_opset_refused_and_allowed():
+    from onnx import TensorProto, helper
+    node = helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=2)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 1, 1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 2, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 99)])
+    model.ir_version = 8
+    with pytest.raises(ort.capi.onnxruntime_pybind11_state.Fail, match="opset 99"):
+        ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    so = ort.SessionOptions()
+    so.add_session_config_entry("onnxrun.allow_newer_opset", "1")
+    so.log_severity_level = 3
+    sess = ort.InferenceSession(model.SerializeToString(), so, ["CPUExecutionProvider"])
+    y, = sess.run(None, {"x": np.arange(4, dtype=np.float32).reshape(1, 4, 1, 1)})
+    np.testing.assert_array_equal(y.ravel(), [0, 1, 2, 3])
+
+
+def test_sessions_go_to_a_process_pool():
+    import concurrent.futures
+    import multiprocessing
+    import pickle
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # workers.py for the workers
+    import workers
+    sess = ort.InferenceSession(UPSAMPLER, providers=["CPUExecutionProvider"])
+    x = np.random.default_rng(4).standard_normal(sess.get_inputs()[0].shape).astype(np.float32)
+    want = sess.run(None, {"image": x})[0]
+    assert np.array_equal(pickle.loads(pickle.dumps(sess)).run(None, {"image": x})[0], want)
+    ctx = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(2, mp_context=ctx) as pool:
+        got = list(pool.map(workers.run_session, [(sess, "image", x), (sess, "image", x)]))
+    assert all(np.array_equal(g, want) for g in got)

@@ -3,10 +3,10 @@ classes raised where ONNX Runtime raises it, so `except` clauses written for ONN
 catch the same failures (docs/python.md, 'Errors'):
 
     InvalidArgument   is onnxrun.InvalidArgument (parent of InvalidInput: a wrong feed)
-    Fail              parent of OutOfMemory, InvalidModel, LimitExceeded, Cancelled
+    Fail              parent of OutOfMemory, InvalidModel, Unsupported, LimitExceeded, Cancelled
     NoSuchFile        parent of FileError
     InvalidProtobuf   parent of InvalidModel
-    InvalidGraph      parent of InvalidModel
+    InvalidGraph      parent of InvalidModel and Unsupported (ORT: "No Op registered for ...")
     NotImplemented    parent of Unsupported
     RuntimeException  parent of RuntimeFailure
     NoModel, EngineError, ModelLoaded, EPFail: never raised by onnxrun
