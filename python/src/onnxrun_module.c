@@ -5,18 +5,23 @@
  * numpy arrays and onnxrun tensors and turns statuses into exceptions.
  *
  * Ownership and threads:
- *  - A Session object owns one env, one model and one onnxrun session. Each Session has its
- *    own env, so the env's error message and memory cap are never shared between sessions.
+ *  - A Session object owns one env, one model, a shared thread pool (threads > 1) and a pool
+ *    of library sessions over the model: each run takes an idle library session or creates
+ *    one, so concurrent runs on one Session run in parallel while each library session is
+ *    used by one thread at a time, as the header requires. Each Session has its own env, so
+ *    the env's error message and memory cap are never shared between Sessions; within one,
+ *    env-level calls (tensor wrapping) happen with the GIL held, never concurrently.
  *  - run() releases the GIL around onnxrun_session_run (and model loading around
- *    onnxrun_model_load_*). A per-Session lock keeps one thread at a time inside the library
- *    for that session, as the header requires; other sessions run in parallel.
+ *    onnxrun_model_load_*).
  *  - Input arrays are wrapped without a copy when they are C-contiguous, aligned and in
  *    native byte order (otherwise numpy copies them once); the wrappers live only for the
- *    run. Outputs are copied into new numpy arrays that own their memory.
+ *    run. Outputs are copied into new numpy arrays that own their memory, except outputs
+ *    bound to a caller's array (IO binding), which the library computes in place.
+ *  - RunControl (RunOptions) lists the library sessions running with it, so that setting
+ *    terminate from any thread cancels them (onnxrun_session_cancel).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <pythread.h>
 
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
@@ -1437,8 +1442,8 @@ static PyObject *Session_time_c_api(SessionObject *self, PyObject *args)
 		goto done;
 	s = sl->session;
 	n_out = onnxrun_model_output_count(self->model);
-	/* The env is this loop's alone while it runs: other runs would wait for the GIL to make
-	 * their tensors. */
+	/* Wraps tensors without the GIL, so it must not run beside other runs of this Session
+	 * (they would share the env's error message): a benchmark helper only. */
 	Py_BEGIN_ALLOW_THREADS
 	t0 = now_ns();
 	for (long r = 0; r < runs && !st; r++) {
