@@ -126,6 +126,17 @@ class SessionOptions:
             raise ValueError("dim_value must be an int >= 0, not %r" % (dim_value,))
         self._dims.append((dim_name, dim_value))
 
+    def disable_per_session_threads(self) -> None:
+        """Accepted as a no-op: onnxrun has no process-wide thread pool to switch to; each
+        session keeps one pool shared by its concurrent runs."""
+
+    def register_custom_ops_library(self, library_path: str) -> None:
+        """ONNX Runtime custom-op libraries cannot be loaded into onnxrun (its custom ops are
+        registered through the C API, onnxrun_env_register_op): raises Unsupported."""
+        raise _onnxrun.Unsupported("cannot load the ONNX Runtime custom-op library %r: onnxrun "
+                                   "registers custom ops through its C API (onnxrun_env_register_op)"
+                                   % (library_path,))
+
     def _allows_newer_opset(self) -> bool:
         return bool(self.allow_newer_opset) or self._config.get(ALLOW_NEWER_OPSET_KEY) == "1"
 

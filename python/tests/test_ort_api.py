@@ -335,6 +335,9 @@ def test_every_ort_session_option_is_accepted():
         so.get_session_config_entry("nope")
     with pytest.raises(AttributeError):
         so.not_an_option = 1
+    so.disable_per_session_threads()
+    with pytest.raises(onnxrun.Unsupported, match="libcustom.so"):
+        so.register_custom_ops_library("libcustom.so")
     sess = onnxrun.InferenceSession(UPSAMPLER, so, ["CPUExecutionProvider"])
     assert sess.threads == 2
     back = sess.get_session_options()
