@@ -9,6 +9,7 @@ import time
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
+import numpy as np
 import numpy.typing as npt
 
 from . import _onnxrun
@@ -314,6 +315,12 @@ class InferenceSession:
         feed, names, placed = iobinding._bound()
         if not names:
             raise InvalidArgument("run_with_iobinding: no output is bound")
+        # The library writes bound outputs while it reads the inputs: they must not overlap.
+        for out_name, out in placed.items():
+            for in_name, value in feed.items():
+                if isinstance(value, np.ndarray) and np.may_share_memory(out, value):
+                    raise InvalidArgument("output %r is bound to memory that input %r also uses"
+                                          % (out_name, in_name))
         iobinding._set_results(self._run(names, feed, run_options, placed))
 
     def end_profiling(self) -> str:

@@ -309,6 +309,14 @@ def test_bad_bound_outputs_are_refused_and_leave_the_session_usable():
         binding.bind_ortvalue_output("upscaled", onnxrun.OrtValue(arr))
         with pytest.raises(ort_state.InvalidArgument, match=message):
             sess.run_with_iobinding(binding)
+    # an output bound over an input's memory is refused before anything runs
+    d2s = onnxrun.InferenceSession(d2s_model(TensorProto.FLOAT, [1, 4, 2, 2]))
+    buf = np.zeros(16, dtype=np.float32)
+    binding = d2s.io_binding()
+    binding.bind_cpu_input("x", buf.reshape(1, 4, 2, 2))
+    binding.bind_ortvalue_output("y", onnxrun.OrtValue(buf.reshape(1, 1, 4, 4)))
+    with pytest.raises(onnxrun.InvalidArgument, match="output 'y' is bound to memory that input 'x' also uses"):
+        d2s.run_with_iobinding(binding)
     np.testing.assert_array_equal(sess.run(None, {"image": x})[0], want)
 
 
