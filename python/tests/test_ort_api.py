@@ -188,6 +188,7 @@ def test_terminate_from_another_thread_cancels_the_run():
     assert "error" in box, "the run finished before terminate (make the input larger)"
     e = box["error"]
     assert isinstance(e, onnxrun.Cancelled) and isinstance(e, ort_state.Fail)
+    assert e.status == 9  # ONNXRUN_ERROR_CANCELLED
     assert "node 'up' (ConvTranspose)" in str(e)
     # While terminate is set, runs are refused at once; cleared, the session works again.
     with pytest.raises(onnxrun.Cancelled, match="terminate"):
