@@ -199,6 +199,25 @@ def test_terminate_from_another_thread_cancels_the_run():
     np.testing.assert_allclose(y, convt_reference(small, w, pad=1), rtol=1e-4, atol=1e-4)
 
 
+def test_terminate_stops_every_run_using_the_options():
+    """Two runs in flight on one session with the same RunOptions (two library sessions in
+    the pool while both run): one terminate stops both; a run with other options is not
+    touched."""
+    sess = onnxrun.InferenceSession(slow_convt(), threads=1)
+    big = {"x": np.ones((1, 64, 768, 768), dtype=np.float32)}
+    ro = onnxrun.RunOptions()
+    runs = [run_in_thread(sess, big, ro) for _ in range(2)]
+    while sess._sess.pool_size < 2 and all(t.is_alive() for t, _ in runs):
+        time.sleep(0.01)
+    ro.terminate = True
+    for t, box in runs:
+        t.join()
+    assert all(isinstance(box.get("error"), onnxrun.Cancelled) for _, box in runs), runs
+    other = onnxrun.RunOptions()
+    y, = sess.run(None, {"x": np.ones((1, 64, 2, 2), dtype=np.float32)}, other)
+    assert y.shape == (1, 64, 2, 2)
+
+
 def test_onnxrun_deadline_stops_a_long_run():
     sess = onnxrun.InferenceSession(slow_convt(), threads=1)
     ro = onnxrun.RunOptions()

@@ -1,9 +1,13 @@
 """Code written for ONNX Runtime runs unchanged with onnxrun substituted for it.
 
 Everything below the import line is written the way a test suite for onnxruntime is: only
-onnxruntime's API (InferenceSession with sess_options and providers, SessionOptions,
-GraphOptimizationLevel, get_inputs/get_outputs with .name/.type/.shape, run) plus onnx and
-numpy to read the test data. The one change is the import: `import onnxruntime as ort`
+onnxruntime's API (InferenceSession with sess_options and providers, SessionOptions and its
+tuning attributes, GraphOptimizationLevel, ExecutionMode, get_inputs/get_outputs with
+.name/.type/.shape, run, get_modelmeta, RunOptions, io_binding, OrtValue,
+run_with_ort_values, ort.capi.onnxruntime_pybind11_state's exception classes, threads on one
+session) plus onnx and numpy to read the test data. Two tests use what onnxrun adds and
+ONNX Runtime lacks, still through `ort`: the opset opt-in and sessions sent to a process
+pool (ONNX Runtime sessions do not pickle). The one change is the import: `import onnxruntime as ort`
 became `import onnxrun as ort`. (ONNX Runtime cannot be installed here, so the same code is
 not also run against it; it uses nothing that ONNX Runtime's Python API does not document.)
 """
