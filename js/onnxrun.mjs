@@ -415,13 +415,20 @@ class LocalSession {
 			const fresh = [];
 			try {
 				for (const [name, t] of Object.entries(feeds)) {
+					const old = this.bound.get(name);
+					if (old && this.refill(old, name, t)) { // same type and dims: the data copied in place
+						const pn = rt.cstr(name);
+						const st = m._onnxrun_session_set_input_by_name(this.session, pn, old);
+						m._free(pn);
+						if (st) throw new OnnxrunError(rt.status(st), rt.str(m._onnxrun_session_error(this.session)));
+						continue;
+					}
 					const h = this.tensorIn(name, t);
 					fresh.push(h);
 					const pn = rt.cstr(name);
 					const st = m._onnxrun_session_set_input_by_name(this.session, pn, h);
 					m._free(pn);
 					if (st) throw new OnnxrunError(rt.status(st), rt.str(m._onnxrun_session_error(this.session)));
-					const old = this.bound.get(name);
 					this.bound.set(name, h);
 					fresh.splice(fresh.indexOf(h), 1);
 					if (old) m._onnxrun_tensor_free(old);
@@ -445,6 +452,25 @@ class LocalSession {
 		});
 	}
 
+	// Copies the data of the JS tensor t into the library tensor h when both have the same
+	// numeric type and dims (a run with new values of the same shape: no allocation, no
+	// zero-fill); returns false otherwise.
+	refill(h, name, t) {
+		const rt = this.rt, m = rt.m, info = TYPES[t?.type];
+		if (!info || t.type === 'string' || !ArrayBuffer.isView(t.data) || !Array.isArray(t.dims)) return false;
+		if (m._onnxrun_tensor_dtype(h) !== info.code || m._onnxrun_tensor_rank(h) !== t.dims.length) return false;
+		const dims = new BigInt64Array(rt.memory.buffer, m._onnxrun_tensor_dims(h), t.dims.length);
+		if (!t.dims.every((d, i) => Number.isSafeInteger(d) && BigInt(d) === dims[i])) return false;
+		const size = t.dims.reduce((a, b) => a * b, 1);
+		if (isDetached(t.data, size))
+			throw argError(`input '${name}': the data's buffer is detached (transferred or freed since the tensor was made)`);
+		if (t.data.length !== size * info.per || !(t.data instanceof info.array || t.type === 'uint8' && t.data instanceof Uint8ClampedArray))
+			return false; // tensorIn reports it
+		if (size > 0)
+			rt.u8().set(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength), m._onnxrun_tensor_data(h));
+		return true;
+	}
+
 	// A library tensor holding a copy of the JS tensor t (fed as input `name`).
 	tensorIn(name, t) {
 		const rt = this.rt, m = rt.m;
@@ -456,6 +482,8 @@ class LocalSession {
 		const dims = [...t.dims], size = dims.reduce((a, b) => a * b, 1), data = t.data;
 		if (t.type === 'string' ? !Array.isArray(data) : !(ArrayBuffer.isView(data)))
 			throw argError(`${what}: no data`);
+		if (t.type !== 'string' && !(data instanceof info.array || t.type === 'uint8' && data instanceof Uint8ClampedArray))
+			throw argError(`${what}: a '${t.type}' tensor's data must be a ${info.array.name}, got ${data.constructor.name}`);
 		if (t.type !== 'string' && isDetached(data, size))
 			throw argError(`${what}: the data's buffer is detached (transferred or freed since the tensor was made)`);
 		if (data.length !== size * info.per)

@@ -174,21 +174,25 @@ export async function outputBits(url, dims) {
 }
 
 // Main-thread responsiveness during about a second of model work: requestAnimationFrame
-// timestamps are recorded while the session runs symbolic_batch with N scaled so one run takes
-// about `targetMs` (calibrated on this machine first). Returns the largest gap between frames.
-export async function frameGaps(proxy, targetMs = 1300) {
+// timestamps are recorded while the session runs symbolic_batch with batch N. N = 0: scaled so
+// one run takes about `targetMs` (calibrated on this machine first). Returns the largest gap
+// between frames and N.
+export async function frameGaps(proxy, batch = 0, targetMs = 1500) {
 	env.wasm.proxy = proxy;
 	const s = await InferenceSession.create('/models/symbolic_batch/model.onnx');
 	const input = (n) => ({ image: new Tensor('float32', new Float32Array(n * 192).fill(0.25), [n, 3, 8, 8]) });
-	let n = 64, t = 0;
-	for (;;) {
+	let n = batch || 64, t = 0;
+	while (!batch) {
 		const t0 = performance.now();
 		await s.run(input(n));
 		t = performance.now() - t0;
-		if (t >= targetMs / 4 || n >= 1 << 16) break;
+		if (t >= targetMs / 4 || n >= 1 << 16) {
+			n = Math.max(64, Math.min(1 << 16, Math.round(n * targetMs / t)));
+			break;
+		}
 		n *= 4;
 	}
-	n = Math.max(64, Math.min(1 << 16, Math.round(n * targetMs / t)));
+	await s.run(input(n)); // warm: memory grown, plan made
 	const feeds = input(n);
 	const frames = [];
 	let on = true;
