@@ -6,12 +6,15 @@
 //
 //   node bench/browser_bench.mjs [--threads 1,2] [--filter F] [--rounds R] [--min-ms MS]
 //                                [--warmup-ms WMS] [--models DIR] [--json FILE] [--chromium PATH]
+//                                [--keep-outputs 1]
 //
 // Per thread count a fresh page: onnxrun picks its build as a page would (1 thread: relaxed
 // SIMD where Chromium has it; 2 threads: the pthreads build), onnxruntime-web 1.30.0 gets
 // env.wasm.numThreads = T, graph optimisation 'all'. Per case and round each runtime warms up
 // for WMS ms (default 300), then times runs (performance.now() around `await run`, output
-// copied to JS included for both) until MS ms (default 500) and keeps the median; R rounds
+// copied to JS included for both; each output disposed before the next run, untimed) until
+// MS ms (default 500) and keeps the median (--keep-outputs 1: never disposed, so every run of
+// both gets a new output buffer); R rounds
 // (default 3) alternate which runtime goes first; the table gives the median of the round
 // medians. Outputs are compared (max |a - b| / max |b|; above 1e-3 fails). Needs js/dist
 // (js/tools/dist.sh), bench/build/models, and onnxruntime-web (`npm ci` in bench/) and
@@ -25,7 +28,7 @@ import { launch } from '../tests/web/run.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..');
 const opt = { threads: [1, 2], filter: '', rounds: 3, minMs: 500, warmupMs: 300, models: path.join(here, 'build', 'models'),
-	json: '', chromium: '/usr/bin/chromium' };
+	json: '', chromium: '/usr/bin/chromium', keep: false };
 for (let i = 2; i < process.argv.length; i += 2) {
 	const a = process.argv[i], v = process.argv[i + 1];
 	if (v === undefined) throw new Error(`missing value for ${a}`);
@@ -39,6 +42,7 @@ for (let i = 2; i < process.argv.length; i += 2) {
 	case '--models': opt.models = path.resolve(v); break;
 	case '--json': opt.json = v; break;
 	case '--chromium': opt.chromium = v; break;
+	case '--keep-outputs': opt.keep = v === '1'; break;
 	default: throw new Error(`unknown option ${a}`);
 	}
 }
@@ -70,7 +74,7 @@ try {
 			const dir = path.join(opt.models, meta.case);
 			const r = await page.evaluate(async (c) => (await import('/bench/browser_bench_page.mjs')).benchCase(c), {
 				modelUrl: rel(path.join(dir, 'model.onnx')), inputUrl: rel(path.join(dir, 'input.bin')), dims: meta.x, threads,
-				rounds: opt.rounds, minMs: opt.minMs, warmupMs: opt.warmupMs });
+				rounds: opt.rounds, minMs: opt.minMs, warmupMs: opt.warmupMs, keep: opt.keep });
 			const row = { case: meta.case, threads, ...r, ratio: r.ort_web_ms / r.onnxrun_ms };
 			results.push(row);
 			console.log(`| ${meta.case} | ${r.onnxrun_ms.toFixed(2)} | ${r.ort_web_ms.toFixed(2)} | ${row.ratio.toFixed(2)} | ` +
@@ -88,7 +92,7 @@ try {
 	await server.close();
 }
 if (opt.json)
-	writeFileSync(opt.json, JSON.stringify({ chromium: await Promise.resolve(opt.chromium), ort_web: ortVersion, rounds: opt.rounds,
-		min_ms: opt.minMs, warmup_ms: opt.warmupMs, results }, null, 1) + '\n');
+	writeFileSync(opt.json, JSON.stringify({ chromium: opt.chromium, ort_web: ortVersion, rounds: opt.rounds,
+		min_ms: opt.minMs, warmup_ms: opt.warmupMs, keep_outputs: opt.keep, results }, null, 1) + '\n');
 if (results.some((r) => !(r.max_rel_diff < 1e-3)))
 	process.exitCode = 1;

@@ -20,22 +20,26 @@ export async function setup({ threads, ortUrl, ortWasm }) {
 }
 
 // Runs fn for warm-up (at least 2 runs, warmupMs), then timed runs until minMs (at least 5);
-// returns the median and the last output.
-async function timeIt(fn, minMs, warmupMs) {
-	let out, t0 = performance.now(), n = 0;
-	while (n < 2 || performance.now() - t0 < warmupMs) { out = await fn(); n++; }
+// returns the median and the last output. Each output tensor is disposed before the next run,
+// untimed, as an application done with it would (ONNX Runtime Web's documentation asks for
+// it; onnxrun refills a disposed output's buffer). keep: never dispose (every output a new
+// buffer for both runtimes).
+async function timeIt(fn, minMs, warmupMs, keep) {
+	let out = null, t0 = performance.now(), n = 0;
+	while (n < 2 || performance.now() - t0 < warmupMs) { if (!keep) out?.dispose(); out = await fn(); n++; }
 	const times = [];
 	t0 = performance.now();
 	while (times.length < 5 || performance.now() - t0 < minMs) {
+		if (!keep) out.dispose();
 		const a = performance.now();
 		out = await fn();
 		times.push(performance.now() - a);
 	}
-	return { median: median(times), runs: times.length, out };
+	return { median: median(times), runs: times.length, out: out.data };
 }
 
 // One case: both sessions from the same model bytes and input; `rounds` alternating rounds.
-export async function benchCase({ modelUrl, inputUrl, dims, threads, rounds, minMs, warmupMs }) {
+export async function benchCase({ modelUrl, inputUrl, dims, threads, rounds, minMs, warmupMs, keep }) {
 	const bytes = new Uint8Array(await (await fetch(modelUrl)).arrayBuffer());
 	const x = new Float32Array(await (await fetch(inputUrl)).arrayBuffer());
 	const a = await onnxrun.InferenceSession.create(bytes, { intraOpNumThreads: threads });
@@ -43,19 +47,14 @@ export async function benchCase({ modelUrl, inputUrl, dims, threads, rounds, min
 		executionMode: 'sequential', intraOpNumThreads: threads, interOpNumThreads: 1 });
 	const fa = { [a.inputNames[0]]: new onnxrun.Tensor('float32', x, dims) };
 	const fb = { [b.inputNames[0]]: new ort.Tensor('float32', x, dims) };
-	const runA = async () => (await a.run(fa))[a.outputNames[0]].data;
-	const runB = async () => {
-		const r = await b.run(fb);
-		const t = r[b.outputNames[0]];
-		const d = t.data; // copied out of the wasm heap by ORT
-		t.dispose?.();
-		return d;
-	};
+	// The output tensor (its data already copied out of the wasm heap by both runtimes).
+	const runA = async () => (await a.run(fa))[a.outputNames[0]];
+	const runB = async () => (await b.run(fb))[b.outputNames[0]];
 	const ta = [], tb = [];
 	let ra, rb;
 	for (let r = 0; r < rounds; r++) {
-		if (r % 2 === 0) { ra = await timeIt(runA, minMs, warmupMs); rb = await timeIt(runB, minMs, warmupMs); }
-		else { rb = await timeIt(runB, minMs, warmupMs); ra = await timeIt(runA, minMs, warmupMs); }
+		if (r % 2 === 0) { ra = await timeIt(runA, minMs, warmupMs, keep); rb = await timeIt(runB, minMs, warmupMs, keep); }
+		else { rb = await timeIt(runB, minMs, warmupMs, keep); ra = await timeIt(runA, minMs, warmupMs, keep); }
 		ta.push(ra.median);
 		tb.push(rb.median);
 	}

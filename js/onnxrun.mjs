@@ -106,7 +106,33 @@ export class Tensor {
 	}
 
 	async getData() { return this.data; }
-	dispose() {}
+
+	// Ends the tensor's use: its data becomes empty. An output of a session (on the page's
+	// thread) hands its buffer back to the session, whose next run of the same output size
+	// fills it instead of a new one: a fresh multi-megabyte buffer costs its page faults on
+	// every run (docs/web.md).
+	dispose() {
+		const pool = RECYCLE.get(this);
+		if (pool && this.data?.buffer instanceof ArrayBuffer) pool.give(this.data.buffer);
+		RECYCLE.delete(this);
+		if (ArrayBuffer.isView(this.data)) this.data = new this.data.constructor(0);
+		else if (Array.isArray(this.data)) this.data = [];
+	}
+}
+
+// Output tensors -> the pool of the session that made them (see Tensor.dispose).
+const RECYCLE = new WeakMap();
+
+// Disposed output buffers of one session by byte length, a few per size.
+class BufferPool {
+	constructor() { this.free = new Map(); }
+	give(b) {
+		const list = this.free.get(b.byteLength) ?? [];
+		if (list.length < 2 && !list.includes(b)) list.push(b);
+		this.free.set(b.byteLength, list);
+	}
+	take(n) { return this.free.get(n)?.pop() ?? null; }
+	clear() { this.free.clear(); }
 }
 
 // Settings read when the first session is created (the build is chosen once per thread).
@@ -385,6 +411,7 @@ class LocalSession {
 	constructor(rt, envP, model, session, threads) {
 		Object.assign(this, { rt, envP, model, session, threads });
 		this.bound = new Map(); // input name -> tensor handle the session borrows
+		this.pool = new BufferPool(); // disposed outputs' buffers
 		const m = rt.m, p = rt.malloc(rt.L.infoSize);
 		const infos = (count, get) => {
 			const out = [];
@@ -538,12 +565,16 @@ class LocalSession {
 				data.push(dec.decode(u8.slice(sp, sp + n)));
 			}
 		} else {
-			// A new array filled with set() (not slice() of a view), which is fast on every engine.
-			data = new info.array(size * info.per);
+			// An array filled with set() (not slice() of a view, which some engines run element by
+			// element), in a disposed output's buffer when the session has one of that size.
+			const n = size * info.per, recycled = this.pool?.take(n * info.array.BYTES_PER_ELEMENT);
+			data = recycled ? new info.array(recycled) : new info.array(n);
 			if (size > 0)
 				new Uint8Array(data.buffer).set(new Uint8Array(rt.memory.buffer, p, data.byteLength));
 		}
-		return new Tensor(type, data, dims);
+		const t = new Tensor(type, data, dims);
+		if (this.pool && type !== 'string') RECYCLE.set(t, this.pool);
+		return t;
 	}
 
 	release() {
@@ -555,6 +586,7 @@ class LocalSession {
 			m._onnxrun_model_free(this.model);
 			m._onnxrun_env_free(this.envP);
 		});
+		this.pool.clear();
 		this.session = this.model = this.envP = 0;
 	}
 }

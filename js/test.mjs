@@ -45,11 +45,31 @@ expectClose(out.upscaled, want, 'upsampler test_data_set_0');
 
 // The same session with another input gives another output (nothing stale), and the first
 // input again gives the same bits.
-const zeros = await session.run({ image: new Tensor('float32', new Float32Array(3 * 32 * 32), [1, 3, 32, 32]) });
+const zerosIn = () => new Tensor('float32', new Float32Array(3 * 32 * 32), [1, 3, 32, 32]);
+const zeros = await session.run({ image: zerosIn() });
 assert.notDeepEqual(Array.from(zeros.upscaled.data.slice(0, 64)), Array.from(out.upscaled.data.slice(0, 64)));
 const again = await session.run({ image: x });
 assert.deepEqual(again.upscaled.data, out.upscaled.data);
 checks += 2;
+
+// Outputs are the caller's: a kept output keeps its values across later runs; a disposed
+// one hands its buffer to the next run of that size (refilled, right values) and is empty.
+{
+	const kept = (await session.run({ image: x })).upscaled;
+	const other = (await session.run({ image: zerosIn() })).upscaled;
+	assert.deepEqual(kept.data, out.upscaled.data);
+	const buf = other.data.buffer;
+	other.dispose();
+	assert.equal(other.data.length, 0);
+	const next = (await session.run({ image: x })).upscaled;
+	assert.equal(next.data.buffer, buf, 'the disposed output buffer is refilled');
+	expectClose(next, want, 'upsampler into a recycled buffer');
+	next.dispose();
+	next.dispose(); // twice: no second hand-back
+	const a1 = (await session.run({ image: x })).upscaled, a2 = (await session.run({ image: x })).upscaled;
+	assert.notEqual(a1.data.buffer, a2.data.buffer, 'one disposed buffer serves one run');
+	checks++;
+}
 
 // int64 through BigInt64Array, compared exactly (values beyond 2^53).
 {
