@@ -88,6 +88,13 @@ if [ "${WASM_STAGE:-}" != none ]; then
 	bash .ci/wasm.sh
 	wasm=1
 fi
+# The npm package in headless Chromium (.ci/web.sh; docs/web.md): three wasm builds, browser
+# tests, demo screenshot in build-web/artifacts/. WEB_STAGE=none skips it; counted with wasm.
+if [ "${WEB_STAGE:-}" != none ]; then
+	stage "WebAssembly in the browser (npm package, headless Chromium)"
+	bash .ci/web.sh
+	wasm=$((wasm + 1))
+fi
 
 windows=0
 if [ "${WINDOWS_STAGE:-}" != none ]; then

@@ -2,11 +2,11 @@
 # The WebAssembly build and its tests (README, Platforms: WebAssembly). Builds with Debian's
 # emscripten into build-wasm/: onnxrun.js + onnxrun.wasm (the CLI, run by node with the host's
 # files: `node build-wasm/onnxrun.js test DIR`), the cmocka tests as .js + .wasm, and
-# build-wasm/js/onnxrun_module.{js,wasm} for js/onnxrun.mjs. Then runs, under node:
+# build-wasm/js/onnxrun-simd.{mjs,wasm} for the npm package (js/). Then runs, under node:
 #  1. the CLI on the example model and `onnxrun test` over tests/data and models/;
 #  2. the cmocka suite through CTest (the ops' randomized tests, kernels on every ISA the
 #     build has: SIMD128 and scalar, conformance, loader, sessions), except WASM_SKIP below;
-#  3. the JavaScript wrapper's test (js/test.mjs).
+#  3. the npm package's test under node (js/test.mjs).
 # Dependencies: .ci/wasm_deps.sh (emscripten; protobuf-c and cmocka from Debian's sources).
 set -euo pipefail
 cd "$(dirname "$0")/.."

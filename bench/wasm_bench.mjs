@@ -10,7 +10,8 @@
 // times runs (process.hrtime.bigint around one run, output copied to JS included for both)
 // until MS ms (default 500; at least 5 runs) have passed, and keeps their median. R rounds
 // (default 3) alternate which runtime goes first; the table gives the median of the round
-// medians. onnxrun: js/onnxrun.mjs over build-wasm/js (single-threaded, SIMD128).
+// medians. onnxrun: the package (js/node.mjs) over build-wasm/js (onnxrun-simd: SIMD128,
+// single-threaded).
 // onnxruntime-web: numThreads 1, the wasm execution provider, graph optimisation 'all'.
 // The outputs of both are compared (max |a - b| / max |b|) so a wrong result cannot pass as
 // a fast one. Timings on a shared machine are indicative.
@@ -39,7 +40,9 @@ for (let i = 2; i < process.argv.length; i += 2) {
 	}
 }
 
-const { Onnxrun } = await import(path.join(root, 'js', 'onnxrun.mjs'));
+const onnxrun = await import(path.join(root, 'js', 'node.mjs'));
+onnxrun.env.wasm.wasmPaths = opt.module;
+onnxrun.env.wasm.forceBuild = 'simd';
 const ort = createRequire(import.meta.url)('onnxruntime-web');
 ort.env.wasm.numThreads = 1;
 ort.env.wasm.proxy = false;
@@ -75,12 +78,13 @@ for (const meta of cases) {
 	const bytes = readFileSync(path.join(dir, 'model.onnx'));
 	const raw = readFileSync(path.join(dir, 'input.bin'));
 	const x = new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
-	const s = await Onnxrun.load(bytes, { moduleDir: opt.module });
+	const s = await onnxrun.InferenceSession.create(bytes);
 	const inName = s.inputNames[0], outName = s.outputNames[0];
 	const o = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all',
 		executionMode: 'sequential', intraOpNumThreads: 1, interOpNumThreads: 1 });
 	const feeds = { [o.inputNames[0]]: new ort.Tensor('float32', x, meta.x) };
-	const runA = () => s.run({ [inName]: x }, { [inName]: meta.x })[outName].data;
+	const xa = new onnxrun.Tensor('float32', x, meta.x);
+	const runA = async () => (await s.run({ [inName]: xa }))[outName].data;
 	const runB = async () => {
 		const r = await o.run(feeds);
 		const t = r[o.outputNames[0]];
@@ -106,7 +110,7 @@ for (const meta of cases) {
 	results.push({ case: meta.case, onnxrun_ms: ma, ort_web_ms: mb, onnxrun_rounds: ta, ort_web_rounds: tb,
 		ratio: mb / ma, max_rel_diff: rel });
 	console.log(`| ${meta.case} | ${ma.toFixed(3)} | ${mb.toFixed(3)} | ${(mb / ma).toFixed(2)} | ${rel.toExponential(1)} |`);
-	s.free();
+	await s.release();
 	await o.release();
 }
 const slower = results.filter((r) => r.ratio <= 1).map((r) => r.case);

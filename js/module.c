@@ -11,7 +11,8 @@
 int32_t onnxrun_js_layout(int32_t i);
 
 /* Layout entry i: 0 sizeof(struct onnxrun_value_info), 1 its name offset, 2 dtype, 3 rank,
- * 4 dims; 5 sizeof(struct onnxrun_dim), 6 its value offset; -1 past the end. Pure. */
+ * 4 dims; 5 sizeof(struct onnxrun_dim), 6 its value offset, 7 its param offset; -1 past the
+ * end. Pure. */
 int32_t onnxrun_js_layout(int32_t i)
 {
 	static const int32_t layout[] = {
@@ -22,6 +23,7 @@ int32_t onnxrun_js_layout(int32_t i)
 		(int32_t)offsetof(struct onnxrun_value_info, dims),
 		(int32_t)sizeof(struct onnxrun_dim),
 		(int32_t)offsetof(struct onnxrun_dim, value),
+		(int32_t)offsetof(struct onnxrun_dim, param),
 	};
 	return i >= 0 && i < (int32_t)(sizeof layout / sizeof layout[0]) ? layout[i] : -1;
 }

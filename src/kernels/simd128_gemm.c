@@ -1,7 +1,7 @@
 /*
  * simd128_gemm.c - WebAssembly SIMD128 float32 micro-kernels: up to SIMD128_MR rows x 16 (or
- * 8, 4) columns. SIMD128 has no fused multiply-add (relaxed SIMD is not in every engine), so
- * a step is a multiply and an add per accumulator. The tile is 2 rows x 4 vectors: 8
+ * 8, 4) columns. SIMD128 has no fused multiply-add, so a step is a multiply and an add per
+ * accumulator (the relaxed SIMD build fuses them: SIMD128_MADD). The tile is 2 rows x 4 vectors: 8
  * accumulators, 4 B vectors and one broadcast A value. Engines on x86-64 hold v128 values in
  * the 16 xmm registers and need one more for each product; a tile of 12 accumulators (6 x 8)
  * spilled to the stack in V8 and ran at half the rate of this one, which also beat 4 x 8 and
@@ -12,11 +12,23 @@
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
 
+/* acc + a * b. Plain SIMD128: a multiply and an add (two roundings). The relaxed SIMD build
+ * (-mrelaxed-simd, js/CMakeLists.txt): f32x4.relaxed_madd, which engines run as one fused
+ * multiply-add where the CPU has FMA (one rounding) and as mul + add elsewhere; results
+ * differ from the plain build in the last bits (docs/web.md). clang 14 names it
+ * __builtin_wasm_fma_f32x4 and writes an early opcode that js/tools/relaxed_opcodes.mjs
+ * rewrites; operands in the final instruction's order: a * b + c. */
+#if defined(__wasm_relaxed_simd__)
+#define SIMD128_MADD(acc, a, b) __builtin_wasm_fma_f32x4((a), (b), (acc))
+#else
+#define SIMD128_MADD(acc, a, b) wasm_f32x4_add((acc), wasm_f32x4_mul((a), (b)))
+#endif
+
 #define SIMD128_MR 2 /* rows of the A panel (mr_max) */
 #define SIMD128_NV 4 /* vectors of 4 floats in a wide tile row (nr[0] = 16) */
 
 /* The tile's loop, B row p at the float pointer BROW(p): c[i*ldc + 4v + e] = sum over p,
- * ascending, of a[p*SIMD128_MR + i] * B[p][4v + e], one multiply and one add per step. mr
+ * ascending, of a[p*SIMD128_MR + i] * B[p][4v + e], one SIMD128_MADD per step. mr
  * and nv are constants once inlined, so the arrays live in registers. */
 #define TILE_LOOP(BROW)                                                                         \
 	v128_t acc[SIMD128_MR][SIMD128_NV];                                                     \
@@ -31,7 +43,7 @@
 		for (int i = 0; i < mr; i++) {                                                  \
 			const v128_t ai = wasm_v128_load32_splat(a + i);                        \
 			for (int v = 0; v < nv; v++)                                            \
-				acc[i][v] = wasm_f32x4_add(acc[i][v], wasm_f32x4_mul(ai, bv[v])); \
+				acc[i][v] = SIMD128_MADD(acc[i][v], ai, bv[v]);        \
 		}                                                                               \
 	}                                                                                       \
 	for (int i = 0; i < mr; i++)                                                            \
