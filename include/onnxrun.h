@@ -535,7 +535,8 @@ ONNXRUN_API void onnxrun_session_clear_cancel(struct onnxrun_session *session);
  * it started (CLOCK_MONOTONIC; prepare included) stops with ONNXRUN_ERROR_CANCELLED and the
  * message "node '<name>' (<op_type>): deadline of <budget> s exceeded ...". 0 (the default)
  * removes the budget. Call it between runs, from the thread that runs the session. Returns
- * OK or INVALID_ARGUMENT (session NULL). */
+ * OK or INVALID_ARGUMENT (session NULL); on a platform without a clock (bare metal before
+ * onnxrun_set_clock) a budget is UNSUPPORTED. */
 ONNXRUN_API enum onnxrun_status onnxrun_session_set_deadline(struct onnxrun_session *session,
                                                              uint64_t budget_us);
 
@@ -625,6 +626,22 @@ ONNXRUN_API enum onnxrun_status onnxrun_op_parallel_for(struct onnxrun_op_contex
 /* Nonzero once the current run must stop (cancel or deadline): an op with a long serial
  * loop may check it and return ONNXRUN_ERROR_CANCELLED. 0 outside compute. */
 ONNXRUN_API int onnxrun_op_should_stop(struct onnxrun_op_context *ctx);
+
+/* ------------------------------------------------------------------------------------------
+ * Microcontrollers (bare-metal builds, cmake/toolchains/cortex-m*.cmake; README,
+ * Microcontrollers). There is no operating system there: one thread (threads > 1 runs on
+ * one), no files (loading from a path, saving tensors and external data are UNSUPPORTED),
+ * no heap (give onnxrun_env_create an allocator, e.g. an arena below), and no clock unless
+ * the application sets one.
+ */
+
+/* Sets the clock the library measures deadlines and profiling with on a platform that has
+ * none (bare metal): now_ns(ctx) returns monotonic nanoseconds (e.g. from SysTick or the
+ * DWT cycle counter). NULL removes it. Without a clock, onnxrun_session_set_deadline is
+ * UNSUPPORTED and profiled node times are 0; cancelling works either way. Call it before
+ * creating sessions, not while a session runs. Returns OK, or UNSUPPORTED on platforms that
+ * have their own monotonic clock (POSIX, Windows), which is then kept. */
+ONNXRUN_API enum onnxrun_status onnxrun_set_clock(uint64_t (*now_ns)(void *ctx), void *ctx);
 
 #ifdef __cplusplus
 }

@@ -143,6 +143,8 @@ enum onnxrun_status onnxrun_session_set_threads(struct onnxrun_session *s, int t
 	if (threads < 1)
 		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "threads must be >= 1, not %d",
 		                     threads);
+	if (!ONNXRUN__OS_THREADS)
+		threads = 1; /* a platform without threads (bare metal) runs everything on the caller's */
 	if (!s->shared && threads != onnxrun__pool_threads(s->pool)) {
 		struct onnxrun__pool *p = NULL;
 		if (threads > 1 && onnxrun__pool_create(s->env, threads, &p))
@@ -203,6 +205,9 @@ enum onnxrun_status onnxrun_session_set_deadline(struct onnxrun_session *s, uint
 	if (!s)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;
 	onnxrun__err_clear(&s->err);
+	if (budget_us && !onnxrun__os_has_clock())
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_UNSUPPORTED,
+		                     "deadline: this platform has no clock; set one first (onnxrun_set_clock)");
 	s->budget_ns = budget_us > UINT64_MAX / 1000 ? UINT64_MAX / 2 : budget_us * 1000;
 	return ONNXRUN_OK;
 }
