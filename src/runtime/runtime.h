@@ -60,11 +60,33 @@ struct onnxrun_env {
 	                         * SIZE_MAX: never */
 };
 
-/* All library memory goes through these. Blocks are 64-byte aligned; the size is kept in a
+/* All library memory goes through these. Blocks are 64-byte aligned (16 on bare metal); the size is kept in a
  * header so onnxrun__free needs no size. malloc(0) returns a valid unique block. */
 ONNXRUN__HIDDEN void *onnxrun__malloc(const struct onnxrun_env *env, size_t size);
 ONNXRUN__HIDDEN void *onnxrun__calloc(const struct onnxrun_env *env, size_t count, size_t size);
 ONNXRUN__HIDDEN void onnxrun__free(const struct onnxrun_env *env, void *ptr);
+/* A session's workspace for what ops allocate while they compute (scratch, plans, packed
+ * copies): sized at prepare by a measuring pass, so that a run calls the env's allocator
+ * zero times. While a workspace is entered on a thread (onnxrun__workspace_enter), that
+ * thread's onnxrun__malloc takes blocks from it:
+ *  - measuring (ws->base NULL): blocks come from the env and ws->need tracks the bytes the
+ *    same calls would take from a workspace (bump order, last-in-first-out frees reused);
+ *  - running: blocks are bumped off ws->base; onnxrun__free of the newest returns it, of
+ *    others waits for onnxrun__workspace_reset. A call that does not fit falls back to the
+ *    env and is counted in ws->overflows (a sizing miss; tests check there is none).
+ * Other threads (the pool's workers) are not affected. */
+struct onnxrun__workspace {
+	unsigned char *base;
+	size_t size, used, need;
+	size_t overflows; /* running: calls that did not fit; measuring: allocations that failed */
+};
+ONNXRUN__HIDDEN void onnxrun__workspace_enter(struct onnxrun__workspace *ws);
+ONNXRUN__HIDDEN void onnxrun__workspace_leave(void);
+/* Leaves this thread's workspace and returns it (NULL if none), for allocations that outlive
+ * the node (string elements of outputs); onnxrun__workspace_enter(returned) goes back. */
+ONNXRUN__HIDDEN struct onnxrun__workspace *onnxrun__workspace_suspend(void);
+/* Bytes a block of size bytes takes from a workspace. */
+ONNXRUN__HIDDEN size_t onnxrun__workspace_block(size_t size);
 /* NULL-safe; copies len bytes and appends a NUL. */
 ONNXRUN__HIDDEN char *onnxrun__strndup(const struct onnxrun_env *env, const char *s, size_t len);
 ONNXRUN__HIDDEN char *onnxrun__strdup(const struct onnxrun_env *env, const char *s);

@@ -126,7 +126,12 @@ void onnxrun__tensor_strings_clear(struct onnxrun_tensor *t)
 enum onnxrun_status onnxrun__tensor_string_set(struct onnxrun_tensor *t, int64_t i, const char *data, size_t size)
 {
 	struct onnxrun_string *s = t->data;
+	/* an element outlives the node that sets it: never from a workspace (so a run making
+	 * string outputs allocates their elements) */
+	struct onnxrun__workspace *ws = onnxrun__workspace_suspend();
 	char *copy = onnxrun__strndup(t->env, data, size);
+	if (ws)
+		onnxrun__workspace_enter(ws);
 	if (!copy)
 		return ONNXRUN_ERROR_OUT_OF_MEMORY;
 	onnxrun__free(t->env, s[i].data);
