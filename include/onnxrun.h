@@ -245,6 +245,16 @@ ONNXRUN_API enum onnxrun_status onnxrun_model_load_file(struct onnxrun_env *env,
 ONNXRUN_API enum onnxrun_status onnxrun_model_load_buffer(struct onnxrun_env *env, const void *data,
                                                           size_t size, const char *base_dir,
                                                           struct onnxrun_model **out);
+/* Loads from caller bytes that stay valid and unchanged for the model's lifetime (e.g. a
+ * const array in a microcontroller's flash, as onnxrun --c-array writes it): float32
+ * initializers stored as raw_data are read where they are, never copied, when they sit at
+ * a 4-byte-aligned address (on 32-bit Arm; anywhere elsewhere); nothing else of the buffer
+ * is kept. To get them aligned, align the buffer to 64 bytes (onnxrun --c-array does) and
+ * keep the model as onnx.save writes it (the writer places raw_data where it falls;
+ * unaligned ones are copied, costing RAM, not correctness). External data is refused
+ * (INVALID_MODEL; UNSUPPORTED on bare metal). Same statuses as onnxrun_model_load_buffer. */
+ONNXRUN_API enum onnxrun_status onnxrun_model_load_borrowed(struct onnxrun_env *env, const void *data,
+                                                            size_t size, struct onnxrun_model **out);
 /* Frees a model; every session created from it must be freed first. NULL does nothing. */
 ONNXRUN_API void onnxrun_model_free(struct onnxrun_model *model);
 

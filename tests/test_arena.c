@@ -274,6 +274,162 @@ static void test_every_dtype_runs_without_allocating(void **state)
 	run_built(MB_FLOAT16, 2, true);
 }
 
+/* ---- borrowed model bytes ---- */
+
+struct live {
+	long long bytes;
+};
+
+static void *live_alloc(void *ctx, size_t size, size_t align)
+{
+	struct live *l = ctx;
+	void *p = NULL;
+	if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1))
+		return NULL;
+	l->bytes += (long long)size;
+	return p;
+}
+
+static void live_free(void *ctx, void *ptr, size_t size)
+{
+	struct live *l = ctx;
+	l->bytes -= (long long)size;
+	free(ptr);
+}
+
+/* A float32 ConvTranspose with 64 KiB of weights: loaded borrowed, the weights are not in
+ * the allocator's memory (read from the buffer), the outputs equal those of a copying load
+ * bit for bit; at every offset of the buffer on hosts that read unaligned floats, at the
+ * aligned one elsewhere. */
+static void test_borrowed_load_reads_weights_in_place(void **state)
+{
+	static const int64_t xd[4] = { 1, 64, 4, 4 }, wd[4] = { 64, 32, 3, 3 };
+	static float w[64 * 32 * 9], x[64 * 16];
+	Onnx__ModelProto *m = mb_model(8);
+	Onnx__TensorProto *t;
+	Onnx__NodeProto *n;
+	uint8_t *bytes, *shifted;
+	size_t size;
+	(void)state;
+	for (size_t i = 0; i < sizeof w / sizeof *w; i++)
+		w[i] = (float)((int)(i * 7919 % 201) - 100) / 128.0f;
+	for (size_t i = 0; i < sizeof x / sizeof *x; i++)
+		x[i] = (float)((int)(i * 104729 % 97) - 48) / 64.0f;
+	mb_opset(m, "", 13);
+	mb_input(m, "x", MB_FLOAT, "1,64,4,4");
+	t = mb_tensor("w", MB_FLOAT, 4, wd);
+	mb_tensor_raw(t, w, sizeof w);
+	mb_add_initializer(m, t);
+	mb_output(m, "y", MB_FLOAT, NULL);
+	n = mb_node(m, "up", "ConvTranspose", "", "x,w", "y");
+	mb_attr_ints(n, "strides", MB_INTS(2, 2));
+	bytes = mb_pack(m, &size);
+	mb_free(m);
+	shifted = malloc(size + 8);
+	assert_non_null(shifted);
+	for (int offset = 0; offset < 4; offset++) {
+		struct live l = { 0 };
+		struct onnxrun_allocator a = { &l, live_alloc, live_free };
+		struct onnxrun_env *env;
+		struct onnxrun_model *copied, *borrowed;
+		struct onnxrun_tensor *tx;
+		long long after_copy, after_borrow;
+		float y[2][32 * 9 * 9];
+		memcpy(shifted + offset, bytes, size);
+		assert_int_equal(onnxrun_env_create(&a, &env), ONNXRUN_OK);
+		assert_int_equal(onnxrun_model_load_buffer(env, shifted + offset, size, NULL, &copied), ONNXRUN_OK);
+		after_copy = l.bytes;
+		assert_int_equal(onnxrun_model_load_borrowed(env, shifted + offset, size, &borrowed), ONNXRUN_OK);
+		after_borrow = l.bytes - after_copy;
+		/* both keep the packed panels; the weights themselves are released either way */
+		assert_true(after_borrow <= after_copy);
+		assert_int_equal(onnxrun_tensor_wrap(env, ONNXRUN_DTYPE_FLOAT, 4, xd, x, sizeof x, &tx), ONNXRUN_OK);
+		for (int k = 0; k < 2; k++) {
+			struct onnxrun_session *s;
+			const struct onnxrun_tensor *out;
+			assert_int_equal(onnxrun_session_create(k ? borrowed : copied, &s), ONNXRUN_OK);
+			assert_int_equal(onnxrun_session_set_input(s, 0, tx), ONNXRUN_OK);
+			assert_int_equal(onnxrun_session_run(s), ONNXRUN_OK);
+			assert_int_equal(onnxrun_session_output(s, 0, &out), ONNXRUN_OK);
+			assert_int_equal(onnxrun_tensor_nbytes(out), sizeof y[k]);
+			memcpy(y[k], onnxrun_tensor_data(out), sizeof y[k]);
+			onnxrun_session_free(s);
+		}
+		assert_memory_equal(y[0], y[1], sizeof y[0]);
+		onnxrun_tensor_free(tx);
+		onnxrun_model_free(borrowed);
+		onnxrun_model_free(copied);
+		onnxrun_env_free(env);
+		assert_int_equal(l.bytes, 0);
+	}
+	free(shifted);
+	free(bytes);
+}
+
+/* An initializer no op packs (DepthToSpace's input here, 64 KiB): the borrowed load keeps
+ * none of its bytes, the copying one all. */
+static void test_borrowed_load_keeps_no_copy(void **state)
+{
+	static const int64_t cd[4] = { 1, 64, 16, 16 };
+	static float c[64 * 256];
+	Onnx__ModelProto *m = mb_model(8);
+	Onnx__TensorProto *t;
+	uint8_t *bytes, *shifted;
+	size_t size;
+	(void)state;
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++)
+		c[i] = (float)i;
+	mb_opset(m, "", 13);
+	t = mb_tensor("c", MB_FLOAT, 4, cd);
+	mb_tensor_raw(t, c, sizeof c);
+	mb_add_initializer(m, t);
+	mb_output(m, "y", MB_FLOAT, NULL);
+	mb_attr_int(mb_node(m, "d2s", "DepthToSpace", "", "c", "y"), "blocksize", 2);
+	bytes = mb_pack(m, &size);
+	mb_free(m);
+	shifted = malloc(size + 8);
+	assert_non_null(shifted);
+	for (int offset = 0; offset < 4; offset++) {
+		struct live l = { 0 };
+		struct onnxrun_allocator a = { &l, live_alloc, live_free };
+		struct onnxrun_env *env;
+		struct onnxrun_model *copied, *borrowed;
+		long long after_copy, after_borrow;
+		memcpy(shifted + offset, bytes, size);
+		assert_int_equal(onnxrun_env_create(&a, &env), ONNXRUN_OK);
+		assert_int_equal(onnxrun_model_load_buffer(env, shifted + offset, size, NULL, &copied), ONNXRUN_OK);
+		after_copy = l.bytes;
+		assert_int_equal(onnxrun_model_load_borrowed(env, shifted + offset, size, &borrowed), ONNXRUN_OK);
+		after_borrow = l.bytes - after_copy;
+		print_message("offset %d: copying load keeps %lld bytes, borrowed %lld\n", offset, after_copy,
+		              after_borrow);
+		assert_true(after_copy - after_borrow >= (long long)sizeof c);
+		onnxrun_model_free(borrowed);
+		onnxrun_model_free(copied);
+		onnxrun_env_free(env);
+	}
+	free(shifted);
+	free(bytes);
+}
+
+/* External data needs a folder: a borrowed load has none. */
+static void test_borrowed_load_refuses_external_data(void **state)
+{
+	struct onnxrun_env *env;
+	struct onnxrun_model *m = NULL;
+	FILE *f = fopen(ONNXRUN_MODELS_DIR "/external_data/model.onnx", "rb");
+	unsigned char buf[1 << 16];
+	size_t n;
+	(void)state;
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof buf, f);
+	fclose(f);
+	assert_int_equal(onnxrun_env_create(NULL, &env), ONNXRUN_OK);
+	assert_int_equal(onnxrun_model_load_borrowed(env, buf, n, &m), ONNXRUN_ERROR_INVALID_MODEL);
+	assert_non_null(strstr(onnxrun_env_error(env), "external data"));
+	onnxrun_env_free(env);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +438,9 @@ int main(void)
 		cmocka_unit_test(test_bundled_models_run_without_allocating),
 		cmocka_unit_test(test_conformance_cases_run_without_allocating),
 		cmocka_unit_test(test_every_dtype_runs_without_allocating),
+		cmocka_unit_test(test_borrowed_load_reads_weights_in_place),
+		cmocka_unit_test(test_borrowed_load_keeps_no_copy),
+		cmocka_unit_test(test_borrowed_load_refuses_external_data),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

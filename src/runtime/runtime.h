@@ -189,6 +189,9 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_new(const struct onnxrun_env
 /* Frees (or unmaps) a tensor's data and leaves data NULL; dtype, dims and nbytes stay. */
 ONNXRUN__HIDDEN void onnxrun__tensor_release_data(struct onnxrun_tensor *t);
 /* Copies a pending initializer's bytes into owned, aligned data (no-op when not pending). */
+/* A pending initializer of a borrowed model: its data becomes the caller's bytes (not
+ * owned, never written). */
+ONNXRUN__HIDDEN void onnxrun__tensor_borrow_pending(struct onnxrun_tensor *t);
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_materialize(struct onnxrun_tensor *t,
                                                                 struct onnxrun__err *err);
 /* Byte size of numel elements of dtype; false on overflow (of size_t: on a 32-bit host
@@ -196,6 +199,14 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_materialize(struct onnxrun_t
  * ONNXRUN__SIZE_T_NOTE so that a 32-bit user sees why. */
 #define ONNXRUN__SIZE_T_NOTE " (more than a %d-bit size_t holds)"
 #define ONNXRUN__SIZE_T_BITS ((int)(sizeof(size_t) * 8))
+/* Whether float data must be aligned to its size to be read in place: 32-bit Arm traps
+ * unaligned floating-point loads and 64-bit (ldrd/strd) ones (Cortex-M: a fault). Elsewhere
+ * unaligned float32 in a model buffer is read where it is. */
+#if defined(__arm__) || defined(ONNXRUN_BAREMETAL)
+#define ONNXRUN__STRICT_ALIGNMENT 1
+#else
+#define ONNXRUN__STRICT_ALIGNMENT 0
+#endif
 ONNXRUN__HIDDEN bool onnxrun__tensor_bytes(enum onnxrun_dtype dtype, int64_t numel, size_t *out);
 /* Sets element i of a STRING tensor to a copy of (data, size); frees the old one. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_string_set(struct onnxrun_tensor *t, int64_t i,
@@ -361,6 +372,7 @@ struct onnxrun_model {
 	 * outputs' types guessed); the model answers queries but never runs
 	 * (onnxrun__graph_infer_node refuses it) and its ops' init was not called. */
 	bool inspect_only;
+	bool borrowed; /* onnxrun_model_load_borrowed: float32 initializers stay in the caller's bytes */
 	size_t n_unsupported;
 	size_t *unsupported; /* node indices (execution order) of those nodes, in file order */
 };

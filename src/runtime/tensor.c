@@ -196,6 +196,15 @@ void onnxrun__tensor_release_data(struct onnxrun_tensor *t)
 	t->pending = NULL;
 }
 
+void onnxrun__tensor_borrow_pending(struct onnxrun_tensor *t)
+{
+	if (!t->pending)
+		return;
+	t->data = (void *)(uintptr_t)t->pending; /* read only: tensors of a model are never written */
+	t->owns_data = false;
+	t->pending = NULL;
+}
+
 enum onnxrun_status onnxrun__tensor_materialize(struct onnxrun_tensor *t, struct onnxrun__err *err)
 {
 	void *p;
