@@ -81,6 +81,15 @@ static int split_cmdline(void)
 			p++;
 	}
 	argv_buf[argc] = NULL;
+	/* leading NAME=VALUE words (after the program's name) set the environment, as a shell
+	 * would: `qemu-run.sh BOARD fw.elf ONNXRUN_RANDOM_SCALE=0.25 args...` */
+	while (argc > 1 && strchr(argv_buf[1], '=') && argv_buf[1][0] != '=') {
+		char *eq = strchr(argv_buf[1], '=');
+		*eq = '\0';
+		setenv(argv_buf[1], eq + 1, 1);
+		memmove(argv_buf + 1, argv_buf + 2, (size_t)argc * sizeof *argv_buf); /* the NULL too */
+		argc--;
+	}
 	return argc;
 }
 
