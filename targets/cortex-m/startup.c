@@ -8,6 +8,7 @@
  *
  * The symbols come from the linker script (cortex-m.ld, included by the board's script).
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,10 @@ void __libc_init_array(void);
 void Reset_Handler(void);
 void Fault_Handler(void);
 void Default_Handler(void);
+/* The firmware may define these (e.g. SysTick_Handler counting timer wraps). */
+void SysTick_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void PendSV_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void SVC_Handler(void) __attribute__((weak, alias("Default_Handler")));
 
 #define STACK_PAINT 0xa5a5a5a5u
 
@@ -44,11 +49,11 @@ __attribute__((section(".vectors"), used)) static void (*const vectors[16])(void
 	Fault_Handler,   /* UsageFault */
 	Fault_Handler,   /* SecureFault (ARMv8-M) */
 	0, 0, 0,
-	Default_Handler, /* SVCall */
+	SVC_Handler,
 	Default_Handler, /* DebugMonitor */
 	0,
-	Default_Handler, /* PendSV */
-	Default_Handler, /* SysTick */
+	PendSV_Handler,
+	SysTick_Handler,
 };
 
 /* newlib's __libc_init_array and __libc_fini_array call these (crti.o's, which a firmware
