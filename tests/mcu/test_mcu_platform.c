@@ -20,7 +20,8 @@ static uint64_t ticking_clock(void *ctx)
 
 int main(int argc, char **argv)
 {
-	static _Alignas(16) unsigned char arena[2u << 20];
+	const size_t arena_size = 2u << 20;
+	unsigned char *arena = mcu_big_alloc(arena_size, 16);
 	struct onnxrun_allocator alloc;
 	struct onnxrun_env *env = NULL;
 	struct onnxrun_model *model = NULL;
@@ -34,7 +35,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	CHECK(onnxrun_env_create(NULL, &env) == ONNXRUN_ERROR_OUT_OF_MEMORY, "no heap: the default allocator has nothing");
-	CHECK(onnxrun_arena_init(&alloc, arena, sizeof arena) == ONNXRUN_OK, "arena");
+	CHECK(onnxrun_arena_init(&alloc, arena, arena_size) == ONNXRUN_OK, "arena");
 	CHECK(onnxrun_env_create(&alloc, &env) == ONNXRUN_OK, "env");
 
 	CHECK(onnxrun_model_load_file(env, argv[2], &model) == ONNXRUN_ERROR_UNSUPPORTED, "load from a path");
