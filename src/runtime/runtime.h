@@ -30,7 +30,14 @@
 
 /* ---- errors ---------------------------------------------------------------------------- */
 
+/* Message buffers: in the env, each session and on the stack of the calls that format one;
+ * on bare metal, where RAM and the stack are counted in KiB, shorter (longer messages are
+ * cut). */
+#ifdef ONNXRUN_BAREMETAL
+#define ONNXRUN__ERR_LEN 256
+#else
 #define ONNXRUN__ERR_LEN 1024
+#endif
 
 struct onnxrun__err {
 	char msg[ONNXRUN__ERR_LEN];
