@@ -10,6 +10,9 @@
 #     (test_mcu_arena), the platform's refusals (test_mcu_platform), and the op tests of
 #     tests/ at ONNXRUN_RANDOM_SCALE=0.1 (ConvTranspose float32/float16/bfloat16/float64,
 #     DepthToSpace of every dtype);
+#   - `onnxrun --info` (a host build) on the upsampler: its arena figure for a 32-bit
+#     bare-metal build must be an upper bound of test_mcu_arena's measured high-water mark,
+#     at most 10% above;
 #   - `arm-none-eabi-nm -u libonnxrun.a` names no malloc, calloc, realloc, free or
 #     posix_memalign;
 #   - examples/mcu built by its documented command and run: it must print PASS;
@@ -24,6 +27,14 @@ jobs=$(nproc)
 [ "$jobs" -gt 2 ] && jobs=2
 
 bash .ci/mcu_deps.sh build-mcu/deps
+
+echo "== mcu: host CLI (onnxrun --info: the arena a 32-bit bare-metal build needs)"
+cmake -S . -B build-mcu/host -DCMAKE_BUILD_TYPE=Release -DONNXRUN_BUILD_TESTS=OFF >/dev/null
+cmake --build build-mcu/host -j"$jobs" --target onnxrun_cli >/dev/null
+up=models/upsampler
+estimate=$(build-mcu/host/onnxrun --info $up/model.onnx |
+	sed -n 's/^arena for a 32-bit bare-metal build (load + one session): \([0-9]*\) bytes.*/\1/p')
+echo "onnxrun --info $up/model.onnx: $estimate bytes"
 
 for cpu in ${MCU_BOARDS:-cortex-m4 cortex-m55}; do
 	case $cpu in
@@ -54,6 +65,10 @@ for cpu in ${MCU_BOARDS:-cortex-m4 cortex-m55}; do
 
 	echo "== mcu: $cpu: tests under qemu-system-arm -machine $board"
 	(cd "$build" && ctest --output-on-failure -j"$jobs" --timeout 600)
+	echo "== mcu: $cpu: the --info estimate against the measured arena"
+	targets/cortex-m/qemu-run.sh "$board" "$build/tests/mcu/test_mcu_arena.elf" $up/model.onnx \
+		$up/test_data_set_0/input_0.pb $up/test_data_set_0/output_0.pb "$estimate" | tee "$build/arena.out"
+	grep -qx "arena PASS" "$build/arena.out"
 done
 
 if [[ " ${MCU_BOARDS:-cortex-m4} " == *" cortex-m4 "* ]]; then

@@ -197,6 +197,9 @@ void cli_write_xml(FILE *f, const char *s, int attr);
 void cli_write_json_string(FILE *f, const char *s);
 void cli_write_dot_text(FILE *f, const char *s);
 
+/* arena_estimate.c: the arena bytes of a 32-bit bare-metal build (--info); 0 or -1 */
+int cli_arena_estimate(const struct cli_options *opts, size_t *bytes);
+
 /* c_array.c */
 int cli_write_c_array(const struct cli_options *opts);
 
