@@ -310,6 +310,7 @@ static enum onnxrun_status check_location(struct decode *d, const char *loc, str
 	return ONNXRUN_OK;
 }
 
+#if ONNXRUN__OS_FILES
 /* Resolves base_dir/loc into *resolved (malloc'd) and checks, after following symlinks,
  * that it is still inside base_dir. */
 static enum onnxrun_status resolve_location(struct decode *d, const char *base_dir, const char *loc,
@@ -388,7 +389,7 @@ static enum onnxrun_status open_external(struct decode *d, const char *base_dir,
 		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s' is not a regular file",
 		                   k.location);
 	}
-	d->ext = fopen(resolved, "rb");
+	d->ext = onnxrun__os_fopen(resolved, "rb");
 	free(resolved);
 	if (!d->ext)
 		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s': %s", k.location,
@@ -398,6 +399,20 @@ static enum onnxrun_status open_external(struct decode *d, const char *base_dir,
 		                   k.location);
 	return check_ext_range(d, &k, fsize, err);
 }
+#else
+/* No files (bare metal): external data cannot be read. */
+static enum onnxrun_status open_external(struct decode *d, const char *base_dir, struct onnxrun__err *err)
+{
+	struct ext_keys k;
+	enum onnxrun_status st;
+	(void)base_dir;
+	if ((st = parse_ext_keys(d, &k, err)) || (st = check_location(d, k.location, err)))
+		return st;
+	return tensor_fail(err, ONNXRUN_ERROR_UNSUPPORTED, d,
+	                   "has external data, which this platform cannot read (no file system): "
+	                   "keep the weights inside the model (onnx.save with save_as_external_data=False)");
+}
+#endif
 
 /* Decides where the data comes from and checks its size, before anything is allocated. */
 static enum onnxrun_status pick_source(struct decode *d, const char *base_dir, struct onnxrun__err *err)
@@ -491,12 +506,14 @@ static enum onnxrun_status fill(const struct decode *d, struct onnxrun_tensor *t
 			                               tp->string_data[i].len))
 				return tensor_fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, d, "out of memory");
 		return ONNXRUN_OK;
+#if ONNXRUN__OS_FILES
 	case SRC_EXTERNAL:
 		if (fread(t->data, 1, d->nbytes, d->ext) != d->nbytes)
 			return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s': %s",
 			                   d->ext_location, ferror(d->ext) ? strerror(errno) : "short read");
 		onnxrun__le_copy(t->data, t->data, d->nbytes, t->dtype);
 		break;
+#endif
 	default:
 		fill_typed(t, tp);
 		return ONNXRUN_OK;
@@ -584,6 +601,16 @@ static enum onnxrun_status make_tensor(const struct onnxrun_env *env, struct dec
 	return ONNXRUN_OK;
 }
 
+static void close_external(struct decode *d)
+{
+#if ONNXRUN__OS_FILES
+	if (d->ext)
+		fclose(d->ext);
+#else
+	(void)d;
+#endif
+}
+
 static enum onnxrun_status from_proto(const struct onnxrun_env *env, const Onnx__TensorProto *tp,
                                       Onnx__TensorProto *take, bool borrow, const char *base_dir,
                                       struct onnxrun__mem_budget *budget, struct onnxrun__err *err,
@@ -605,13 +632,11 @@ static enum onnxrun_status from_proto(const struct onnxrun_env *env, const Onnx_
 	}
 	if (!d.in_place && (st = fill(&d, t, err)))
 		goto fail;
-	if (d.ext)
-		fclose(d.ext);
+	close_external(&d);
 	*out = t;
 	return ONNXRUN_OK;
 fail:
-	if (d.ext)
-		fclose(d.ext);
+	close_external(&d);
 	onnxrun_tensor_free(t);
 	return st;
 }

@@ -6,6 +6,11 @@
  * threads, clocks and the terminal only through it; everything else is portable C11.
  * It depends on nothing else of onnxrun's.
  *
+ * baremetal.c is the layer of a microcontroller without an operating system (the build
+ * defines ONNXRUN_BAREMETAL, cmake/toolchains/cortex-m*.cmake): no files, folders, mappings,
+ * threads, signals or terminal (those calls fail with errno ENOSYS), no heap, one thread,
+ * and a clock only when the application sets one (onnxrun__os_set_clock).
+ *
  * Paths are byte strings handed to the C library as they are (on Windows: in the process's
  * code page, as fopen takes them). Functions returning int give 0 on success and -1 on
  * failure with errno set, unless said otherwise.
@@ -24,7 +29,17 @@
 #define ONNXRUN__OS_HIDDEN __attribute__((visibility("hidden")))
 #endif
 
-#ifndef _WIN32
+/* ONNXRUN__OS_THREADS: whether the platform has threads (0: one thread, the pool compiles to
+ * inline runs). ONNXRUN__OS_FILES: whether it has files and folders. */
+#ifdef ONNXRUN_BAREMETAL
+#define ONNXRUN__OS_THREADS 0
+#define ONNXRUN__OS_FILES 0
+#else
+#define ONNXRUN__OS_THREADS 1
+#define ONNXRUN__OS_FILES 1
+#endif
+
+#if !defined(_WIN32) && !defined(ONNXRUN_BAREMETAL)
 #include <pthread.h>
 #endif
 
@@ -61,6 +76,8 @@ ONNXRUN__OS_HIDDEN bool onnxrun__os_is_dir(const char *path);
 ONNXRUN__OS_HIDDEN int onnxrun__os_fileno(FILE *f);
 /* fseek to a 64-bit offset from the start. */
 ONNXRUN__OS_HIDDEN int onnxrun__os_fseek_set(FILE *f, int64_t offset);
+/* fopen; NULL with errno ENOSYS where there are no files. */
+ONNXRUN__OS_HIDDEN FILE *onnxrun__os_fopen(const char *path, const char *mode);
 /* Creates one folder (its parent must exist); the permissions are the user's default. */
 ONNXRUN__OS_HIDDEN int onnxrun__os_mkdir(const char *path);
 
@@ -99,7 +116,13 @@ ONNXRUN__OS_HIDDEN bool onnxrun__os_path_inside(const char *dir, const char *pat
 
 /* ---- threads ---- */
 
-#ifdef _WIN32
+#if defined(ONNXRUN_BAREMETAL)
+/* One thread: locks and conditions do nothing, threads cannot start. */
+typedef struct { int unused; } onnxrun__os_mutex;
+typedef struct { int unused; } onnxrun__os_cond;
+typedef struct { int done; } onnxrun__os_once;
+#define ONNXRUN__OS_ONCE_INIT { 0 }
+#elif defined(_WIN32)
 /* SRWLOCK, CONDITION_VARIABLE and INIT_ONCE are each one pointer (win32.c checks). */
 typedef struct { void *p; } onnxrun__os_mutex;
 typedef struct { void *p; } onnxrun__os_cond;
@@ -115,9 +138,9 @@ typedef pthread_once_t onnxrun__os_once;
 struct onnxrun__os_thread {
 	void (*fn)(void *arg);
 	void *arg;
-#ifdef _WIN32
+#if defined(_WIN32)
 	void *handle;
-#else
+#elif !defined(ONNXRUN_BAREMETAL)
 	pthread_t th;
 #endif
 };
@@ -143,8 +166,14 @@ ONNXRUN__OS_HIDDEN void onnxrun__os_call_once(onnxrun__os_once *once, void (*fn)
 
 /* ---- system ---- */
 
-/* Monotonic time in nanoseconds from an arbitrary start. */
+/* Monotonic time in nanoseconds from an arbitrary start (0 where there is no clock). */
 ONNXRUN__OS_HIDDEN uint64_t onnxrun__os_now_ns(void);
+/* Whether onnxrun__os_now_ns measures time: always on POSIX and Windows; on bare metal once
+ * the application has set a clock. */
+ONNXRUN__OS_HIDDEN bool onnxrun__os_has_clock(void);
+/* Sets the clock of a platform without one (bare metal): now_ns(ctx) gives monotonic
+ * nanoseconds; NULL removes it. 0 when set, -1 where the platform has its own clock. */
+ONNXRUN__OS_HIDDEN int onnxrun__os_set_clock(uint64_t (*now_ns)(void *ctx), void *ctx);
 /* Processors online, at least 1. */
 ONNXRUN__OS_HIDDEN int onnxrun__os_cpu_count(void);
 /* Level-1 data cache (level 1) or level-2 cache (level 2) size in bytes where the C library

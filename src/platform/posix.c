@@ -346,3 +346,20 @@ void onnxrun__os_on_interrupt(void (*fn)(int))
 	sa.sa_handler = fn;
 	sigaction(SIGINT, &sa, NULL);
 }
+
+FILE *onnxrun__os_fopen(const char *path, const char *mode)
+{
+	return fopen(path, mode);
+}
+
+bool onnxrun__os_has_clock(void)
+{
+	return true;
+}
+
+int onnxrun__os_set_clock(uint64_t (*now_ns)(void *ctx), void *ctx)
+{
+	(void)now_ns;
+	(void)ctx;
+	return -1; /* the system's monotonic clock is used */
+}

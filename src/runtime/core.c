@@ -7,12 +7,85 @@
 
 #include "runtime.h"
 
+#ifdef ONNXRUN_BAREMETAL
+/* newlib as Debian builds it for arm-none-eabi has no C99 length modifiers in printf (%zu
+ * prints "zu"): each conversion is handed to vsnprintf alone, z/j/t rewritten to the
+ * integer type of the same width. Floating point still goes through newlib's %g. */
+int onnxrun__vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	size_t at = 0;
+	char spec[32];
+	if (!size)
+		return 0;
+	buf[0] = '\0';
+	for (const char *p = fmt; *p && at + 1 < size;) {
+		size_t n = 0;
+		int w;
+		bool zjt = false;
+		if (*p != '%' || p[1] == '%') {
+			buf[at++] = *p;
+			p += *p == '%' ? 2 : 1;
+			buf[at] = '\0';
+			continue;
+		}
+		spec[n++] = *p++;
+		while (*p && strchr("-+ #0123456789.*", *p) && n < sizeof spec - 4)
+			spec[n++] = *p++;
+		if (*p == 'z' || *p == 'j' || *p == 't') {
+			zjt = true;
+			p++;
+		}
+		while (*p && strchr("hlLq", *p) && n < sizeof spec - 3)
+			spec[n++] = *p++;
+		if (!*p)
+			break;
+		spec[n] = *p++;
+		spec[n + 1] = '\0';
+		if (memchr(spec, '*', n)) { /* a width or precision argument: not used here */
+			w = snprintf(buf + at, size - at, "%s", "?");
+		} else if (zjt) {
+			/* size_t / intmax_t / ptrdiff_t as long long, whatever their width */
+			char wide[40];
+			snprintf(wide, sizeof wide, "%.*sll%c", (int)n, spec, spec[n]);
+			if (strchr("di", spec[n]))
+				w = snprintf(buf + at, size - at, wide, (long long)va_arg(ap, long));
+			else if (sizeof(size_t) > sizeof(unsigned long))
+				w = snprintf(buf + at, size - at, wide, (unsigned long long)va_arg(ap, unsigned long long));
+			else
+				w = snprintf(buf + at, size - at, wide, (unsigned long long)va_arg(ap, unsigned long));
+		} else if (strchr("eEfFgGaA", spec[n])) {
+			w = snprintf(buf + at, size - at, spec, va_arg(ap, double));
+		} else if (spec[n] == 's') {
+			w = snprintf(buf + at, size - at, spec, va_arg(ap, const char *));
+		} else if (spec[n] == 'p') {
+			w = snprintf(buf + at, size - at, spec, va_arg(ap, void *));
+		} else if (n >= 3 && spec[n - 1] == 'l' && spec[n - 2] == 'l') {
+			w = snprintf(buf + at, size - at, spec, va_arg(ap, long long));
+		} else if (n >= 2 && spec[n - 1] == 'l') {
+			w = snprintf(buf + at, size - at, spec, va_arg(ap, long));
+		} else {
+			w = snprintf(buf + at, size - at, spec, va_arg(ap, int));
+		}
+		if (w < 0)
+			break;
+		at = at + (size_t)w < size ? at + (size_t)w : size - 1;
+	}
+	buf[at] = '\0';
+	return (int)at;
+}
+#else
+int onnxrun__vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	return vsnprintf(buf, size, fmt, ap);
+}
+#endif
+
 enum onnxrun_status onnxrun__fail(struct onnxrun__err *err, enum onnxrun_status status, const char *fmt, ...)
 {
 	if (err) {
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		onnxrun__vsnprintf(err->msg, sizeof err->msg, fmt, ap);
 		va_end(ap);
 	}
 	return status;
@@ -31,7 +104,7 @@ void onnxrun__err_prefix(struct onnxrun__err *err, const char *fmt, ...)
 	if (!err)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(prefix, sizeof prefix, fmt, ap);
+	onnxrun__vsnprintf(prefix, sizeof prefix, fmt, ap);
 	va_end(ap);
 	memcpy(old, err->msg, sizeof old);
 	{
@@ -46,9 +119,16 @@ void onnxrun__err_prefix(struct onnxrun__err *err, const char *fmt, ...)
 	}
 }
 
-/* ---- allocation: a 64-byte header before each block records its size ---- */
+/* ---- allocation: a header before each block records its size ---- */
 
+/* The header's size is the blocks' alignment: 64 bytes (a cache line, the widest vector
+ * load); on bare metal 16 (Helium's vectors; a microcontroller has no cache lines to fill,
+ * and every byte of an arena counts). */
+#ifdef ONNXRUN_BAREMETAL
+#define HDR 16
+#else
 #define HDR 64
+#endif
 
 static void *default_alloc(void *ctx, size_t size, size_t align)
 {
@@ -63,15 +143,86 @@ static void default_free(void *ctx, void *ptr, size_t size)
 	onnxrun__os_aligned_free(ptr);
 }
 
+/* The workspace entered on this thread (runtime.h); one thread on bare metal. */
+#if ONNXRUN__OS_THREADS
+static _Thread_local struct onnxrun__workspace *current_ws;
+#else
+static struct onnxrun__workspace *current_ws;
+#endif
+
+void onnxrun__workspace_enter(struct onnxrun__workspace *ws)
+{
+	current_ws = ws;
+}
+
+void onnxrun__workspace_leave(void)
+{
+	current_ws = NULL;
+}
+
+size_t onnxrun__workspace_block(size_t size)
+{
+	return HDR + (size + HDR - 1) / HDR * HDR;
+}
+
+/* A header holds the block's size and, for workspace blocks, the workspace offset its
+ * block ends at (what lets the newest block be returned). */
+struct block_hdr {
+	size_t size;
+	size_t ws_end;   /* measured or workspace blocks: the workspace offset the block ends at */
+	bool from_ws;    /* bumped off a workspace (never handed to the env's free) */
+};
+
+_Static_assert(sizeof(struct block_hdr) <= HDR, "the header fits its space");
+
+struct onnxrun__workspace *onnxrun__workspace_suspend(void)
+{
+	struct onnxrun__workspace *ws = current_ws;
+	current_ws = NULL;
+	return ws;
+}
+
+static void *ws_alloc(struct onnxrun__workspace *ws, size_t size)
+{
+	const size_t b = onnxrun__workspace_block(size);
+	struct block_hdr h = { size, 0, true };
+	unsigned char *p;
+	if (!ws->base || b > ws->size - ws->used) {
+		if (ws->base)
+			ws->overflows++;
+		return NULL;
+	}
+	p = ws->base + ws->used;
+	ws->used += b;
+	h.ws_end = ws->used;
+	memcpy(p, &h, sizeof h);
+	return p + HDR;
+}
+
 void *onnxrun__malloc(const struct onnxrun_env *env, size_t size)
 {
 	unsigned char *p;
-	if (size > SIZE_MAX - HDR)
+	struct onnxrun__workspace *ws = current_ws;
+	if (size > SIZE_MAX - 2 * HDR)
 		return NULL;
+	if (ws && (p = ws_alloc(ws, size)))
+		return p;
 	p = env->allocator.alloc(env->allocator.ctx, size + HDR, HDR);
-	if (!p)
+	if (!p) {
+		if (ws && !ws->base)
+			ws->overflows++; /* measuring: the op stopped short, the measure is too low */
 		return NULL;
-	memcpy(p, &size, sizeof size);
+	}
+	{
+		struct block_hdr h = { size, 0, false };
+		if (ws && !ws->base) { /* measuring: where the block would end in a workspace */
+			ws->used += onnxrun__workspace_block(size);
+			h.ws_end = ws->used;
+			if (ws->used > ws->need)
+				ws->need = ws->used;
+		}
+		memcpy(p, &h, sizeof h);
+	}
 	return p + HDR;
 }
 
@@ -90,12 +241,18 @@ void *onnxrun__calloc(const struct onnxrun_env *env, size_t count, size_t size)
 void onnxrun__free(const struct onnxrun_env *env, void *ptr)
 {
 	unsigned char *p = ptr;
-	size_t size;
+	struct onnxrun__workspace *ws = current_ws;
+	struct block_hdr h;
 	if (!ptr)
 		return;
 	p -= HDR;
-	memcpy(&size, p, sizeof size);
-	env->allocator.free(env->allocator.ctx, p, size + HDR);
+	memcpy(&h, p, sizeof h);
+	/* the newest block of the workspace (or of the measuring pass): its bytes are reused */
+	if (ws && h.ws_end && h.ws_end == ws->used && (h.from_ws || !ws->base))
+		ws->used -= onnxrun__workspace_block(h.size);
+	if (h.from_ws)
+		return; /* the workspace's bytes: all back when the node ends */
+	env->allocator.free(env->allocator.ctx, p, h.size + HDR);
 }
 
 char *onnxrun__strndup(const struct onnxrun_env *env, const char *s, size_t len)
@@ -124,7 +281,7 @@ void onnxrun__log(const struct onnxrun_env *env, enum onnxrun_log_level level, c
 	if (!env || !env->log_fn)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	onnxrun__vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	env->log_fn(env->log_ctx, level, buf);
 }
@@ -324,4 +481,9 @@ uint16_t onnxrun__f32_to_bf16(float f)
 		return (uint16_t)((x >> 16) | 0x40);
 	x += 0x7fff + ((x >> 16) & 1);
 	return (uint16_t)(x >> 16);
+}
+
+enum onnxrun_status onnxrun_set_clock(uint64_t (*now_ns)(void *ctx), void *ctx)
+{
+	return onnxrun__os_set_clock(now_ns, ctx) ? ONNXRUN_ERROR_UNSUPPORTED : ONNXRUN_OK;
 }

@@ -19,6 +19,12 @@ static int open_regular(const char *path, uint64_t max_size, struct onnxrun__err
 {
 	int64_t fsize = 0;
 	int fd = onnxrun__os_open_read(path);
+	if (fd < 0 && errno == ENOSYS) {
+		*st = onnxrun__fail(err, ONNXRUN_ERROR_UNSUPPORTED,
+		                    "file '%s': no file system on this platform (bare metal); load from memory "
+		                    "(onnxrun_model_load_buffer)", path);
+		return -1;
+	}
 	if (fd < 0) {
 		*st = onnxrun__fail(err, ONNXRUN_ERROR_IO, "file '%s': %s", path, strerror(errno));
 		return -1;

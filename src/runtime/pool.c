@@ -16,8 +16,14 @@
 
 /* Set while this thread runs work items (always on workers), and its tid then: a pool run
  * started from inside an item runs inline instead of waiting for the pool it is part of. */
+#if ONNXRUN__OS_THREADS
 static _Thread_local int in_item;
 static _Thread_local int item_tid;
+#else
+/* one thread (bare metal): no thread-local storage needed, none is available */
+static int in_item;
+static int item_tid;
+#endif
 
 uint64_t onnxrun__now_ns(void)
 {
@@ -82,6 +88,7 @@ struct onnxrun__pool {
 	struct waiter *head, *tail;
 };
 
+#if ONNXRUN__OS_THREADS
 /* Thread t owns items [n*t/T, n*(t+1)/T) and claims them one at a time from the front of
  * its range; when its range is empty it claims what is left of the others' ranges. Each
  * item is run exactly once, unless the run is stopped: then no thread claims another
@@ -103,6 +110,8 @@ static void run_share(struct onnxrun__pool *p, int tid)
 		}
 	}
 }
+
+#endif
 
 /* Items [0, n) on this thread. Without a run control, one call; with one, calls that
  * cover more items while each takes under INLINE_CHECK_NS / 2 (fewer when they take over
@@ -133,6 +142,7 @@ static void run_inline(onnxrun__pool_fn fn, void *ctx, int tid, int64_t n, struc
 	item_tid = saved_tid;
 }
 
+#if ONNXRUN__OS_THREADS
 static void worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -166,12 +176,14 @@ static void worker_main(void *arg)
 	}
 }
 
+#endif
+
 static enum onnxrun_status pool_create(const struct onnxrun_env *env, int threads, bool shared,
                                        struct onnxrun__pool **out)
 {
 	struct onnxrun__pool *p;
 	int started = 0;
-	if (threads < 1)
+	if (threads < 1 || !ONNXRUN__OS_THREADS)
 		threads = 1;
 	if (!(p = onnxrun__calloc(env, 1, sizeof *p)))
 		return ONNXRUN_ERROR_OUT_OF_MEMORY;
@@ -193,12 +205,14 @@ static enum onnxrun_status pool_create(const struct onnxrun_env *env, int thread
 	onnxrun__os_mutex_init(&p->qmu);
 	onnxrun__os_cond_init(&p->qcv);
 	/* on POSIX, workers start with every signal blocked: handlers run on the caller's threads */
+#if ONNXRUN__OS_THREADS
 	for (int t = 1; t < threads; t++, started++) {
 		p->workers[t].pool = p;
 		p->workers[t].tid = t;
 		if (onnxrun__os_thread_start(&p->workers[t].th, worker_main, &p->workers[t]))
 			break;
 	}
+#endif
 	p->threads = started + 1; /* fewer threads if creation failed: still correct */
 	*out = p;
 	return ONNXRUN_OK;
@@ -219,7 +233,7 @@ void onnxrun__pool_free(struct onnxrun__pool *p)
 {
 	if (!p)
 		return;
-	if (p->threads > 1) {
+	if (ONNXRUN__OS_THREADS && p->threads > 1) {
 		onnxrun__os_mutex_lock(&p->mu);
 		atomic_store_explicit(&p->quit, true, memory_order_release);
 		atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
@@ -243,6 +257,7 @@ int onnxrun__pool_threads(const struct onnxrun__pool *p)
 	return p ? p->threads : 1;
 }
 
+#if ONNXRUN__OS_THREADS
 /* Takes a shared pool, waiting in FIFO order behind the callers already waiting. Returns
  * false, without the pool, when ctl says stop while waiting. */
 static bool pool_acquire(struct onnxrun__pool *p, struct onnxrun__runctl *ctl)
@@ -299,11 +314,12 @@ static void pool_release(struct onnxrun__pool *p)
 	onnxrun__os_mutex_unlock(&p->qmu);
 }
 
+#endif
+
 bool onnxrun__pool_run_ctl(struct onnxrun__pool *p, int max_threads, int64_t n, onnxrun__pool_fn fn, void *ctx,
                            struct onnxrun__runctl *ctl)
 {
 	int active = onnxrun__pool_threads(p);
-	int spins = 0;
 	if (max_threads < active)
 		active = max_threads;
 	if (n < active)
@@ -318,6 +334,8 @@ bool onnxrun__pool_run_ctl(struct onnxrun__pool *p, int max_threads, int64_t n, 
 		run_inline(fn, ctx, 0, n, ctl);
 		return !onnxrun__runctl_check(ctl);
 	}
+#if ONNXRUN__OS_THREADS
+	int spins = 0;
 	if (p->shared && !pool_acquire(p, ctl))
 		return false;
 	p->fn = fn;
@@ -348,6 +366,7 @@ bool onnxrun__pool_run_ctl(struct onnxrun__pool *p, int max_threads, int64_t n, 
 	}
 	if (p->shared)
 		pool_release(p);
+#endif
 	return !onnxrun__runctl_check(ctl);
 }
 

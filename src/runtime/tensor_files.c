@@ -26,6 +26,7 @@ typedef enum onnxrun_status (*encode_fn)(const struct onnxrun_env *env, const st
 static enum onnxrun_status write_file(const char *path, const uint8_t *data, size_t size,
                                       struct onnxrun__err *err)
 {
+#if ONNXRUN__OS_FILES
 	FILE *f = fopen(path, "wb");
 	bool ok;
 	if (!f)
@@ -38,6 +39,12 @@ static enum onnxrun_status write_file(const char *path, const uint8_t *data, siz
 		return onnxrun__fail(err, ONNXRUN_ERROR_IO, "write failed: %s", strerror(e));
 	}
 	return ONNXRUN_OK;
+#else
+	(void)path;
+	(void)data;
+	(void)size;
+	return onnxrun__fail(err, ONNXRUN_ERROR_UNSUPPORTED, "no file system on this platform (bare metal)");
+#endif
 }
 
 /* Shared body of the load functions. */
