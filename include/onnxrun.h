@@ -399,7 +399,8 @@ ONNXRUN_API enum onnxrun_status onnxrun_session_prepare(struct onnxrun_session *
  * a message naming the node. Earlier outputs are invalid after a failed run. */
 ONNXRUN_API enum onnxrun_status onnxrun_session_run(struct onnxrun_session *session);
 /* Output i of the last successful run; borrowed until the next run, prepare or free.
- * INVALID_ARGUMENT when i is out of range or nothing has run. */
+ * INVALID_ARGUMENT when i is out of range or nothing has run since the last change of an
+ * output binding (onnxrun_session_set_output: binding, unbinding or replacing a tensor). */
 ONNXRUN_API enum onnxrun_status onnxrun_session_output(const struct onnxrun_session *session, size_t i,
                                                        const struct onnxrun_tensor **out);
 /* Per-node timing. set_profiling(1) starts (or restarts) summing each node's compute time
@@ -549,9 +550,9 @@ ONNXRUN_API enum onnxrun_status onnxrun_session_set_deadline(struct onnxrun_sess
  * output that the graph takes straight from an input or an initializer is copied into its
  * tensor at the end of a run (nothing computes it). The tensor is borrowed: it must stay valid
  * until it is unbound (tensor NULL) or the session is freed, and its memory must not
- * overlap an input's or another bound output's. After a successful run,
- * onnxrun_session_output(i) returns this tensor; after a failed or cancelled one, its
- * contents are unspecified.
+ * overlap an input's (also an initializer's fed by name) or another bound output's. After
+ * a successful run, onnxrun_session_output(i) returns this tensor; after a failed or
+ * cancelled one, its contents are unspecified.
  * The dtype and shape must equal the ones inferred for the output: checked now against the
  * model's (possibly symbolic) shape, and again at prepare (and run) against the concrete
  * one; a mismatch is ONNXRUN_ERROR_INVALID_ARGUMENT with a message naming the output, the

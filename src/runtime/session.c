@@ -29,6 +29,7 @@ struct onnxrun_session {
 	int32_t *primary;             /* per value: the first output index bound to it, else -1 */
 	size_t n_binds;
 	struct dim_bind *binds;
+	size_t n_fed_defaults;        /* inputs with a default that the caller fed */
 	const struct onnxrun_tensor **feeds; /* per value: caller tensors of inputs */
 	struct onnxrun_type *types;         /* per value: concrete types after prepare */
 	struct onnxrun_type *scratch;       /* infer_node scratch */
@@ -311,6 +312,8 @@ static enum onnxrun_status set_feed(struct onnxrun_session *s, int32_t v, const 
 		                     s->model->values[v].name);
 	if ((st = check_feed(s, &s->model->values[v], t)))
 		return st;
+	if (s->model->values[v].kind == ONNXRUN__VALUE_DEFAULTED && !s->feeds[v])
+		s->n_fed_defaults++;
 	s->feeds[v] = t;
 	return ONNXRUN_OK;
 }
@@ -390,6 +393,8 @@ enum onnxrun_status onnxrun_session_set_output(struct onnxrun_session *s, size_t
 		return st;
 	if (!t != !s->bound[i])
 		s->prepared = false; /* the plan allocates unbound outputs only */
+	if (t != s->bound[i])
+		s->ran = false; /* the last run's outputs may live in the tensor unbound now */
 	s->bound[i] = t;
 	return ONNXRUN_OK;
 }
@@ -399,6 +404,19 @@ static bool overlap(const void *a, size_t na, const void *b, size_t nb)
 {
 	const char *x = a, *y = b;
 	return na && nb && x < y + nb && y < x + na;
+}
+
+/* Refuses bound output i (tensor t, computed by a node) over the memory fed to value w. */
+static enum onnxrun_status check_feed_overlap(struct onnxrun_session *s, size_t i, const struct onnxrun_tensor *t,
+                                              int32_t w)
+{
+	const struct onnxrun_model *m = s->model;
+	const struct onnxrun_tensor *f = s->feeds[w];
+	if (!f || !overlap(t->data, t->nbytes, f->data, f->nbytes))
+		return ONNXRUN_OK;
+	return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT,
+	                     "output '%s' (index %zu): the bound tensor's memory overlaps %s '%s'",
+	                     m->values[m->outputs[i]].name, i, input_word(&m->values[w]), m->values[w].name);
 }
 
 /* After inference: every bound output against its concrete type, and its memory against
@@ -419,13 +437,13 @@ static enum onnxrun_status check_bindings(struct onnxrun_session *s)
 			return st;
 		if (m->values[v].producer >= 0 && s->primary[v] < 0)
 			s->primary[v] = (int32_t)i;
-		for (size_t k = 0; k < m->n_inputs; k++) {
-			const struct onnxrun_tensor *f = s->feeds[m->inputs[k]];
-			if (f && overlap(t->data, t->nbytes, f->data, f->nbytes) && m->values[v].producer >= 0)
-				return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT,
-				                     "output '%s' (index %zu): the bound tensor's memory overlaps input '%s'",
-				                     m->values[v].name, i, m->values[m->inputs[k]].name);
-		}
+		for (size_t k = 0; k < m->n_inputs && m->values[v].producer >= 0; k++)
+			if ((st = check_feed_overlap(s, i, t, m->inputs[k])))
+				return st;
+		/* inputs with a default that the caller fed (set_input_by_name) are caller memory too */
+		for (size_t w = 0; s->n_fed_defaults && w < m->n_values && m->values[v].producer >= 0; w++)
+			if (m->values[w].kind == ONNXRUN__VALUE_DEFAULTED && (st = check_feed_overlap(s, i, t, (int32_t)w)))
+				return st;
 		for (size_t j = 0; j < i; j++) {
 			const struct onnxrun_tensor *u = s->bound[j];
 			if (u && overlap(t->data, t->nbytes, u->data, u->nbytes) &&
