@@ -404,7 +404,7 @@ ONNXRUN_API enum onnxrun_status onnxrun_session_run(struct onnxrun_session *sess
 ONNXRUN_API enum onnxrun_status onnxrun_session_output(const struct onnxrun_session *session, size_t i,
                                                        const struct onnxrun_tensor **out);
 /* Per-node timing. set_profiling(1) starts (or restarts) summing each node's compute time
- * over successful runs; 0 stops and forgets. Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY. */
+ * over successful runs (cancelled and failed runs add nothing); 0 stops and forgets. Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY. */
 ONNXRUN_API enum onnxrun_status onnxrun_session_set_profiling(struct onnxrun_session *session, int enable);
 /* Node i's (execution order) summed compute time in ns and the number of runs summed.
  * INVALID_ARGUMENT when profiling is off or i is out of range. */
@@ -535,7 +535,8 @@ ONNXRUN_API void onnxrun_session_clear_cancel(struct onnxrun_session *session);
 /* Gives each following run a time budget: a run still going budget_us microseconds after
  * it started (CLOCK_MONOTONIC; prepare included) stops with ONNXRUN_ERROR_CANCELLED and the
  * message "node '<name>' (<op_type>): deadline of <budget> s exceeded ...". 0 (the default)
- * removes the budget. Call it between runs, from the thread that runs the session. Returns
+ * removes the budget; so does, in effect, one whose end lies past the clock's range (the
+ * arithmetic saturates: UINT64_MAX never stops a run). Call it between runs, from the thread that runs the session. Returns
  * OK or INVALID_ARGUMENT (session NULL). */
 ONNXRUN_API enum onnxrun_status onnxrun_session_set_deadline(struct onnxrun_session *session,
                                                              uint64_t budget_us);

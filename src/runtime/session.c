@@ -42,7 +42,9 @@ struct onnxrun_session {
 	void *arena;
 	uint64_t planned;
 	uint64_t max_memory; /* 0: the env's cap */
-	uint64_t *prof_ns;   /* per node: summed compute time since profiling was enabled; NULL: off */
+	uint64_t *prof_ns;   /* per node: summed compute time of the successful runs since profiling
+	                      * was enabled; NULL: off */
+	uint64_t *prof_run;  /* per node: its time in the current run (in prof_ns's block) */
 	uint64_t prof_runs;
 };
 
@@ -204,7 +206,7 @@ enum onnxrun_status onnxrun_session_set_deadline(struct onnxrun_session *s, uint
 	if (!s)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;
 	onnxrun__err_clear(&s->err);
-	s->budget_ns = budget_us > UINT64_MAX / 1000 ? UINT64_MAX / 2 : budget_us * 1000;
+	s->budget_ns = budget_us > UINT64_MAX / 1000 ? UINT64_MAX : budget_us * 1000; /* saturating */
 	return ONNXRUN_OK;
 }
 
@@ -856,7 +858,7 @@ static enum onnxrun_status run_node(struct onnxrun_session *s, size_t k)
 	uint64_t t0 = s->prof_ns ? onnxrun__now_ns() : 0;
 	st = node->op->compute(&ctx, s->in_ptrs, node->n_inputs, s->out_ptrs, node->n_outputs);
 	if (s->prof_ns)
-		s->prof_ns[k] += onnxrun__now_ns() - t0;
+		s->prof_run[k] = onnxrun__now_ns() - t0; /* summed when the whole run succeeds */
 	if (st && !s->err.msg[0])
 		onnxrun__node_fail(&s->err, st, node, "failed: %s", onnxrun_status_str(st));
 	return st;
@@ -894,7 +896,8 @@ enum onnxrun_status onnxrun_session_run(struct onnxrun_session *s)
 	onnxrun__err_clear(&s->err);
 	m = s->model;
 	start = onnxrun__now_ns();
-	s->ctl.deadline_ns = s->budget_ns ? start + s->budget_ns : 0;
+	/* a deadline past the clock's range is none (UINT64_MAX us is the natural "no timeout") */
+	s->ctl.deadline_ns = s->budget_ns && s->budget_ns < UINT64_MAX - start ? start + s->budget_ns : 0;
 	atomic_store_explicit(&s->ctl.stopped, ONNXRUN__STOP_NONE, memory_order_relaxed);
 	if (onnxrun__runctl_check(&s->ctl))
 		return run_stopped(s, m->n_nodes, true, start);
@@ -920,8 +923,11 @@ enum onnxrun_status onnxrun_session_run(struct onnxrun_session *s)
 	}
 	copy_bindings(s);
 	s->ran = true;
-	if (s->prof_ns)
+	if (s->prof_ns) {
+		for (size_t k = 0; k < m->n_nodes; k++)
+			s->prof_ns[k] += s->prof_run[k];
 		s->prof_runs++;
+	}
 	return ONNXRUN_OK;
 }
 
@@ -930,10 +936,12 @@ enum onnxrun_status onnxrun_session_set_profiling(struct onnxrun_session *s, int
 	if (!s)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;
 	onnxrun__free(s->env, s->prof_ns);
-	s->prof_ns = NULL;
+	s->prof_ns = s->prof_run = NULL;
 	s->prof_runs = 0;
-	if (enable && !(s->prof_ns = onnxrun__calloc(s->env, s->model->n_nodes + 1, sizeof *s->prof_ns)))
+	if (enable && !(s->prof_ns = onnxrun__calloc(s->env, 2 * (s->model->n_nodes + 1), sizeof *s->prof_ns)))
 		return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
+	if (s->prof_ns)
+		s->prof_run = s->prof_ns + s->model->n_nodes + 1;
 	return ONNXRUN_OK;
 }
 
