@@ -106,7 +106,12 @@ struct onnxrun_string {
  */
 
 /* Allocator hooks. alloc returns memory aligned to `align` (a power of two, <= 64) or NULL;
- * free receives the size that was asked for. Used for every allocation of the library. */
+ * free receives the size that was asked for. Used for every allocation the library makes:
+ * it calls no allocating C library function itself (file I/O goes through descriptors,
+ * not stdio; paths are resolved into its own buffers). What the C library and the system
+ * allocate on their own is outside the hooks: each worker thread's stack and thread-local
+ * storage (sessions with threads > 1, pools), and glibc's realpath scratch for paths over
+ * 1 KiB when resolving external data. Mapped files (onnxrun_env_set_mmap) are not heap. */
 struct onnxrun_allocator {
 	void *ctx;
 	void *(*alloc)(void *ctx, size_t size, size_t align);
