@@ -1,22 +1,47 @@
 #!/usr/bin/env bash
-# Quick start 2: builds onnxrun with warnings as errors and runs every test:
-#  1. the CTest suite (cmocka unit, op, conformance, API and CLI tests; valgrind memcheck of
+# The test command (README, Quick start 2). Two forms:
+#
+#   bash .ci/test.sh          the native stages, what a contributor runs (about 9 minutes
+#                             on 2 cores, README): checks, build + CTest, sanitizers, the
+#                             Python package, ThreadSanitizer, a short fuzz run;
+#   bash .ci/test.sh --full   the same, then the full matrix (cross builds under qemu,
+#                             WebAssembly, Windows, ...): what CI runs (.ci/run), about
+#                             23 minutes more on a quiet 2-core machine.
+#
+# Native stages (always):
+#  1. the docs cite only files in the repository; the layering of src/;
+#  2. the CTest suite (cmocka unit, op, conformance, API and CLI tests; valgrind memcheck of
 #     the CLI; install + examples via pkg-config and find_package);
-#  2. the same cmocka suite built with AddressSanitizer + UndefinedBehaviorSanitizer;
-#  3. the Python package (python/): built and installed offline with pip from this checkout
+#  3. the same cmocka suite built with AddressSanitizer + UndefinedBehaviorSanitizer;
+#  4. the Python package (python/): built and installed offline with pip from this checkout
 #     into build-python/site, then its pytest suite (docs/python.md);
-#  4. the tests that use threads under ThreadSanitizer: the API (a model shared by four
-#     threads), cancellation, shared pools, onnxrun_op_parallel_for;
-#  5. each libFuzzer target (tests/fuzz: model, tensor_pb, npy) for FUZZ_SECONDS (default 60)
-#     under ASan + UBSan; any crash, leak, hang or OOM fails (see docs/security.md);
-#  6-9. .ci/cross.sh: the CTest suite built with clang, and cross-built for aarch64, s390x
-#     (big-endian) and i386 (32-bit) with its tests under qemu-user (docs/platforms.md).
-#     CROSS_STAGES="clang aarch64" picks some of them, CROSS_STAGES=none skips them.
-#  10. the WebAssembly build and its tests under node (.ci/wasm.sh; docs/platforms.md).
-#     WASM_STAGE=none skips it.
-#  11. the Windows build (MinGW-w64: DLL, static library, onnxrun.exe) and its tests under
-#     wine64 (.ci/windows.sh; docs/platforms.md). WINDOWS_STAGE=none skips it.
+#  5. the tests that use threads under ThreadSanitizer: the API (a model shared by four
+#     threads), cancellation, shared pools, onnxrun_op_parallel_for, the soak test;
+#  6. each libFuzzer target (tests/fuzz: model, tensor_pb, npy) for FUZZ_SECONDS under ASan +
+#     UBSan (default 10 s each, 60 with --full); any crash, leak, hang or OOM fails
+#     (docs/security.md).
+# Full-matrix stages (--full only), each one script under .ci/ (see full_matrix below):
+#  - .ci/cross.sh: the CTest suite built with clang, and cross-built for aarch64, s390x
+#    (big-endian) and i386 (32-bit) with its tests under qemu-user (docs/platforms.md).
+#    CROSS_STAGES="clang aarch64" picks some of them, CROSS_STAGES=none skips them.
+#  - .ci/wasm.sh: the WebAssembly build and its tests under node. WASM_STAGE=none skips it.
+#  - .ci/windows.sh: the Windows build (MinGW-w64: DLL, static library, onnxrun.exe) and its
+#    tests under wine64. WINDOWS_STAGE=none skips it.
 set -euo pipefail
+full=0
+for arg in "$@"; do
+	case $arg in
+	--full) full=1 ;;
+	-h | --help)
+		sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+		exit 0
+		;;
+	*)
+		echo "usage: bash .ci/test.sh [--full]" >&2
+		exit 2
+		;;
+	esac
+done
 cd "$(dirname "$0")/.."
 bash .ci/deps.sh --test
 jobs=$(nproc)
@@ -68,30 +93,46 @@ tsan_tests="test_api test_cancel test_shared_pool test_op_parallel"
 cmake --build build-tsan -j"$jobs" --target $tsan_tests >/dev/null
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R "^(${tsan_tests// /|})\$")
 
-stage "Fuzzing (libFuzzer + ASan + UBSan, ${FUZZ_SECONDS:-60} s per target)"
+fuzz_seconds=${FUZZ_SECONDS:-$([ $full = 1 ] && echo 60 || echo 10)}
+stage "Fuzzing (libFuzzer + ASan + UBSan, ${fuzz_seconds} s per target)"
 for target in model tensor_pb npy; do
-	JOBS=$jobs bash tests/fuzz/run.sh "$target" "${FUZZ_SECONDS:-60}"
+	JOBS=$jobs bash tests/fuzz/run.sh "$target" "$fuzz_seconds"
 done
+native=5
 
+if [ $full = 0 ]; then
+	echo "stages: $native passed, 0 failed, in ${SECONDS} s (the full matrix: bash .ci/test.sh --full)"
+	exit 0
+fi
+
+# ---- the full matrix (--full) ----
+# One line per stage: "<name> <script> [args...]"; a stage is skipped when the variable
+# <NAME>_STAGE is "none" (WASM_STAGE=none, WINDOWS_STAGE=none, ...). Platforms that bring
+# their own stage script add one line here (e.g. "mcu .ci/mcu.sh", "web .ci/web.sh").
 read -r -a cross <<<"${CROSS_STAGES:-clang aarch64 s390x i386}"
 [ "${cross[*]}" = none ] && cross=()
-if [ ${#cross[@]} -gt 0 ]; then
-	stage "portability builds: ${cross[*]}"
-	bash .ci/cross.sh "${cross[@]}"
-fi
-wasm=0
-if [ "${WASM_STAGE:-}" != none ]; then
-	stage "WebAssembly (emscripten, tests under node)"
-	bash .ci/wasm.sh
-	wasm=1
-fi
-
-windows=0
-if [ "${WINDOWS_STAGE:-}" != none ]; then
-	stage "Windows (MinGW-w64, tests under wine64)"
-	bash .ci/windows.sh
-	windows=1
-fi
+full_matrix=(
+	"cross .ci/cross.sh ${cross[*]}"
+	"wasm .ci/wasm.sh"
+	"windows .ci/windows.sh"
+)
+ran=0
+for entry in "${full_matrix[@]}"; do
+	read -r -a words <<<"$entry"
+	name=${words[0]}
+	skip_var="$(echo "$name" | tr '[:lower:]' '[:upper:]')_STAGE"
+	if [ "${!skip_var:-}" = none ] || { [ "$name" = cross ] && [ ${#cross[@]} -eq 0 ]; }; then
+		echo "== $name: skipped"
+		continue
+	fi
+	stage "full matrix: $name (${words[*]:1})"
+	bash "${words[@]:1}"
+	if [ "$name" = cross ]; then
+		ran=$((ran + ${#cross[@]}))
+	else
+		ran=$((ran + 1))
+	fi
+done
 
 # Reaching this line means every stage passed (set -e stops at the first failure).
-echo "stages: $((5 + ${#cross[@]} + wasm + windows)) passed, 0 failed, in ${SECONDS} s"
+echo "stages: $((native + ran)) passed, 0 failed, in ${SECONDS} s"
