@@ -514,16 +514,22 @@ ONNXRUN_API enum onnxrun_status onnxrun_op_fail(struct onnxrun_op_context *ctx, 
 /* ------------------------------------------------------------------------------------------
  * Stopping runs: cancellation and deadlines.
  *
- * A run checks for a stop before each node and, inside the ops, before each work item (of
- * the built-in kernels, and of custom ops through onnxrun_op_parallel_for). An item is not
+ * A run checks for a stop when it starts, while it prepares (every 64 nodes of shape
+ * inference, and after allocating: node outputs are not written before their node runs),
+ * before each node and, inside the ops, before each work item (of the built-in kernels, and
+ * of custom ops through onnxrun_op_parallel_for) and while the built-in ConvTranspose packs
+ * weights fed at run time (between channels). An item is not
  * interrupted, so its size bounds the latency: on real layer shapes a run thread does at
  * most about 2 ms of work between checks, but a model can ask for much larger items (see
  * docs/embedding.md). Once a stop is seen, no further item starts, the items already
  * running finish, what the op computed is discarded, and run returns
  * ONNXRUN_ERROR_CANCELLED with a message naming the node it stopped in. The session stays
  * usable: its outputs are invalid (bound outputs, onnxrun_session_set_output, hold partial
- * results) and the next run computes everything again. Load, prepare and the copies of
- * onnxrun_session_set_output are not interrupted.
+ * results) and the next run computes everything again. onnxrun_session_prepare called on
+ * its own honours a pending cancel and the deadline the same way (measured from its start)
+ * and then clears the request like a run. Not interrupted: loading a model (the env has no
+ * stop request; a model's constant weights are packed at load), and the copies into bound
+ * outputs at the end of a run.
  */
 
 /* Asks the session's run to stop. Safe to call from any thread while another thread runs

@@ -197,6 +197,9 @@ static void test_timeout(void **state)
 	RUN(&r, SLOW "/model.onnx", SLOW "/test_data_set_0", "--threads", "1", "--timeout", "0.05");
 	if (r.status != 2 || strncmp(r.err, want, strlen(want)))
 		fail_msg("status %d, stderr: %s", r.status, r.err);
+	/* the message says where the time before the run went */
+	if (!strstr(r.err, " (before the run: load ") || !strstr(r.err, " s, inputs ") || !strstr(r.err, " s, session "))
+		fail_msg("no time before the run in: %s", r.err);
 	assert_string_equal(r.out, "");
 	run_free(&r);
 	/* a timeout that is not reached changes nothing */

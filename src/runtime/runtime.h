@@ -164,6 +164,14 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_new(const struct onnxrun_env
                                                         const int64_t *dims, void *borrowed,
                                                         struct onnxrun__err *err,
                                                         struct onnxrun_tensor **out);
+/* onnxrun__tensor_new with owned data that is left uninitialized (STRING data is still
+ * zeroed): for node outputs, which the op writes whole. Zeroing a 1 GiB output touched
+ * every page before the run's first node, seconds that no stop check could interrupt; the
+ * op's work items now touch the pages, between checks. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_new_uninit(const struct onnxrun_env *env,
+                                                               enum onnxrun_dtype dtype, int32_t rank,
+                                                               const int64_t *dims, struct onnxrun__err *err,
+                                                               struct onnxrun_tensor **out);
 /* Frees (or unmaps) a tensor's data and leaves data NULL; dtype, dims and nbytes stay. */
 ONNXRUN__HIDDEN void onnxrun__tensor_release_data(struct onnxrun_tensor *t);
 /* Copies a pending initializer's bytes into owned, aligned data (no-op when not pending). */

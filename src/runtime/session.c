@@ -747,8 +747,12 @@ static enum onnxrun_status make_tensors(struct onnxrun_session *s, const struct 
 				at = (char *)s->arena + items[item_of[v]].offset;
 			if (m->values[v].is_output && s->primary[v] >= 0)
 				at = s->bound[s->primary[v]]->data; /* NULL when empty: nothing allocated */
-			st = onnxrun__tensor_new(s->env, s->types[v].dtype, s->types[v].shape.rank,
-			                         s->types[v].shape.dims, at, &s->err, &s->tensors[v]);
+			if (at || (m->values[v].is_output && s->primary[v] >= 0))
+				st = onnxrun__tensor_new(s->env, s->types[v].dtype, s->types[v].shape.rank,
+				                         s->types[v].shape.dims, at, &s->err, &s->tensors[v]);
+			else /* the node writes it whole: no zeroing (docs/embedding.md, Stopping a run) */
+				st = onnxrun__tensor_new_uninit(s->env, s->types[v].dtype, s->types[v].shape.rank,
+				                                s->types[v].shape.dims, &s->err, &s->tensors[v]);
 			if (st) {
 				onnxrun__err_prefix(&s->err, "node '%s' (%s): output '%s'", node->name, node->op_type,
 				                    m->values[v].name);
@@ -792,20 +796,38 @@ fail:
 	return st;
 }
 
-enum onnxrun_status onnxrun_session_prepare(struct onnxrun_session *s)
+static enum onnxrun_status run_stopped(struct onnxrun_session *s, size_t k, const char *where, uint64_t start);
+
+/* Where a stop seen while preparing is reported. */
+#define WHILE_PREPARING " while preparing (shape inference and memory planning)"
+
+/* Starts the stop state of a run or a prepare that starts now; returns the time. */
+static uint64_t ctl_start(struct onnxrun_session *s)
 {
-	const struct onnxrun_model *m;
+	const uint64_t start = onnxrun__now_ns();
+	/* a deadline past the clock's range is none (UINT64_MAX us is the natural "no timeout") */
+	s->ctl.deadline_ns = s->budget_ns && s->budget_ns < UINT64_MAX - start ? start + s->budget_ns : 0;
+	atomic_store_explicit(&s->ctl.stopped, ONNXRUN__STOP_NONE, memory_order_relaxed);
+	return start;
+}
+
+/* Prepare under the stop state s->ctl (started at `start`): checked every 64 nodes of
+ * shape inference and after allocating, so a huge graph stops in bounded steps. */
+static enum onnxrun_status prepare(struct onnxrun_session *s, uint64_t start)
+{
+	const struct onnxrun_model *m = s->model;
 	enum onnxrun_status st;
-	if (!s)
-		return ONNXRUN_ERROR_INVALID_ARGUMENT;
-	onnxrun__err_clear(&s->err);
-	m = s->model;
 	release_buffers(s);
+	if (onnxrun__runctl_check(&s->ctl))
+		return run_stopped(s, m->n_nodes, WHILE_PREPARING, start);
 	if ((st = source_types(s)))
 		return st;
-	for (size_t k = 0; k < m->n_nodes; k++)
+	for (size_t k = 0; k < m->n_nodes; k++) {
+		if (k % 64 == 63 && onnxrun__runctl_check(&s->ctl))
+			return run_stopped(s, m->n_nodes, WHILE_PREPARING, start);
 		if ((st = onnxrun__graph_infer_node(m, k, s->types, s->scratch, &s->err)))
 			return st;
+	}
 	for (size_t v = 0; v < m->n_values; v++)
 		if (m->values[v].producer >= 0 && !onnxrun__shape_concrete(&s->types[v].shape))
 			return onnxrun__node_fail(&s->err, ONNXRUN_ERROR_RUNTIME, &m->nodes[m->values[v].producer],
@@ -816,10 +838,22 @@ enum onnxrun_status onnxrun_session_prepare(struct onnxrun_session *s)
 		release_buffers(s);
 		return st;
 	}
+	if (onnxrun__runctl_check(&s->ctl)) {
+		release_buffers(s);
+		return run_stopped(s, m->n_nodes, WHILE_PREPARING, start);
+	}
 	for (size_t v = 0; v < m->n_values; v++)
 		s->fed[v] = s->types[v];
 	s->prepared = true;
 	return ONNXRUN_OK;
+}
+
+enum onnxrun_status onnxrun_session_prepare(struct onnxrun_session *s)
+{
+	if (!s)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	onnxrun__err_clear(&s->err);
+	return prepare(s, ctl_start(s));
 }
 
 /* True when a fed tensor's dtype or shape differs from the one the plan was made for. */
@@ -864,15 +898,14 @@ static enum onnxrun_status run_node(struct onnxrun_session *s, size_t k)
 	return st;
 }
 
-/* Ends a run that was told to stop (s->ctl.stopped) in node k (before it started, when
- * `before`; k == n_nodes: before the run started): clears the cancel request and reports
- * ONNXRUN_ERROR_CANCELLED naming the node. */
-static enum onnxrun_status run_stopped(struct onnxrun_session *s, size_t k, bool before, uint64_t start)
+/* Ends a run (or prepare) that was told to stop (s->ctl.stopped) in node k (k == n_nodes:
+ * outside any node), `where` saying more (" before the node started", ...): clears the
+ * cancel request and reports ONNXRUN_ERROR_CANCELLED naming the node. */
+static enum onnxrun_status run_stopped(struct onnxrun_session *s, size_t k, const char *where, uint64_t start)
 {
 	const struct onnxrun_model *m = s->model;
 	const bool deadline = atomic_load_explicit(&s->ctl.stopped, memory_order_relaxed) == ONNXRUN__STOP_DEADLINE;
-	const char *where = k >= m->n_nodes ? " before it started" : before ? " before the node started" : "";
-	char why[200];
+	char why[240];
 	atomic_store_explicit(&s->cancel, 0, memory_order_relaxed);
 	s->ran = false;
 	if (deadline)
@@ -895,17 +928,14 @@ enum onnxrun_status onnxrun_session_run(struct onnxrun_session *s)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;
 	onnxrun__err_clear(&s->err);
 	m = s->model;
-	start = onnxrun__now_ns();
-	/* a deadline past the clock's range is none (UINT64_MAX us is the natural "no timeout") */
-	s->ctl.deadline_ns = s->budget_ns && s->budget_ns < UINT64_MAX - start ? start + s->budget_ns : 0;
-	atomic_store_explicit(&s->ctl.stopped, ONNXRUN__STOP_NONE, memory_order_relaxed);
+	start = ctl_start(s);
 	if (onnxrun__runctl_check(&s->ctl))
-		return run_stopped(s, m->n_nodes, true, start);
+		return run_stopped(s, m->n_nodes, " before it started", start);
 	for (size_t i = 0; i < m->n_inputs; i++)
 		if (!s->feeds[m->inputs[i]])
 			return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_INPUT, "input '%s' is not set",
 			                     m->values[m->inputs[i]].name);
-	if ((!s->prepared || feeds_changed(s)) && (st = onnxrun_session_prepare(s)))
+	if ((!s->prepared || feeds_changed(s)) && (st = prepare(s, start)))
 		return st;
 	s->ran = false;
 	if ((st = check_bindings(s)))
@@ -913,11 +943,11 @@ enum onnxrun_status onnxrun_session_run(struct onnxrun_session *s)
 	point_at_bindings(s);
 	for (size_t k = 0; k < m->n_nodes; k++) {
 		if (onnxrun__runctl_check(&s->ctl))
-			return run_stopped(s, k, true, start);
+			return run_stopped(s, k, " before the node started", start);
 		st = run_node(s, k);
 		/* a stop seen during the node may have skipped work items: its result is dropped */
 		if (onnxrun__runctl_check(&s->ctl))
-			return run_stopped(s, k, false, start);
+			return run_stopped(s, k, "", start);
 		if (st)
 			return st;
 	}
