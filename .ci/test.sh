@@ -89,7 +89,7 @@ PYTHONPATH="$PWD/build-python/site" /usr/bin/python3 -m pytest -q -rs -p no:cach
 
 stage "ThreadSanitizer"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXRUN_WERROR=ON -DONNXRUN_TSAN=ON >/dev/null
-tsan_tests="test_api test_cancel test_shared_pool test_op_parallel"
+tsan_tests="test_api test_cancel test_shared_pool test_op_parallel test_soak"
 cmake --build build-tsan -j"$jobs" --target $tsan_tests >/dev/null
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R "^(${tsan_tests// /|})\$")
 
