@@ -527,9 +527,8 @@ ONNXRUN_API enum onnxrun_status onnxrun_op_fail(struct onnxrun_op_context *ctx, 
  * usable: its outputs are invalid (bound outputs, onnxrun_session_set_output, hold partial
  * results) and the next run computes everything again. onnxrun_session_prepare called on
  * its own honours a pending cancel and the deadline the same way (measured from its start)
- * and then clears the request like a run. Not interrupted: loading a model (the env has no
- * stop request; a model's constant weights are packed at load), and the copies into bound
- * outputs at the end of a run.
+ * and then clears the request like a run. Loads have a stop request of their own (below).
+ * Not interrupted: the copies into bound outputs at the end of a run.
  */
 
 /* Asks the session's run to stop. Safe to call from any thread while another thread runs
@@ -551,6 +550,27 @@ ONNXRUN_API void onnxrun_session_clear_cancel(struct onnxrun_session *session);
  * OK or INVALID_ARGUMENT (session NULL). */
 ONNXRUN_API enum onnxrun_status onnxrun_session_set_deadline(struct onnxrun_session *session,
                                                              uint64_t budget_us);
+
+/* Stopping loads. onnxrun_model_load_* and onnxrun_model_inspect_* check the env's stop
+ * state when they start, after each step (parse, resolve, order, inference, name tables,
+ * op init), between initializers, every 64 nodes while they build and infer the graph,
+ * before each op's init and while the built-in ConvTranspose packs constant weights
+ * (between channels). A stopped load frees what it made and returns
+ * ONNXRUN_ERROR_CANCELLED with "load cancelled (onnxrun_env_cancel_load)" or "deadline of
+ * <budget> s exceeded (onnxrun_env_set_load_deadline): load stopped after <t> s" in
+ * onnxrun_env_error(). Not interrupted: reading the file and the protobuf parse itself (one
+ * pass over the bytes). */
+
+/* Asks the env's load in progress to stop; like onnxrun_session_cancel: any thread,
+ * async-signal-safe, the env must stay allocated; pending until a load consumes it (a
+ * load that returns CANCELLED clears it). NULL does nothing. */
+ONNXRUN_API void onnxrun_env_cancel_load(struct onnxrun_env *env);
+/* Withdraws a pending load cancel request. NULL does nothing. */
+ONNXRUN_API void onnxrun_env_clear_cancel_load(struct onnxrun_env *env);
+/* Gives each following load on env a time budget in microseconds (0, the default: none;
+ * budgets past the clock's range are none). Set it between loads. Returns OK or
+ * INVALID_ARGUMENT (env NULL). */
+ONNXRUN_API enum onnxrun_status onnxrun_env_set_load_deadline(struct onnxrun_env *env, uint64_t budget_us);
 
 /* ------------------------------------------------------------------------------------------
  * Outputs in the caller's memory.

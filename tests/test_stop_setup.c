@@ -4,8 +4,9 @@
  * it; an explicit onnxrun_session_prepare honours a pending cancel; prepare leaves node
  * outputs untouched (a 256 MiB output costs no resident memory before its node writes it:
  * zeroing it took seconds before the first stop check on a 1 GiB output); weights fed at
- * run time stop being packed once the run is cancelled. Each checks work done or state,
- * never time.
+ * run time stop being packed once the run is cancelled; loads stop at a pending cancel, at
+ * one made by an op's init in the middle of the graph, and at a load deadline. Each checks
+ * work done or state, never time.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -129,6 +130,101 @@ static void test_prepare_stops(void **state)
 	onnxrun_tensor_free(x);
 	onnxrun_model_free(m);
 	onnxrun_env_free(env);
+}
+
+/* ---- loads ---- */
+
+/* Mark (domain com.test): y = x; its init counts calls and cancels the env's load at
+ * node `cancel_at`. */
+static struct {
+	struct onnxrun_env *env;
+	int inits, cancel_at;
+} ld;
+
+static enum onnxrun_status mark_init(struct onnxrun_op_context *ctx, void **state)
+{
+	*state = NULL;
+	if (ld.inits++ == ld.cancel_at)
+		onnxrun_env_cancel_load(ld.env);
+	(void)ctx;
+	return ONNXRUN_OK;
+}
+
+static const struct onnxrun_op mark_op = { "com.test", "Mark", 1, step_infer, step_compute, mark_init, NULL, NULL, NULL };
+
+/* x [4] -> Mark n0 -> ... -> Mark n(count-1) -> y */
+static uint8_t *mark_model(int count, size_t *size)
+{
+	Onnx__ModelProto *mp = mb_model(8);
+	char in[16], out[16], name[16];
+	mb_opset(mp, "", 13);
+	mb_opset(mp, "com.test", 1);
+	mb_input(mp, "x", MB_FLOAT, "4");
+	mb_output(mp, "y", MB_FLOAT, "4");
+	for (int k = 0; k < count; k++) {
+		snprintf(in, sizeof in, k ? "v%d" : "x", k - 1);
+		snprintf(out, sizeof out, k == count - 1 ? "y" : "v%d", k);
+		snprintf(name, sizeof name, "n%d", k);
+		mb_node(mp, name, "Mark", "com.test", in, out);
+	}
+	return mb_finish(mp, size);
+}
+
+/* A pending request stops a load before it builds anything; a request made by node 100's
+ * init stops the load before node 101's; a load deadline stops it; each clears the
+ * request, and the next load works. UINT64_MAX is no deadline. */
+static void test_load_stops(void **state)
+{
+	struct onnxrun_model *m = NULL;
+	size_t size;
+	uint8_t *bytes = mark_model(300, &size);
+	(void)state;
+	assert_int_equal(onnxrun_env_create(NULL, &ld.env), ONNXRUN_OK);
+	assert_int_equal(onnxrun_env_register_op(ld.env, &mark_op), ONNXRUN_OK);
+	ld.cancel_at = -1;
+	/* pending */
+	onnxrun_env_cancel_load(ld.env);
+	assert_int_equal(onnxrun_model_load_buffer(ld.env, bytes, size, NULL, &m), ONNXRUN_ERROR_CANCELLED);
+	assert_null(m);
+	assert_string_equal(onnxrun_env_error(ld.env), "load cancelled (onnxrun_env_cancel_load)");
+	assert_int_equal(ld.inits, 0);
+	/* withdrawn */
+	onnxrun_env_cancel_load(ld.env);
+	onnxrun_env_clear_cancel_load(ld.env);
+	assert_int_equal(onnxrun_model_load_buffer(ld.env, bytes, size, NULL, &m), ONNXRUN_OK);
+	assert_int_equal(ld.inits, 300);
+	onnxrun_model_free(m);
+	m = NULL;
+	/* from node 100's init */
+	ld.inits = 0;
+	ld.cancel_at = 100;
+	assert_int_equal(onnxrun_model_load_buffer(ld.env, bytes, size, NULL, &m), ONNXRUN_ERROR_CANCELLED);
+	assert_null(m);
+	assert_int_equal(ld.inits, 101);
+	assert_string_equal(onnxrun_env_error(ld.env), "load cancelled (onnxrun_env_cancel_load)");
+	/* the request was consumed */
+	ld.inits = 0;
+	ld.cancel_at = -1;
+	assert_int_equal(onnxrun_model_load_buffer(ld.env, bytes, size, NULL, &m), ONNXRUN_OK);
+	onnxrun_model_free(m);
+	m = NULL;
+	/* a deadline already passed when the load starts (1 us; the check after parsing
+	 * sees it at the latest) */
+	ld.inits = 0;
+	assert_int_equal(onnxrun_env_set_load_deadline(ld.env, 1), ONNXRUN_OK);
+	assert_int_equal(onnxrun_model_load_buffer(ld.env, bytes, size, NULL, &m), ONNXRUN_ERROR_CANCELLED);
+	assert_int_equal(ld.inits, 0);
+	if (strncmp(onnxrun_env_error(ld.env), "deadline of 1e-06 s exceeded (onnxrun_env_set_load_deadline): load stopped after ",
+	            strlen("deadline of 1e-06 s exceeded (onnxrun_env_set_load_deadline): load stopped after ")))
+		fail_msg("%s", onnxrun_env_error(ld.env));
+	assert_int_equal(onnxrun_env_set_load_deadline(ld.env, UINT64_MAX), ONNXRUN_OK);
+	assert_int_equal(onnxrun_model_load_buffer(ld.env, bytes, size, NULL, &m), ONNXRUN_OK);
+	onnxrun_model_free(m);
+	assert_int_equal(onnxrun_env_set_load_deadline(NULL, 1), ONNXRUN_ERROR_INVALID_ARGUMENT);
+	onnxrun_env_cancel_load(NULL);
+	onnxrun_env_clear_cancel_load(NULL);
+	free(bytes);
+	onnxrun_env_free(ld.env);
 }
 
 /* ---- Fill (domain com.test): y [numel] = 1.5, from any input ---- */
@@ -332,6 +428,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prepare_stops),
+		cmocka_unit_test(test_load_stops),
 		cmocka_unit_test(test_outputs_not_touched_by_prepare),
 		cmocka_unit_test(test_packing_at_run_time_stops),
 	};

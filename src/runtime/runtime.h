@@ -7,6 +7,7 @@
 #define ONNXRUN_RUNTIME_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,7 +59,16 @@ struct onnxrun_env {
 	size_t strip_min;       /* tests, fuzzing, A/B timing: float32 raw_data from this many
 	                         * bytes on is kept out of the parse (strip.c); 0: the default,
 	                         * SIZE_MAX: never */
+	atomic_int load_cancel; /* onnxrun_env_cancel_load's pending request */
+	uint64_t load_budget_ns; /* onnxrun_env_set_load_deadline; 0: none */
+	struct onnxrun__runctl *load_ctl; /* the stop state of the load in progress, else NULL */
 };
+
+/* True when the load in progress on env must stop (cancel request or load deadline); the
+ * loader checks it between initializers, every 64 nodes and before each op's init. */
+ONNXRUN__HIDDEN bool onnxrun__load_should_stop(const struct onnxrun_env *env);
+/* Records the message of a stopped load in err and returns ONNXRUN_ERROR_CANCELLED. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__load_stopped(const struct onnxrun_env *env, struct onnxrun__err *err);
 
 /* All library memory goes through these. Blocks are 64-byte aligned; the size is kept in a
  * header so onnxrun__free needs no size. malloc(0) returns a valid unique block. */
