@@ -10,7 +10,7 @@
  *    "<verb> <object> '<name>' (<op_type>): <reason>".
  *  - Whoever creates a handle frees it; every onnxrun_*_free(NULL) does nothing.
  *    Getters return borrowed pointers, valid until the owning handle is freed (or, for
- *    session outputs, until the next run).
+ *    session outputs, until the next run or a change of output binding).
  *  - The library never aborts, exits or prints; warnings go to the env's log callback.
  *  - Thread-safety: an env and a model may be shared by threads for reading (creating
  *    sessions, querying info) once loaded; calls that write the env's error message
