@@ -10,7 +10,7 @@
  *    "<verb> <object> '<name>' (<op_type>): <reason>".
  *  - Whoever creates a handle frees it; every onnxrun_*_free(NULL) does nothing.
  *    Getters return borrowed pointers, valid until the owning handle is freed (or, for
- *    session outputs, until the next run).
+ *    session outputs, until the next run or a change of output binding).
  *  - The library never aborts, exits or prints; warnings go to the env's log callback.
  *  - Thread-safety: an env and a model may be shared by threads for reading (creating
  *    sessions, querying info) once loaded; calls that write the env's error message
@@ -106,7 +106,12 @@ struct onnxrun_string {
  */
 
 /* Allocator hooks. alloc returns memory aligned to `align` (a power of two, <= 64) or NULL;
- * free receives the size that was asked for. Used for every allocation of the library. */
+ * free receives the size that was asked for. Used for every allocation the library makes:
+ * it calls no allocating C library function itself (file I/O goes through descriptors,
+ * not stdio; paths are resolved into its own buffers). What the C library and the system
+ * allocate on their own is outside the hooks: each worker thread's stack and thread-local
+ * storage (sessions with threads > 1, pools), and glibc's realpath scratch for paths over
+ * 1 KiB when resolving external data. Mapped files (onnxrun_env_set_mmap) are not heap. */
 struct onnxrun_allocator {
 	void *ctx;
 	void *(*alloc)(void *ctx, size_t size, size_t align);
@@ -409,11 +414,12 @@ ONNXRUN_API enum onnxrun_status onnxrun_session_prepare(struct onnxrun_session *
  * a message naming the node. Earlier outputs are invalid after a failed run. */
 ONNXRUN_API enum onnxrun_status onnxrun_session_run(struct onnxrun_session *session);
 /* Output i of the last successful run; borrowed until the next run, prepare or free.
- * INVALID_ARGUMENT when i is out of range or nothing has run. */
+ * INVALID_ARGUMENT when i is out of range or nothing has run since the last change of an
+ * output binding (onnxrun_session_set_output: binding, unbinding or replacing a tensor). */
 ONNXRUN_API enum onnxrun_status onnxrun_session_output(const struct onnxrun_session *session, size_t i,
                                                        const struct onnxrun_tensor **out);
 /* Per-node timing. set_profiling(1) starts (or restarts) summing each node's compute time
- * over successful runs; 0 stops and forgets. Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY. */
+ * over successful runs (cancelled and failed runs add nothing); 0 stops and forgets. Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY. */
 ONNXRUN_API enum onnxrun_status onnxrun_session_set_profiling(struct onnxrun_session *session, int enable);
 /* Node i's (execution order) summed compute time in ns and the number of runs summed.
  * INVALID_ARGUMENT when profiling is off or i is out of range. */
@@ -518,16 +524,21 @@ ONNXRUN_API enum onnxrun_status onnxrun_op_fail(struct onnxrun_op_context *ctx, 
 /* ------------------------------------------------------------------------------------------
  * Stopping runs: cancellation and deadlines.
  *
- * A run checks for a stop before each node and, inside the ops, before each work item (of
- * the built-in kernels, and of custom ops through onnxrun_op_parallel_for). An item is not
+ * A run checks for a stop when it starts, while it prepares (every 64 nodes of shape
+ * inference, and after allocating: node outputs are not written before their node runs),
+ * before each node and, inside the ops, before each work item (of the built-in kernels, and
+ * of custom ops through onnxrun_op_parallel_for) and while the built-in ConvTranspose packs
+ * weights fed at run time (between channels). An item is not
  * interrupted, so its size bounds the latency: on real layer shapes a run thread does at
  * most about 2 ms of work between checks, but a model can ask for much larger items (see
  * docs/embedding.md). Once a stop is seen, no further item starts, the items already
  * running finish, what the op computed is discarded, and run returns
  * ONNXRUN_ERROR_CANCELLED with a message naming the node it stopped in. The session stays
  * usable: its outputs are invalid (bound outputs, onnxrun_session_set_output, hold partial
- * results) and the next run computes everything again. Load, prepare and the copies of
- * onnxrun_session_set_output are not interrupted.
+ * results) and the next run computes everything again. onnxrun_session_prepare called on
+ * its own honours a pending cancel and the deadline the same way (measured from its start)
+ * and then clears the request like a run. Loads have a stop request of their own (below).
+ * Not interrupted: the copies into bound outputs at the end of a run.
  */
 
 /* Asks the session's run to stop. Safe to call from any thread while another thread runs
@@ -544,11 +555,33 @@ ONNXRUN_API void onnxrun_session_clear_cancel(struct onnxrun_session *session);
 /* Gives each following run a time budget: a run still going budget_us microseconds after
  * it started (CLOCK_MONOTONIC; prepare included) stops with ONNXRUN_ERROR_CANCELLED and the
  * message "node '<name>' (<op_type>): deadline of <budget> s exceeded ...". 0 (the default)
- * removes the budget. Call it between runs, from the thread that runs the session. Returns
- * OK or INVALID_ARGUMENT (session NULL); on a platform without a clock (bare metal before
- * onnxrun_set_clock) a budget is UNSUPPORTED. */
+ * removes the budget; so does, in effect, one whose end lies past the clock's range (the
+ * arithmetic saturates: UINT64_MAX never stops a run). Call it between runs, from the thread
+ * that runs the session. Returns OK or INVALID_ARGUMENT (session NULL); on a platform without
+ * a clock (bare metal before onnxrun_set_clock) a budget is UNSUPPORTED. */
 ONNXRUN_API enum onnxrun_status onnxrun_session_set_deadline(struct onnxrun_session *session,
                                                              uint64_t budget_us);
+
+/* Stopping loads. onnxrun_model_load_* and onnxrun_model_inspect_* check the env's stop
+ * state when they start, after each step (parse, resolve, order, inference, name tables,
+ * op init), between initializers, every 64 nodes while they build and infer the graph,
+ * before each op's init and while the built-in ConvTranspose packs constant weights
+ * (between channels). A stopped load frees what it made and returns
+ * ONNXRUN_ERROR_CANCELLED with "load cancelled (onnxrun_env_cancel_load)" or "deadline of
+ * <budget> s exceeded (onnxrun_env_set_load_deadline): load stopped after <t> s" in
+ * onnxrun_env_error(). Not interrupted: reading the file and the protobuf parse itself (one
+ * pass over the bytes). */
+
+/* Asks the env's load in progress to stop; like onnxrun_session_cancel: any thread,
+ * async-signal-safe, the env must stay allocated; pending until a load consumes it (a
+ * load that returns CANCELLED clears it). NULL does nothing. */
+ONNXRUN_API void onnxrun_env_cancel_load(struct onnxrun_env *env);
+/* Withdraws a pending load cancel request. NULL does nothing. */
+ONNXRUN_API void onnxrun_env_clear_cancel_load(struct onnxrun_env *env);
+/* Gives each following load on env a time budget in microseconds (0, the default: none;
+ * budgets past the clock's range are none). Set it between loads. Returns OK or
+ * INVALID_ARGUMENT (env NULL). */
+ONNXRUN_API enum onnxrun_status onnxrun_env_set_load_deadline(struct onnxrun_env *env, uint64_t budget_us);
 
 /* ------------------------------------------------------------------------------------------
  * Outputs in the caller's memory.
@@ -560,9 +593,9 @@ ONNXRUN_API enum onnxrun_status onnxrun_session_set_deadline(struct onnxrun_sess
  * output that the graph takes straight from an input or an initializer is copied into its
  * tensor at the end of a run (nothing computes it). The tensor is borrowed: it must stay valid
  * until it is unbound (tensor NULL) or the session is freed, and its memory must not
- * overlap an input's or another bound output's. After a successful run,
- * onnxrun_session_output(i) returns this tensor; after a failed or cancelled one, its
- * contents are unspecified.
+ * overlap an input's (also an initializer's fed by name) or another bound output's. After
+ * a successful run, onnxrun_session_output(i) returns this tensor; after a failed or
+ * cancelled one, its contents are unspecified.
  * The dtype and shape must equal the ones inferred for the output: checked now against the
  * model's (possibly symbolic) shape, and again at prepare (and run) against the concrete
  * one; a mismatch is ONNXRUN_ERROR_INVALID_ARGUMENT with a message naming the output, the

@@ -506,6 +506,105 @@ static void test_overlap_with_input(void **state)
 	onnxrun_env_free(env);
 }
 
+/* Regression: an output bound over the memory fed to an input that has a default (an
+ * initializer that is also a graph input, fed with set_input_by_name) is refused at run
+ * like any other input's; the run used to write y over the caller's weights. */
+static void test_overlap_with_defaulted_input(void **state)
+{
+	struct onnxrun_env *env;
+	struct onnxrun_model *m;
+	struct onnxrun_session *s;
+	struct onnxrun_tensor *x, *w, *y;
+	Onnx__ModelProto *mp = mb_model(8);
+	const int64_t xd[4] = { 1, 2, 3, 3 }, yd[4] = { 1, 2, 4, 4 }, wd[4] = { 2, 2, 2, 2 };
+	const float w0[16] = { 1, -2, 3, -4, 5, -6, 7, -8, 0.5f, 0.25f, -1, 2, -3, 4, 1.5f, -0.75f };
+	float *mem = calloc(32, sizeof *mem), before[16];
+	size_t size;
+	uint8_t *bytes;
+	(void)state;
+	mb_opset(mp, "", 13);
+	mb_input(mp, "x", MB_FLOAT, "1,2,3,3");
+	mb_input(mp, "w", MB_FLOAT, "2,2,2,2");
+	mb_output(mp, "y", MB_FLOAT, "1,2,4,4");
+	mb_initializer_f32(mp, "w", 4, wd, w0);
+	mb_node(mp, "up", "ConvTranspose", NULL, "x,w", "y");
+	bytes = mb_finish(mp, &size);
+	assert_int_equal(onnxrun_env_create(NULL, &env), ONNXRUN_OK);
+	if (onnxrun_model_load_buffer(env, bytes, size, NULL, &m) != ONNXRUN_OK)
+		fail_msg("%s", onnxrun_env_error(env));
+	free(bytes);
+	memcpy(mem, w0, sizeof w0);
+	for (int i = 0; i < 16; i++)
+		mem[i] *= -2.0f; /* caller weights, different from the default */
+	memcpy(before, mem, sizeof before);
+	assert_int_equal(onnxrun_tensor_create(env, ONNXRUN_DTYPE_FLOAT, 4, xd, &x), ONNXRUN_OK);
+	for (int i = 0; i < 18; i++)
+		((float *)onnxrun_tensor_data(x))[i] = (float)(i % 5) - 2.0f;
+	assert_int_equal(onnxrun_tensor_wrap(env, ONNXRUN_DTYPE_FLOAT, 4, wd, mem, sizeof w0, &w), ONNXRUN_OK);
+	assert_int_equal(onnxrun_tensor_wrap(env, ONNXRUN_DTYPE_FLOAT, 4, yd, mem, 32 * sizeof(float), &y), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_create(m, &s), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_set_input(s, 0, x), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_set_input_by_name(s, "w", w), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_set_output(s, 0, y), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_run(s), ONNXRUN_ERROR_INVALID_ARGUMENT);
+	assert_string_equal(onnxrun_session_error(s),
+	                    "output 'y' (index 0): the bound tensor's memory overlaps input (with default) 'w'");
+	assert_memory_equal(mem, before, sizeof before); /* the caller's weights are intact */
+	/* the same output memory without feeding w (the default is used) is fine */
+	onnxrun_session_free(s);
+	assert_int_equal(onnxrun_session_create(m, &s), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_set_input(s, 0, x), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_set_output(s, 0, y), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_run(s), ONNXRUN_OK);
+	onnxrun_session_free(s);
+	onnxrun_tensor_free(x);
+	onnxrun_tensor_free(w);
+	onnxrun_tensor_free(y);
+	free(mem);
+	onnxrun_model_free(m);
+	onnxrun_env_free(env);
+}
+
+/* Regression: after an output is unbound (which lets the caller free its buffer),
+ * onnxrun_session_output no longer hands out a tensor over that buffer: the outputs of
+ * the last run are gone until the next run, which uses the session's own memory. */
+static void test_output_after_unbinding(void **state)
+{
+	struct onnxrun_env *env;
+	struct onnxrun_model *m;
+	struct onnxrun_session *s;
+	struct onnxrun_tensor *x;
+	const struct onnxrun_tensor *got;
+	struct buffer b;
+	const int64_t yd[4] = { 1, 3, 128, 128 };
+	(void)state;
+	assert_int_equal(onnxrun_env_create(NULL, &env), ONNXRUN_OK);
+	assert_int_equal(onnxrun_model_load_file(env, UPSAMPLER, &m), ONNXRUN_OK);
+	assert_int_equal(onnxrun_tensor_load_pb(env, UPSAMPLER_IN, &x), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_create(m, &s), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_set_input(s, 0, x), ONNXRUN_OK);
+	buffer_make(env, &b, ONNXRUN_DTYPE_FLOAT, 4, yd, 0);
+	assert_int_equal(onnxrun_session_set_output(s, 0, b.t), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_run(s), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_output(s, 0, &got), ONNXRUN_OK);
+	assert_ptr_equal(got, b.t);
+	assert_int_equal(onnxrun_session_set_output(s, 0, NULL), ONNXRUN_OK);
+	if (onnxrun_session_output(s, 0, &got) == ONNXRUN_OK) {
+		const char *d = onnxrun_tensor_data(got);
+		if (d >= (const char *)b.base && d < (const char *)b.base + b.offset + b.nbytes + 64)
+			fail_msg("output 0 still points into the unbound caller buffer");
+	}
+	buffer_free(&b);
+	assert_int_equal(onnxrun_session_output(s, 0, &got), ONNXRUN_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(onnxrun_session_run(s), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_output(s, 0, &got), ONNXRUN_OK);
+	assert_int_equal(onnxrun_tensor_numel(got), 3 * 128 * 128);
+	onnxrun_session_free(s);
+	onnxrun_tensor_free(x);
+	onnxrun_model_free(m);
+	onnxrun_env_free(env);
+}
+
 /* A ring of two buffers: each run writes into the buffer bound for it and leaves the
  * other alone; bound outputs are not counted against the memory cap. */
 static void test_rebinding_and_cap(void **state)
@@ -581,6 +680,8 @@ int main(void)
 		cmocka_unit_test(test_rejected),
 		cmocka_unit_test(test_aliased_outputs),
 		cmocka_unit_test(test_overlap_with_input),
+		cmocka_unit_test(test_overlap_with_defaulted_input),
+		cmocka_unit_test(test_output_after_unbinding),
 		cmocka_unit_test(test_rebinding_and_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -293,16 +293,16 @@ static void test_cancel_before_run(void **state)
 
 /* Runs s, which has a deadline it cannot meet, and returns the error message. On a loaded
  * machine (or under an emulator) the thread can be descheduled for longer than the budget
- * between the run's start and its first check; the run then rightly stops before its first
- * node. That one outcome is retried (up to 5 runs) so that the caller can check where a
- * stop inside a node is reported. */
+ * between the run's start and its first checks; the run then rightly stops before its first
+ * node (before it started, or while preparing). Those outcomes are retried (up to 5 runs)
+ * so that the caller can check where a stop inside a node is reported. */
 static const char *run_past_deadline(struct onnxrun_session *s)
 {
 	const char *msg;
 	for (int attempt = 1;; attempt++) {
 		assert_int_equal(onnxrun_session_run(s), ONNXRUN_ERROR_CANCELLED);
 		msg = onnxrun_session_error(s);
-		if (attempt == 5 || !strstr(msg, "run stopped before it started"))
+		if (attempt == 5 || (!strstr(msg, "run stopped before it started") && !strstr(msg, "run stopped while preparing")))
 			return msg;
 		print_message("run %d: %s (descheduled before the first node; retried)\n", attempt, msg);
 	}
@@ -333,6 +333,62 @@ static void test_deadline(void **state)
 		check_full_run(&f, s);
 		onnxrun_session_free(s);
 	}
+	spin_teardown(&f);
+}
+
+/* Regression: budgets whose end lies past the clock's range (UINT64_MAX us, the natural
+ * "no timeout", and values near UINT64_MAX / 1000 where the nanoseconds reach UINT64_MAX)
+ * never stop a run; the arithmetic used to wrap and stop it at once. */
+static void test_huge_deadlines(void **state)
+{
+	const uint64_t budgets[] = { UINT64_MAX, UINT64_MAX - 1, UINT64_MAX / 1000 + 1, UINT64_MAX / 1000,
+		                     UINT64_MAX / 1000 - 1, UINT64_MAX / 2000, UINT64_MAX / 1000000 };
+	struct spin_fixture f;
+	struct onnxrun_session *s;
+	(void)state;
+	spin_setup(&f, 1000);
+	s = spin_session(&f, 1, NULL);
+	for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) {
+		assert_int_equal(onnxrun_session_set_deadline(s, budgets[i]), ONNXRUN_OK);
+		cfg_reset(s);
+		if (onnxrun_session_run(s) != ONNXRUN_OK)
+			fail_msg("deadline of %llu us: %s", (unsigned long long)budgets[i], onnxrun_session_error(s));
+		assert_int_equal(atomic_load(&cfg.ran), f.n);
+	}
+	onnxrun_session_free(s);
+	spin_teardown(&f);
+}
+
+/* Regression: profiling sums the node times of successful runs only, so total / runs is
+ * a successful run's time; cancelled runs (stopped inside the node, after it did work)
+ * used to add their node time without being counted. */
+static void test_profiling_counts_successful_runs(void **state)
+{
+	struct spin_fixture f;
+	struct onnxrun_session *s;
+	uint64_t total, runs, total1;
+	(void)state;
+	spin_setup(&f, 1000);
+	s = spin_session(&f, 1, NULL);
+	assert_int_equal(onnxrun_session_set_profiling(s, 1), ONNXRUN_OK);
+	check_full_run(&f, s);
+	assert_int_equal(onnxrun_session_node_time(s, 0, &total1, &runs), ONNXRUN_OK);
+	assert_int_equal(runs, 1);
+	for (int r = 0; r < 10; r++) {
+		cfg_reset(s);
+		cfg.cancel_at = 50;
+		cfg.sleep_us = 20; /* the node works for at least 1 ms before it stops */
+		assert_int_equal(onnxrun_session_run(s), ONNXRUN_ERROR_CANCELLED);
+		assert_true(atomic_load(&cfg.ran) > 50);
+	}
+	assert_int_equal(onnxrun_session_node_time(s, 0, &total, &runs), ONNXRUN_OK);
+	assert_int_equal(runs, 1);
+	assert_int_equal(total, total1); /* the cancelled runs added nothing */
+	check_full_run(&f, s);
+	assert_int_equal(onnxrun_session_node_time(s, 0, &total, &runs), ONNXRUN_OK);
+	assert_int_equal(runs, 2);
+	assert_true(total > total1);
+	onnxrun_session_free(s);
 	spin_teardown(&f);
 }
 
@@ -574,6 +630,8 @@ int main(void)
 		cmocka_unit_test(test_cancel_from_another_thread),
 		cmocka_unit_test(test_cancel_before_run),
 		cmocka_unit_test(test_deadline),
+		cmocka_unit_test(test_huge_deadlines),
+		cmocka_unit_test(test_profiling_counts_successful_runs),
 		cmocka_unit_test(test_deadline_inside_conv_transpose),
 		cmocka_unit_test(test_pool_stops_between_items),
 		cmocka_unit_test(test_cancel_while_waiting_for_the_pool),

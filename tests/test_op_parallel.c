@@ -20,6 +20,7 @@
 
 #include "model_builder.h"
 #include "onnxrun.h"
+#include "platform/platform.h"
 
 #define BLOCK 61 /* elements per work item */
 
@@ -206,10 +207,123 @@ static void test_parallel_for(void **state)
 	onnxrun_env_free(env);
 }
 
+/* ---- huge ranges ---- */
+
+/* Every call's range, checked against [0, n); the first calls are counted, then the
+ * session is cancelled (the range is far too large to finish). */
+static struct {
+	struct onnxrun_session *session;
+	int64_t n;
+	atomic_llong calls;
+	atomic_int out_of_range;
+	atomic_llong first_bad_begin;
+	atomic_int thread_seen; /* bit t: thread t made a call */
+	int threads;
+	enum onnxrun_status st;
+} huge;
+
+static void sleep_us(unsigned us)
+{
+	const uint64_t end = onnxrun__os_now_ns() + (uint64_t)us * 1000u;
+	while (onnxrun__os_now_ns() < end)
+		;
+}
+
+static void huge_items(void *arg, int thread, int64_t begin, int64_t end)
+{
+	(void)arg;
+	(void)thread;
+	if (begin < 0 || end > huge.n || begin >= end) {
+		if (!atomic_exchange(&huge.out_of_range, 1))
+			atomic_store(&huge.first_bad_begin, begin);
+	}
+	atomic_fetch_or(&huge.thread_seen, 1 << thread);
+	/* cancel once every thread has started on its range (or after very many calls) */
+	if (atomic_fetch_add(&huge.calls, 1) >= 64 &&
+	    (atomic_load(&huge.thread_seen) == (1 << huge.threads) - 1 || atomic_load(&huge.calls) > 1000000))
+		onnxrun_session_cancel(huge.session);
+	else
+		sleep_us(20); /* gives the pool's workers time to wake and take their ranges */
+}
+
+static enum onnxrun_status huge_compute(struct onnxrun_op_context *ctx, const struct onnxrun_tensor *const *in,
+                                        size_t n_in, struct onnxrun_tensor *const *out, size_t n_out)
+{
+	(void)in;
+	(void)n_in;
+	(void)out;
+	(void)n_out;
+	huge.st = onnxrun_op_parallel_for(ctx, huge.n, huge_items, NULL);
+	return huge.st;
+}
+
+static const struct onnxrun_op huge_op = { "com.test", "Huge", 1, scan_infer, huge_compute, NULL, NULL, NULL, NULL };
+
+/* Regression: a range of n items with n > INT64_MAX / threads (2^62 at 4 threads, and up to
+ * INT64_MAX) is split without overflow: every call, on every thread, gets items inside
+ * [0, n). The split
+ * computed n * t / T in int64 and handed threads negative item numbers. */
+static void test_huge_ranges(void **state)
+{
+	const int64_t sizes[] = { INT64_C(1) << 62, INT64_MAX, INT64_MAX / 3 + 1 };
+	struct onnxrun_env *env;
+	struct onnxrun_model *m;
+	struct onnxrun_tensor *x;
+	const int64_t one = 1;
+	Onnx__ModelProto *mp = mb_model(8);
+	size_t size;
+	uint8_t *bytes;
+	(void)state;
+	mb_opset(mp, "", 13);
+	mb_opset(mp, "com.test", 1);
+	mb_input(mp, "x", MB_FLOAT, "1");
+	mb_output(mp, "y", MB_FLOAT, "1");
+	mb_node(mp, "huge", "Huge", "com.test", "x", "y");
+	bytes = mb_finish(mp, &size);
+	assert_int_equal(onnxrun_env_create(NULL, &env), ONNXRUN_OK);
+	assert_int_equal(onnxrun_env_register_op(env, &huge_op), ONNXRUN_OK);
+	assert_int_equal(onnxrun_model_load_buffer(env, bytes, size, NULL, &m), ONNXRUN_OK);
+	free(bytes);
+	assert_int_equal(onnxrun_tensor_create(env, ONNXRUN_DTYPE_FLOAT, 1, &one, &x), ONNXRUN_OK);
+	for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+		for (int shared = 0; shared <= 1; shared++)
+			for (int threads = 1; threads <= 4; threads++) {
+				struct onnxrun_session *s;
+				struct onnxrun_pool *pool = NULL;
+				assert_int_equal(onnxrun_session_create(m, &s), ONNXRUN_OK);
+				if (shared) {
+					assert_int_equal(onnxrun_pool_create(env, threads, &pool), ONNXRUN_OK);
+					assert_int_equal(onnxrun_session_set_pool(s, pool), ONNXRUN_OK);
+					onnxrun_pool_free(pool);
+				} else {
+					assert_int_equal(onnxrun_session_set_threads(s, threads), ONNXRUN_OK);
+				}
+				assert_int_equal(onnxrun_session_set_input(s, 0, x), ONNXRUN_OK);
+				huge.session = s;
+				huge.n = sizes[k];
+				atomic_store(&huge.calls, 0);
+				atomic_store(&huge.out_of_range, 0);
+				atomic_store(&huge.thread_seen, 0);
+				huge.threads = threads;
+				assert_int_equal(onnxrun_session_run(s), ONNXRUN_ERROR_CANCELLED);
+				assert_int_equal(huge.st, ONNXRUN_ERROR_CANCELLED);
+				assert_true(atomic_load(&huge.calls) > 64);
+				if (atomic_load(&huge.out_of_range))
+					fail_msg("n = %lld, %d threads%s: a call got items from %lld, outside [0, n)",
+					         (long long)sizes[k], threads, shared ? " (shared pool)" : "",
+					         (long long)atomic_load(&huge.first_bad_begin));
+				onnxrun_session_free(s);
+			}
+	onnxrun_tensor_free(x);
+	onnxrun_model_free(m);
+	onnxrun_env_free(env);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parallel_for),
+		cmocka_unit_test(test_huge_ranges),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,8 +27,15 @@ int cli_bind_dims(struct onnxrun_session *session, const struct cli_options *opt
 	return CLI_OK;
 }
 
+/* Where the seconds before the first run went (milliseconds), for the --timeout message:
+ * --timeout bounds each run, not loading the model or reading or generating its inputs. */
+static struct {
+	double load_ms, inputs_ms, session_ms;
+} before_run;
+
 /* Runs the session once; a failure prints the library's message (it names the node). A
- * cancelled run was stopped by Ctrl-C or, otherwise, by --timeout. */
+ * cancelled run was stopped by Ctrl-C or, otherwise, by --timeout; that message also says
+ * how long the tool took before the run. */
 static int run_once(struct onnxrun_session *session)
 {
 	enum onnxrun_status st = onnxrun_session_run(session);
@@ -37,9 +44,14 @@ static int run_once(struct onnxrun_session *session)
 		fprintf(stderr, "onnxrun: interrupted: %s\n", onnxrun_session_error(session));
 		return CLI_ERROR;
 	}
+	if (st == ONNXRUN_ERROR_CANCELLED) {
+		cli_error("--timeout: %s (before the run: load %.3g s, inputs %.3g s, session %.3g s)",
+		          onnxrun_session_error(session), before_run.load_ms / 1e3, before_run.inputs_ms / 1e3,
+		          before_run.session_ms / 1e3);
+		return CLI_ERROR;
+	}
 	if (st != ONNXRUN_OK) {
-		cli_lib_error(onnxrun_session_error(session), st,
-		              st == ONNXRUN_ERROR_CANCELLED ? "--timeout" : NULL);
+		cli_lib_error(onnxrun_session_error(session), st, NULL);
 		return CLI_ERROR;
 	}
 	return CLI_OK;
@@ -137,13 +149,17 @@ static int run_model(struct onnxrun_env *env, const struct onnxrun_model *model,
 	struct bench_result bench = {0.0, 0.0};
 	int code = CLI_EXIT_ERROR, mismatch = 0;
 
+	double t0 = cli_now_ms();
 	if (cli_data_collect(env, model, opts, data) != CLI_OK)
 		goto done;
 	if (opts->random && cli_random_fill(env, model, opts, data) != CLI_OK)
 		goto done;
+	before_run.inputs_ms = cli_now_ms() - t0;
+	t0 = cli_now_ms();
 	if (make_session(model, opts, &session) != CLI_OK ||
 	    cli_data_bind(session, model, data) != CLI_OK)
 		goto done;
+	before_run.session_ms = cli_now_ms() - t0;
 	cli_interrupt_watch(session);
 	int rc = opts->bench_runs > 0 ? run_bench(session, opts->bench_runs, &bench)
 	                              : run_once(session);
@@ -184,7 +200,9 @@ static int run_tool(const struct cli_options *opts)
 		onnxrun_env_set_mmap(env, 0);
 	if (opts->allow_newer_opset)
 		onnxrun_env_set_allow_newer_opset(env, 1);
+	double t0 = cli_now_ms();
 	st = onnxrun_model_load_file(env, opts->model_path, &model);
+	before_run.load_ms = cli_now_ms() - t0;
 	if (st != ONNXRUN_OK)
 		cli_lib_error(onnxrun_env_error(env), st, opts->model_path);
 	else if (opts->info)

@@ -264,6 +264,8 @@ static enum onnxrun_status load_initializers(struct builder *b, const Onnx__Grap
 		Onnx__TensorProto *tp = g->initializer[i];
 		const char *name = tp->name ? tp->name : "";
 		int32_t v;
+		if (onnxrun__load_should_stop(b->m->env))
+			return onnxrun__load_stopped(b->m->env, b->err);
 		if (!name[0])
 			return onnxrun__fail(b->err, ONNXRUN_ERROR_INVALID_MODEL, "initializer %zu has no name", i);
 		if (find_value(b, name) >= 0)
@@ -632,6 +634,8 @@ static enum onnxrun_status load_nodes(struct builder *b, const Onnx__GraphProto 
 	for (size_t i = 0; i < g->n_node; i++) {
 		const Onnx__NodeProto *np = g->node[i];
 		struct onnxrun__node *node = &m->nodes[i];
+		if (i % 64 == 63 && onnxrun__load_should_stop(m->env))
+			return onnxrun__load_stopped(m->env, b->err);
 		m->n_nodes++;
 		node->file_index = i;
 		node->name = onnxrun__strdup(m->env, np->name);

@@ -54,7 +54,7 @@ struct decode {
 	int64_t numel;
 	size_t nbytes;
 	enum source src;
-	FILE *ext;
+	int ext; /* descriptor of the external data file, -1 when none is open */
 	const char *ext_location;
 	int64_t ext_offset;
 	bool in_place; /* the data was taken or mapped: nothing to copy */
@@ -311,33 +311,24 @@ static enum onnxrun_status check_location(struct decode *d, const char *loc, str
 }
 
 #if ONNXRUN__OS_FILES
-/* Resolves base_dir/loc into *resolved (malloc'd) and checks, after following symlinks,
- * that it is still inside base_dir. */
+/* Resolves base_dir/loc into resolved (ONNXRUN__OS_PATH_MAX bytes) and checks, after
+ * following symlinks, that it is still inside base_dir. The paths live in buffers of the
+ * caller's (none from the C library's heap: the env's allocator sees every allocation). */
 static enum onnxrun_status resolve_location(struct decode *d, const char *base_dir, const char *loc,
-                                            char **resolved, struct onnxrun__err *err)
+                                            char *resolved, struct onnxrun__err *err)
 {
-	char joined[PATH_MAX], *base;
-	bool inside;
-	*resolved = NULL;
+	char joined[ONNXRUN__OS_PATH_MAX], base[ONNXRUN__OS_PATH_MAX];
 	if ((size_t)snprintf(joined, sizeof joined, "%s/%s", base_dir, loc) >= sizeof joined)
 		return tensor_fail(err, ONNXRUN_ERROR_LIMIT, d, "external data path '%s/%s' is too long",
 		                   base_dir, loc);
-	if (!(base = onnxrun__os_realpath(base_dir)))
+	if (onnxrun__os_realpath_into(base_dir, base, sizeof base))
 		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data folder '%s': %s", base_dir,
 		                   strerror(errno));
-	if (!(*resolved = onnxrun__os_realpath(joined))) {
-		int e = errno;
-		free(base);
-		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s': %s", joined, strerror(e));
-	}
-	inside = onnxrun__os_path_inside(base, *resolved);
-	free(base);
-	if (!inside) {
-		free(*resolved);
-		*resolved = NULL;
+	if (onnxrun__os_realpath_into(joined, resolved, ONNXRUN__OS_PATH_MAX))
+		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s': %s", joined, strerror(errno));
+	if (!onnxrun__os_path_inside(base, resolved))
 		return tensor_fail(err, ONNXRUN_ERROR_INVALID_MODEL, d,
 		                   "external data file '%s' resolves outside the model's folder", loc);
-	}
 	return ONNXRUN_OK;
 }
 
@@ -360,7 +351,7 @@ static enum onnxrun_status check_ext_range(struct decode *d, const struct ext_ke
 		return tensor_fail(err, ONNXRUN_ERROR_INVALID_MODEL, d, "external data has %lld bytes, expected %zu",
 		                   (long long)length, d->nbytes);
 	d->ext_offset = k->offset;
-	if (onnxrun__os_fseek_set(d->ext, k->offset) != 0)
+	if (onnxrun__os_seek_set(d->ext, k->offset) != 0)
 		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s': %s", k->location,
 		                   strerror(errno));
 	return ONNXRUN_OK;
@@ -369,7 +360,7 @@ static enum onnxrun_status check_ext_range(struct decode *d, const struct ext_ke
 /* Validates the external data entries and opens the file at the data's first byte. */
 static enum onnxrun_status open_external(struct decode *d, const char *base_dir, struct onnxrun__err *err)
 {
-	char *resolved;
+	char resolved[ONNXRUN__OS_PATH_MAX];
 	struct ext_keys k;
 	int64_t fsize = 0;
 	enum onnxrun_status st;
@@ -380,21 +371,17 @@ static enum onnxrun_status open_external(struct decode *d, const char *base_dir,
 	if (!base_dir)
 		return tensor_fail(err, ONNXRUN_ERROR_INVALID_MODEL, d,
 		                   "has external data '%s' but no folder to read it from", k.location);
-	if ((st = resolve_location(d, base_dir, k.location, &resolved, err)))
+	if ((st = resolve_location(d, base_dir, k.location, resolved, err)))
 		return st;
 	d->ext_location = k.location;
 	/* Checked before opening too: opening a FIFO would block until someone writes to it. */
-	if (onnxrun__os_path_regular(resolved, NULL) != 1) {
-		free(resolved);
+	if (onnxrun__os_path_regular(resolved, NULL) != 1)
 		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s' is not a regular file",
 		                   k.location);
-	}
-	d->ext = onnxrun__os_fopen(resolved, "rb");
-	free(resolved);
-	if (!d->ext)
+	if ((d->ext = onnxrun__os_open_read(resolved)) < 0)
 		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s': %s", k.location,
 		                   strerror(errno));
-	if (onnxrun__os_fd_regular(onnxrun__os_fileno(d->ext), &fsize) != 1)
+	if (onnxrun__os_fd_regular(d->ext, &fsize) != 1)
 		return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s' is not a regular file",
 		                   k.location);
 	return check_ext_range(d, &k, fsize, err);
@@ -508,9 +495,13 @@ static enum onnxrun_status fill(const struct decode *d, struct onnxrun_tensor *t
 		return ONNXRUN_OK;
 #if ONNXRUN__OS_FILES
 	case SRC_EXTERNAL:
-		if (fread(t->data, 1, d->nbytes, d->ext) != d->nbytes)
-			return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s': %s",
-			                   d->ext_location, ferror(d->ext) ? strerror(errno) : "short read");
+		for (size_t got = 0; got < d->nbytes;) {
+			const long long r = onnxrun__os_read(d->ext, (char *)t->data + got, d->nbytes - got);
+			if (r <= 0)
+				return tensor_fail(err, ONNXRUN_ERROR_IO, d, "external data file '%s': %s",
+				                   d->ext_location, r < 0 ? strerror(errno) : "short read");
+			got += (size_t)r;
+		}
 		onnxrun__le_copy(t->data, t->data, d->nbytes, t->dtype);
 		break;
 #endif
@@ -574,7 +565,7 @@ static enum onnxrun_status make_tensor(const struct onnxrun_env *env, struct dec
 	    (!borrow || (d->dtype == ONNXRUN_DTYPE_FLOAT && !onnxrun__le_needs_swap(d->dtype))))
 		data = take->raw_data.data;
 	else if (mappable(env, d))
-		data = onnxrun__os_map(onnxrun__os_fileno(d->ext), d->ext_offset, d->nbytes, true, &map, &map_len);
+		data = onnxrun__os_map(d->ext, d->ext_offset, d->nbytes, true, &map, &map_len);
 	st = onnxrun__tensor_new(env, d->dtype, d->rank, d->dims, data, err, out);
 	if (st) {
 		if (map)
@@ -604,8 +595,8 @@ static enum onnxrun_status make_tensor(const struct onnxrun_env *env, struct dec
 static void close_external(struct decode *d)
 {
 #if ONNXRUN__OS_FILES
-	if (d->ext)
-		fclose(d->ext);
+	if (d->ext >= 0)
+		onnxrun__os_close(d->ext);
 #else
 	(void)d;
 #endif
@@ -620,6 +611,7 @@ static enum onnxrun_status from_proto(const struct onnxrun_env *env, const Onnx_
 	struct onnxrun_tensor *t = NULL;
 	enum onnxrun_status st;
 	memset(&d, 0, sizeof d);
+	d.ext = -1;
 	d.tp = tp;
 	d.name = tp->name ? tp->name : "";
 	if ((st = check_dtype(&d, err)) || (st = check_shape(&d, err)) ||

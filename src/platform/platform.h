@@ -57,6 +57,17 @@ ONNXRUN__OS_HIDDEN int onnxrun__os_open_read(const char *path);
 ONNXRUN__OS_HIDDEN void onnxrun__os_close(int fd);
 /* Reads up to n bytes; the count read (0 at the end), -1 on failure (retried on EINTR). */
 ONNXRUN__OS_HIDDEN long long onnxrun__os_read(int fd, void *buf, size_t n);
+/* Moves fd's position to offset bytes from the start. */
+ONNXRUN__OS_HIDDEN int onnxrun__os_seek_set(int fd, int64_t offset);
+/* Creates or truncates path for writing (binary, not inherited by child processes; new
+ * files get the user's default permissions). -1 on failure. */
+ONNXRUN__OS_HIDDEN int onnxrun__os_open_write(const char *path);
+/* Writes all n bytes (retried on EINTR and short writes); 0 or -1. */
+ONNXRUN__OS_HIDDEN int onnxrun__os_write_all(int fd, const void *buf, size_t n);
+/* Closes a descriptor opened for writing; -1 when the close reports a failed write. */
+ONNXRUN__OS_HIDDEN int onnxrun__os_close_write(int fd);
+/* None of the file functions above allocates memory: the library's file I/O goes through
+ * them, so that every allocation it makes goes through the env's allocator. */
 /* 1 when fd is a regular file (*size its 64-bit size), 0 when it is something else, -1 on
  * failure. */
 ONNXRUN__OS_HIDDEN int onnxrun__os_fd_regular(int fd, int64_t *size);
@@ -109,6 +120,11 @@ ONNXRUN__OS_HIDDEN bool onnxrun__os_path_absolute(const char *path);
 /* The absolute form of an existing path with every symbolic link (on Windows also
  * junction) resolved, malloc'd; NULL on failure (errno set, ENOENT when it does not exist). */
 ONNXRUN__OS_HIDDEN char *onnxrun__os_realpath(const char *path);
+/* The same into out (size bytes, at least ONNXRUN__OS_PATH_MAX), allocating nothing
+ * (the C library's own path resolution may use the heap for paths over 1 KiB on glibc).
+ * 0, or -1 with errno set (ENAMETOOLONG: the result does not fit). */
+#define ONNXRUN__OS_PATH_MAX 4096
+ONNXRUN__OS_HIDDEN int onnxrun__os_realpath_into(const char *path, char *out, size_t size);
 /* Whether the resolved path `path` lies strictly inside the resolved folder `dir` (both
  * from onnxrun__os_realpath): compared component-wise, on Windows ignoring ASCII case and
  * treating '/' and '\\' alike. */

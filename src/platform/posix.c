@@ -44,6 +44,47 @@ void onnxrun__os_close(int fd)
 	close(fd);
 }
 
+int onnxrun__os_seek_set(int fd, int64_t offset)
+{
+	if ((int64_t)(off_t)offset != offset) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	return lseek(fd, (off_t)offset, SEEK_SET) == (off_t)-1 ? -1 : 0;
+}
+
+int onnxrun__os_open_write(const char *path)
+{
+	int fd;
+	do
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	while (fd < 0 && errno == EINTR);
+	return fd;
+}
+
+int onnxrun__os_write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n > 0) {
+		ssize_t w = write(fd, p, n > ((size_t)1 << 30) ? (size_t)1 << 30 : n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int onnxrun__os_close_write(int fd)
+{
+	return close(fd) != 0 && errno != EINTR ? -1 : 0;
+}
+
 long long onnxrun__os_read(int fd, void *buf, size_t n)
 {
 	for (;;) {
@@ -202,6 +243,32 @@ bool onnxrun__os_path_absolute(const char *path)
 char *onnxrun__os_realpath(const char *path)
 {
 	return realpath(path, NULL);
+}
+
+int onnxrun__os_realpath_into(const char *path, char *out, size_t size)
+{
+#if defined(PATH_MAX) && PATH_MAX <= ONNXRUN__OS_PATH_MAX
+	/* realpath writes at most PATH_MAX bytes into a caller's buffer and then mallocs nothing */
+	if (size < PATH_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return realpath(path, out) ? 0 : -1;
+#else
+	char *r = realpath(path, NULL); /* no usable PATH_MAX: the C library allocates */
+	size_t n;
+	if (!r)
+		return -1;
+	n = strlen(r);
+	if (n >= size) {
+		free(r);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(out, r, n + 1);
+	free(r);
+	return 0;
+#endif
 }
 
 bool onnxrun__os_path_inside(const char *dir, const char *path)

@@ -107,6 +107,38 @@ long long onnxrun__os_read(int fd, void *buf, size_t n)
 	return _read(fd, buf, n > (1u << 30) ? 1u << 30 : (unsigned)n);
 }
 
+int onnxrun__os_seek_set(int fd, int64_t offset)
+{
+	return _lseeki64(fd, offset, SEEK_SET) < 0 ? -1 : 0;
+}
+
+int onnxrun__os_open_write(const char *path)
+{
+	return _open(path, _O_WRONLY | _O_CREAT | _O_TRUNC | _O_BINARY | _O_NOINHERIT, _S_IREAD | _S_IWRITE);
+}
+
+int onnxrun__os_write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n > 0) {
+		/* _write counts in unsigned int */
+		int w = _write(fd, p, n > (1u << 30) ? 1u << 30 : (unsigned)n);
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int onnxrun__os_close_write(int fd)
+{
+	return _close(fd) != 0 ? -1 : 0;
+}
+
 int onnxrun__os_fd_regular(int fd, int64_t *size)
 {
 	HANDLE h = (HANDLE)_get_osfhandle(fd);
@@ -382,6 +414,34 @@ char *onnxrun__os_realpath(const char *path)
 	}
 	memmove(buf, buf + skip, strlen(buf + skip) + 1);
 	return buf;
+}
+
+int onnxrun__os_realpath_into(const char *path, char *out, size_t size)
+{
+	HANDLE h = open_any(path);
+	DWORD got;
+	size_t skip = 0;
+	if (h == INVALID_HANDLE_VALUE)
+		return -1;
+	got = GetFinalPathNameByHandleA(h, out, size > 0xffffffffu ? 0xffffffffu : (DWORD)size,
+	                                FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
+	if (!got || got >= size) {
+		if (got)
+			errno = ENAMETOOLONG;
+		else
+			set_errno();
+		CloseHandle(h);
+		return -1;
+	}
+	CloseHandle(h);
+	if (!strncmp(out, "\\\\?\\UNC\\", 8)) { /* \\?\UNC\server\share -> \\server\share */
+		skip = 6;
+		out[6] = '\\';
+	} else if (!strncmp(out, "\\\\?\\", 4)) {
+		skip = 4;
+	}
+	memmove(out, out + skip, strlen(out + skip) + 1);
+	return 0;
 }
 
 static char fold(char c)

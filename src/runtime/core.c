@@ -304,6 +304,7 @@ enum onnxrun_status onnxrun_env_create(const struct onnxrun_allocator *allocator
 		return ONNXRUN_ERROR_OUT_OF_MEMORY;
 	memset(env, 0, sizeof *env);
 	env->allocator = a;
+	atomic_init(&env->load_cancel, 0);
 	*out = env;
 	return ONNXRUN_OK;
 }

@@ -440,7 +440,8 @@ enum onnxrun_status onnxrun__graph_infer(struct onnxrun_model *m, struct onnxrun
 	for (size_t v = 0; v < m->n_values; v++)
 		types[v] = m->values[v].type;
 	for (size_t k = 0; k < m->n_nodes && !st; k++)
-		st = infer_at_load(m, k, types, scratch, guessed, err);
+		st = k % 64 == 63 && onnxrun__load_should_stop(m->env) ? onnxrun__load_stopped(m->env, err)
+		                                                       : infer_at_load(m, k, types, scratch, guessed, err);
 	for (size_t v = 0; v < m->n_values && !st; v++)
 		m->values[v].type = types[v];
 fail:
@@ -499,13 +500,18 @@ enum onnxrun_status onnxrun__graph_init_ops(struct onnxrun_model *m, struct onnx
 	/* an inspection never runs: no pre-packing, only the copies below */
 	for (size_t k = 0; k < m->n_nodes && !m->inspect_only; k++) {
 		struct onnxrun__node *node = &m->nodes[k];
-		struct onnxrun_op_context ctx = { node, err, m->env, 1, NULL, m, &node->rebuilds, NULL, NULL };
+		/* the load's stop state: ops that prepare weights may check onnxrun_op_should_stop */
+		struct onnxrun_op_context ctx = { node, err, m->env, 1, NULL, m, &node->rebuilds, NULL, m->env->load_ctl };
 		enum onnxrun_status st;
 		node->rebuilds = 0;
 		if (!node->op->init)
 			continue;
+		if (onnxrun__load_should_stop(m->env))
+			return onnxrun__load_stopped(m->env, err);
 		err->msg[0] = '\0';
 		if ((st = node->op->init(&ctx, &node->op_state))) {
+			if (onnxrun__load_should_stop(m->env))
+				return onnxrun__load_stopped(m->env, err);
 			if (!err->msg[0])
 				onnxrun__node_fail(err, st, node, "init failed: %s", onnxrun_status_str(st));
 			return st;

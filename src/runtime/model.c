@@ -5,6 +5,7 @@
 
 #include "../loader/loader.h"
 #include "graph.h"
+#include "pool.h"
 
 /* Model files larger than this are refused before reading (protobuf's own limit is 2 GiB). */
 #define ONNXRUN__MAX_MODEL_BYTES ((uint64_t)2 << 30)
@@ -130,28 +131,85 @@ static enum onnxrun_status list_unsupported(struct onnxrun_model *m, struct onnx
 	return ONNXRUN_OK;
 }
 
+/* ---- stopping loads ---- */
+
+bool onnxrun__load_should_stop(const struct onnxrun_env *env)
+{
+	return env->load_ctl && onnxrun__runctl_check(env->load_ctl);
+}
+
+enum onnxrun_status onnxrun__load_stopped(const struct onnxrun_env *env, struct onnxrun__err *err)
+{
+	if (env->load_ctl && atomic_load_explicit(&env->load_ctl->stopped, memory_order_relaxed) == ONNXRUN__STOP_DEADLINE)
+		return onnxrun__fail(err, ONNXRUN_ERROR_CANCELLED,
+		                     "deadline of %g s exceeded (onnxrun_env_set_load_deadline): load stopped after %.3g s",
+		                     (double)env->load_budget_ns / 1e9, (double)(onnxrun__now_ns() - env->load_start_ns) / 1e9);
+	return onnxrun__fail(err, ONNXRUN_ERROR_CANCELLED, "load cancelled (onnxrun_env_cancel_load)");
+}
+
+void onnxrun_env_cancel_load(struct onnxrun_env *env)
+{
+	if (env)
+		atomic_store_explicit(&env->load_cancel, 1, memory_order_relaxed);
+}
+
+void onnxrun_env_clear_cancel_load(struct onnxrun_env *env)
+{
+	if (env)
+		atomic_store_explicit(&env->load_cancel, 0, memory_order_relaxed);
+}
+
+enum onnxrun_status onnxrun_env_set_load_deadline(struct onnxrun_env *env, uint64_t budget_us)
+{
+	if (!env)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	env->load_budget_ns = budget_us > UINT64_MAX / 1000 ? UINT64_MAX : budget_us * 1000; /* saturating */
+	return ONNXRUN_OK;
+}
+
 /* Parses, resolves, orders and infers; on failure frees everything. An inspection keeps
- * nodes without a kernel and lists them, and calls no op's init. */
+ * nodes without a kernel and lists them, and calls no op's init. A cancel request or the
+ * load deadline stops it between steps (ONNXRUN_ERROR_CANCELLED, the request cleared). */
 static enum onnxrun_status load(struct onnxrun_env *env, const void *data, size_t size, const char *base_dir,
                                 bool inspect, bool borrowed, struct onnxrun_model **out)
 {
-	struct onnxrun_model *m = onnxrun__calloc(env, 1, sizeof *m);
+	struct onnxrun_model *m;
+	struct onnxrun__runctl ctl;
 	enum onnxrun_status st;
-	if (!m)
-		return onnxrun__fail(&env->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
+	env->load_start_ns = onnxrun__now_ns();
+	ctl.cancel = &env->load_cancel;
+	ctl.deadline_ns = env->load_budget_ns && env->load_budget_ns < UINT64_MAX - env->load_start_ns
+	                          ? env->load_start_ns + env->load_budget_ns
+	                          : 0;
+	atomic_init(&ctl.stopped, ONNXRUN__STOP_NONE);
+	env->load_ctl = &ctl;
+	if (onnxrun__load_should_stop(env)) {
+		st = onnxrun__load_stopped(env, &env->err);
+		goto done;
+	}
+	if (!(m = onnxrun__calloc(env, 1, sizeof *m))) {
+		st = onnxrun__fail(&env->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
+		goto done;
+	}
 	m->env = env;
 	m->inspect_only = inspect;
 	m->borrowed = borrowed;
-	if ((st = onnxrun__load_model_proto(m, data, size, base_dir, &env->err)) ||
-	    (st = onnxrun__graph_resolve(m, &env->err)) || (st = onnxrun__graph_order(m, &env->err)) ||
-	    (st = list_unsupported(m, &env->err)) ||
-	    (st = onnxrun__graph_infer(m, &env->err)) || (st = build_name_tables(m, &env->err)) ||
-	    (st = onnxrun__graph_init_ops(m, &env->err))) {
+#define STEP(call) (st = (call)) || (onnxrun__load_should_stop(env) && (st = onnxrun__load_stopped(env, &env->err)))
+	if (STEP(onnxrun__load_model_proto(m, data, size, base_dir, &env->err)) ||
+	    STEP(onnxrun__graph_resolve(m, &env->err)) || STEP(onnxrun__graph_order(m, &env->err)) ||
+	    STEP(list_unsupported(m, &env->err)) ||
+	    STEP(onnxrun__graph_infer(m, &env->err)) || STEP(build_name_tables(m, &env->err)) ||
+	    STEP(onnxrun__graph_init_ops(m, &env->err))) {
 		onnxrun__model_destroy(m);
-		return st;
+		goto done;
 	}
+#undef STEP
 	*out = m;
-	return ONNXRUN_OK;
+done:
+	env->load_ctl = NULL;
+	if (st == ONNXRUN_ERROR_CANCELLED)
+		atomic_store_explicit(&env->load_cancel, 0, memory_order_relaxed);
+	return st;
 }
 
 static enum onnxrun_status load_buffer(struct onnxrun_env *env, const void *data, size_t size,

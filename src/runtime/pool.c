@@ -89,6 +89,13 @@ struct onnxrun__pool {
 };
 
 #if ONNXRUN__OS_THREADS
+/* n * t / T without overflow for every n >= 0 and 0 <= t <= T: with n = q T + r,
+ * n t / T = q t + r t / T exactly, and r t < T^2 fits. */
+static int64_t split_point(int64_t n, int t, int T)
+{
+	return n / T * t + n % T * t / T;
+}
+
 /* Thread t owns items [n*t/T, n*(t+1)/T) and claims them one at a time from the front of
  * its range; when its range is empty it claims what is left of the others' ranges. Each
  * item is run exactly once, unless the run is stopped: then no thread claims another
@@ -98,7 +105,7 @@ static void run_share(struct onnxrun__pool *p, int tid)
 	struct onnxrun__runctl *ctl = p->ctl;
 	for (int k = 0; k < p->active; k++) {
 		const int v = (tid + k) % p->active;
-		const int64_t e = p->n * (v + 1) / p->active;
+		const int64_t e = split_point(p->n, v + 1, p->active);
 		for (;;) {
 			int64_t i;
 			if (ctl && onnxrun__runctl_check(ctl))
@@ -344,7 +351,7 @@ bool onnxrun__pool_run_ctl(struct onnxrun__pool *p, int max_threads, int64_t n, 
 	p->active = active;
 	p->ctl = ctl;
 	for (int t = 0; t < active; t++)
-		atomic_store_explicit(&p->next[t].i, n * t / active, memory_order_relaxed);
+		atomic_store_explicit(&p->next[t].i, split_point(n, t, active), memory_order_relaxed);
 	atomic_store_explicit(&p->pending, p->threads - 1, memory_order_relaxed);
 	onnxrun__os_mutex_lock(&p->mu);
 	atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);

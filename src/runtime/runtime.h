@@ -7,6 +7,7 @@
 #define ONNXRUN_RUNTIME_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,7 +70,17 @@ struct onnxrun_env {
 	size_t strip_min;       /* tests, fuzzing, A/B timing: float32 raw_data from this many
 	                         * bytes on is kept out of the parse (strip.c); 0: the default,
 	                         * SIZE_MAX: never */
+	atomic_int load_cancel; /* onnxrun_env_cancel_load's pending request */
+	uint64_t load_budget_ns; /* onnxrun_env_set_load_deadline; 0: none */
+	uint64_t load_start_ns;  /* when the load in progress started (for its deadline message) */
+	struct onnxrun__runctl *load_ctl; /* the stop state of the load in progress, else NULL */
 };
+
+/* True when the load in progress on env must stop (cancel request or load deadline); the
+ * loader checks it between initializers, every 64 nodes and before each op's init. */
+ONNXRUN__HIDDEN bool onnxrun__load_should_stop(const struct onnxrun_env *env);
+/* Records the message of a stopped load in err and returns ONNXRUN_ERROR_CANCELLED. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__load_stopped(const struct onnxrun_env *env, struct onnxrun__err *err);
 
 /* All library memory goes through these. Blocks are 64-byte aligned (16 on bare metal); the size is kept in a
  * header so onnxrun__free needs no size. malloc(0) returns a valid unique block. */
@@ -197,6 +208,14 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_new(const struct onnxrun_env
                                                         const int64_t *dims, void *borrowed,
                                                         struct onnxrun__err *err,
                                                         struct onnxrun_tensor **out);
+/* onnxrun__tensor_new with owned data that is left uninitialized (STRING data is still
+ * zeroed): for node outputs, which the op writes whole. Zeroing a 1 GiB output touched
+ * every page before the run's first node, seconds that no stop check could interrupt; the
+ * op's work items now touch the pages, between checks. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_new_uninit(const struct onnxrun_env *env,
+                                                               enum onnxrun_dtype dtype, int32_t rank,
+                                                               const int64_t *dims, struct onnxrun__err *err,
+                                                               struct onnxrun_tensor **out);
 /* Frees (or unmaps) a tensor's data and leaves data NULL; dtype, dims and nbytes stay. */
 ONNXRUN__HIDDEN void onnxrun__tensor_release_data(struct onnxrun_tensor *t);
 /* Copies a pending initializer's bytes into owned, aligned data (no-op when not pending). */

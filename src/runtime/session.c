@@ -29,6 +29,7 @@ struct onnxrun_session {
 	int32_t *primary;             /* per value: the first output index bound to it, else -1 */
 	size_t n_binds;
 	struct dim_bind *binds;
+	size_t n_fed_defaults;        /* inputs with a default that the caller fed */
 	const struct onnxrun_tensor **feeds; /* per value: caller tensors of inputs */
 	struct onnxrun_type *types;         /* per value: concrete types after prepare */
 	struct onnxrun_type *scratch;       /* infer_node scratch */
@@ -43,7 +44,9 @@ struct onnxrun_session {
 	bool ws_sized;
 	uint64_t planned;
 	uint64_t max_memory; /* 0: the env's cap */
-	uint64_t *prof_ns;   /* per node: summed compute time since profiling was enabled; NULL: off */
+	uint64_t *prof_ns;   /* per node: summed compute time of the successful runs since profiling
+	                      * was enabled; NULL: off */
+	uint64_t *prof_run;  /* per node: its time in the current run (in prof_ns's block) */
 	uint64_t prof_runs;
 };
 
@@ -214,7 +217,7 @@ enum onnxrun_status onnxrun_session_set_deadline(struct onnxrun_session *s, uint
 	if (budget_us && !onnxrun__os_has_clock())
 		return onnxrun__fail(&s->err, ONNXRUN_ERROR_UNSUPPORTED,
 		                     "deadline: this platform has no clock; set one first (onnxrun_set_clock)");
-	s->budget_ns = budget_us > UINT64_MAX / 1000 ? UINT64_MAX / 2 : budget_us * 1000;
+	s->budget_ns = budget_us > UINT64_MAX / 1000 ? UINT64_MAX : budget_us * 1000; /* saturating */
 	return ONNXRUN_OK;
 }
 
@@ -322,6 +325,8 @@ static enum onnxrun_status set_feed(struct onnxrun_session *s, int32_t v, const 
 		                     s->model->values[v].name);
 	if ((st = check_feed(s, &s->model->values[v], t)))
 		return st;
+	if (s->model->values[v].kind == ONNXRUN__VALUE_DEFAULTED && !s->feeds[v])
+		s->n_fed_defaults++;
 	s->feeds[v] = t;
 	return ONNXRUN_OK;
 }
@@ -401,6 +406,8 @@ enum onnxrun_status onnxrun_session_set_output(struct onnxrun_session *s, size_t
 		return st;
 	if (!t != !s->bound[i])
 		s->prepared = false; /* the plan allocates unbound outputs only */
+	if (t != s->bound[i])
+		s->ran = false; /* the last run's outputs may live in the tensor unbound now */
 	s->bound[i] = t;
 	return ONNXRUN_OK;
 }
@@ -410,6 +417,19 @@ static bool overlap(const void *a, size_t na, const void *b, size_t nb)
 {
 	const char *x = a, *y = b;
 	return na && nb && x < y + nb && y < x + na;
+}
+
+/* Refuses bound output i (tensor t, computed by a node) over the memory fed to value w. */
+static enum onnxrun_status check_feed_overlap(struct onnxrun_session *s, size_t i, const struct onnxrun_tensor *t,
+                                              int32_t w)
+{
+	const struct onnxrun_model *m = s->model;
+	const struct onnxrun_tensor *f = s->feeds[w];
+	if (!f || !overlap(t->data, t->nbytes, f->data, f->nbytes))
+		return ONNXRUN_OK;
+	return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT,
+	                     "output '%s' (index %zu): the bound tensor's memory overlaps %s '%s'",
+	                     m->values[m->outputs[i]].name, i, input_word(&m->values[w]), m->values[w].name);
 }
 
 /* After inference: every bound output against its concrete type, and its memory against
@@ -430,13 +450,13 @@ static enum onnxrun_status check_bindings(struct onnxrun_session *s)
 			return st;
 		if (m->values[v].producer >= 0 && s->primary[v] < 0)
 			s->primary[v] = (int32_t)i;
-		for (size_t k = 0; k < m->n_inputs; k++) {
-			const struct onnxrun_tensor *f = s->feeds[m->inputs[k]];
-			if (f && overlap(t->data, t->nbytes, f->data, f->nbytes) && m->values[v].producer >= 0)
-				return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT,
-				                     "output '%s' (index %zu): the bound tensor's memory overlaps input '%s'",
-				                     m->values[v].name, i, m->values[m->inputs[k]].name);
-		}
+		for (size_t k = 0; k < m->n_inputs && m->values[v].producer >= 0; k++)
+			if ((st = check_feed_overlap(s, i, t, m->inputs[k])))
+				return st;
+		/* inputs with a default that the caller fed (set_input_by_name) are caller memory too */
+		for (size_t w = 0; s->n_fed_defaults && w < m->n_values && m->values[v].producer >= 0; w++)
+			if (m->values[w].kind == ONNXRUN__VALUE_DEFAULTED && (st = check_feed_overlap(s, i, t, (int32_t)w)))
+				return st;
 		for (size_t j = 0; j < i; j++) {
 			const struct onnxrun_tensor *u = s->bound[j];
 			if (u && overlap(t->data, t->nbytes, u->data, u->nbytes) &&
@@ -738,8 +758,12 @@ static enum onnxrun_status make_tensors(struct onnxrun_session *s, const struct 
 				at = (char *)s->arena + items[item_of[v]].offset;
 			if (m->values[v].is_output && s->primary[v] >= 0)
 				at = s->bound[s->primary[v]]->data; /* NULL when empty: nothing allocated */
-			st = onnxrun__tensor_new(s->env, s->types[v].dtype, s->types[v].shape.rank,
-			                         s->types[v].shape.dims, at, &s->err, &s->tensors[v]);
+			if (at || (m->values[v].is_output && s->primary[v] >= 0))
+				st = onnxrun__tensor_new(s->env, s->types[v].dtype, s->types[v].shape.rank,
+				                         s->types[v].shape.dims, at, &s->err, &s->tensors[v]);
+			else /* the node writes it whole: no zeroing (docs/embedding.md, Stopping a run) */
+				st = onnxrun__tensor_new_uninit(s->env, s->types[v].dtype, s->types[v].shape.rank,
+				                                s->types[v].shape.dims, &s->err, &s->tensors[v]);
 			if (st) {
 				onnxrun__err_prefix(&s->err, "node '%s' (%s): output '%s'", node->name, node->op_type,
 				                    m->values[v].name);
@@ -785,21 +809,38 @@ fail:
 
 static enum onnxrun_status size_workspace(struct onnxrun_session *s);
 static bool inputs_fed(const struct onnxrun_session *s);
+static enum onnxrun_status run_stopped(struct onnxrun_session *s, size_t k, const char *where, uint64_t start);
 
-enum onnxrun_status onnxrun_session_prepare(struct onnxrun_session *s)
+/* Where a stop seen while preparing is reported. */
+#define WHILE_PREPARING " while preparing (shape inference and memory planning)"
+
+/* Starts the stop state of a run or a prepare that starts now; returns the time. */
+static uint64_t ctl_start(struct onnxrun_session *s)
 {
-	const struct onnxrun_model *m;
+	const uint64_t start = onnxrun__now_ns();
+	/* a deadline past the clock's range is none (UINT64_MAX us is the natural "no timeout") */
+	s->ctl.deadline_ns = s->budget_ns && s->budget_ns < UINT64_MAX - start ? start + s->budget_ns : 0;
+	atomic_store_explicit(&s->ctl.stopped, ONNXRUN__STOP_NONE, memory_order_relaxed);
+	return start;
+}
+
+/* Prepare under the stop state s->ctl (started at `start`): checked every 64 nodes of
+ * shape inference and after allocating, so a huge graph stops in bounded steps. */
+static enum onnxrun_status prepare(struct onnxrun_session *s, uint64_t start)
+{
+	const struct onnxrun_model *m = s->model;
 	enum onnxrun_status st;
-	if (!s)
-		return ONNXRUN_ERROR_INVALID_ARGUMENT;
-	onnxrun__err_clear(&s->err);
-	m = s->model;
 	release_buffers(s);
+	if (onnxrun__runctl_check(&s->ctl))
+		return run_stopped(s, m->n_nodes, WHILE_PREPARING, start);
 	if ((st = source_types(s)))
 		return st;
-	for (size_t k = 0; k < m->n_nodes; k++)
+	for (size_t k = 0; k < m->n_nodes; k++) {
+		if (k % 64 == 63 && onnxrun__runctl_check(&s->ctl))
+			return run_stopped(s, m->n_nodes, WHILE_PREPARING, start);
 		if ((st = onnxrun__graph_infer_node(m, k, s->types, s->scratch, &s->err)))
 			return st;
+	}
 	for (size_t v = 0; v < m->n_values; v++)
 		if (m->values[v].producer >= 0 && !onnxrun__shape_concrete(&s->types[v].shape))
 			return onnxrun__node_fail(&s->err, ONNXRUN_ERROR_RUNTIME, &m->nodes[m->values[v].producer],
@@ -810,9 +851,30 @@ enum onnxrun_status onnxrun_session_prepare(struct onnxrun_session *s)
 		release_buffers(s);
 		return st;
 	}
+	if (onnxrun__runctl_check(&s->ctl)) {
+		release_buffers(s);
+		return run_stopped(s, m->n_nodes, WHILE_PREPARING, start);
+	}
 	for (size_t v = 0; v < m->n_values; v++)
 		s->fed[v] = s->types[v];
 	s->prepared = true;
+	/* with the inputs set, the ops' workspace now: a run then allocates nothing */
+	if (inputs_fed(s)) {
+		point_at_bindings(s);
+		if ((st = size_workspace(s)))
+			return st;
+	}
+	return ONNXRUN_OK;
+}
+
+enum onnxrun_status onnxrun_session_prepare(struct onnxrun_session *s)
+{
+	enum onnxrun_status st;
+	if (!s)
+		return ONNXRUN_ERROR_INVALID_ARGUMENT;
+	onnxrun__err_clear(&s->err);
+	if ((st = prepare(s, ctl_start(s))))
+		return st;
 	/* with the inputs set, the ops' workspace now: a run then allocates nothing */
 	if (inputs_fed(s)) {
 		point_at_bindings(s);
@@ -866,7 +928,7 @@ static enum onnxrun_status run_node(struct onnxrun_session *s, size_t k, bool me
 		s->ws.used = 0;
 	}
 	if (s->prof_ns)
-		s->prof_ns[k] += onnxrun__now_ns() - t0;
+		s->prof_run[k] = onnxrun__now_ns() - t0; /* summed when the whole run succeeds */
 	if (st && !s->err.msg[0])
 		onnxrun__node_fail(&s->err, st, node, "failed: %s", onnxrun_status_str(st));
 	return st;
@@ -918,15 +980,14 @@ static bool inputs_fed(const struct onnxrun_session *s)
 	return true;
 }
 
-/* Ends a run that was told to stop (s->ctl.stopped) in node k (before it started, when
- * `before`; k == n_nodes: before the run started): clears the cancel request and reports
- * ONNXRUN_ERROR_CANCELLED naming the node. */
-static enum onnxrun_status run_stopped(struct onnxrun_session *s, size_t k, bool before, uint64_t start)
+/* Ends a run (or prepare) that was told to stop (s->ctl.stopped) in node k (k == n_nodes:
+ * outside any node), `where` saying more (" before the node started", ...): clears the
+ * cancel request and reports ONNXRUN_ERROR_CANCELLED naming the node. */
+static enum onnxrun_status run_stopped(struct onnxrun_session *s, size_t k, const char *where, uint64_t start)
 {
 	const struct onnxrun_model *m = s->model;
 	const bool deadline = atomic_load_explicit(&s->ctl.stopped, memory_order_relaxed) == ONNXRUN__STOP_DEADLINE;
-	const char *where = k >= m->n_nodes ? " before it started" : before ? " before the node started" : "";
-	char why[200];
+	char why[240];
 	atomic_store_explicit(&s->cancel, 0, memory_order_relaxed);
 	s->ran = false;
 	if (deadline)
@@ -949,16 +1010,14 @@ enum onnxrun_status onnxrun_session_run(struct onnxrun_session *s)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;
 	onnxrun__err_clear(&s->err);
 	m = s->model;
-	start = onnxrun__now_ns();
-	s->ctl.deadline_ns = s->budget_ns ? start + s->budget_ns : 0;
-	atomic_store_explicit(&s->ctl.stopped, ONNXRUN__STOP_NONE, memory_order_relaxed);
+	start = ctl_start(s);
 	if (onnxrun__runctl_check(&s->ctl))
-		return run_stopped(s, m->n_nodes, true, start);
+		return run_stopped(s, m->n_nodes, " before it started", start);
 	for (size_t i = 0; i < m->n_inputs; i++)
 		if (!s->feeds[m->inputs[i]])
 			return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_INPUT, "input '%s' is not set",
 			                     m->values[m->inputs[i]].name);
-	if ((!s->prepared || feeds_changed(s)) && (st = onnxrun_session_prepare(s)))
+	if ((!s->prepared || feeds_changed(s)) && (st = prepare(s, start)))
 		return st;
 	s->ran = false;
 	if ((st = check_bindings(s)))
@@ -968,18 +1027,21 @@ enum onnxrun_status onnxrun_session_run(struct onnxrun_session *s)
 		return st;
 	for (size_t k = 0; k < m->n_nodes; k++) {
 		if (onnxrun__runctl_check(&s->ctl))
-			return run_stopped(s, k, true, start);
+			return run_stopped(s, k, " before the node started", start);
 		st = run_node(s, k, false);
 		/* a stop seen during the node may have skipped work items: its result is dropped */
 		if (onnxrun__runctl_check(&s->ctl))
-			return run_stopped(s, k, false, start);
+			return run_stopped(s, k, "", start);
 		if (st)
 			return st;
 	}
 	copy_bindings(s);
 	s->ran = true;
-	if (s->prof_ns)
+	if (s->prof_ns) {
+		for (size_t k = 0; k < m->n_nodes; k++)
+			s->prof_ns[k] += s->prof_run[k];
 		s->prof_runs++;
+	}
 	return ONNXRUN_OK;
 }
 
@@ -988,10 +1050,12 @@ enum onnxrun_status onnxrun_session_set_profiling(struct onnxrun_session *s, int
 	if (!s)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;
 	onnxrun__free(s->env, s->prof_ns);
-	s->prof_ns = NULL;
+	s->prof_ns = s->prof_run = NULL;
 	s->prof_runs = 0;
-	if (enable && !(s->prof_ns = onnxrun__calloc(s->env, s->model->n_nodes + 1, sizeof *s->prof_ns)))
+	if (enable && !(s->prof_ns = onnxrun__calloc(s->env, 2 * (s->model->n_nodes + 1), sizeof *s->prof_ns)))
 		return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
+	if (s->prof_ns)
+		s->prof_run = s->prof_ns + s->model->n_nodes + 1;
 	return ONNXRUN_OK;
 }
 

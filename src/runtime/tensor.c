@@ -62,9 +62,27 @@ bool onnxrun__tensor_bytes(enum onnxrun_dtype dtype, int64_t numel, size_t *out)
 	return !__builtin_mul_overflow((size_t)numel, es, out);
 }
 
+static enum onnxrun_status tensor_make(const struct onnxrun_env *env, enum onnxrun_dtype dtype, int32_t rank,
+                                       const int64_t *dims, void *borrowed, bool zero, struct onnxrun__err *err,
+                                       struct onnxrun_tensor **out);
+
 enum onnxrun_status onnxrun__tensor_new(const struct onnxrun_env *env, enum onnxrun_dtype dtype, int32_t rank,
                                         const int64_t *dims, void *borrowed, struct onnxrun__err *err,
                                         struct onnxrun_tensor **out)
+{
+	return tensor_make(env, dtype, rank, dims, borrowed, true, err, out);
+}
+
+enum onnxrun_status onnxrun__tensor_new_uninit(const struct onnxrun_env *env, enum onnxrun_dtype dtype,
+                                               int32_t rank, const int64_t *dims, struct onnxrun__err *err,
+                                               struct onnxrun_tensor **out)
+{
+	return tensor_make(env, dtype, rank, dims, NULL, dtype == ONNXRUN_DTYPE_STRING, err, out);
+}
+
+static enum onnxrun_status tensor_make(const struct onnxrun_env *env, enum onnxrun_dtype dtype, int32_t rank,
+                                       const int64_t *dims, void *borrowed, bool zero, struct onnxrun__err *err,
+                                       struct onnxrun_tensor **out)
 {
 	struct onnxrun_tensor *t;
 	int64_t numel = 1;
@@ -99,7 +117,7 @@ enum onnxrun_status onnxrun__tensor_new(const struct onnxrun_env *env, enum onnx
 	if (borrowed) {
 		t->data = borrowed;
 	} else if (nbytes) {
-		t->data = onnxrun__calloc(env, 1, nbytes);
+		t->data = zero ? onnxrun__calloc(env, 1, nbytes) : onnxrun__malloc(env, nbytes);
 		if (!t->data) {
 			onnxrun__free(env, t);
 			return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY,
@@ -155,7 +173,7 @@ enum onnxrun_status onnxrun_tensor_wrap(struct onnxrun_env *env, enum onnxrun_dt
                                         const int64_t *dims, void *data, size_t nbytes,
                                         struct onnxrun_tensor **out)
 {
-	struct onnxrun_tensor *t;
+	struct onnxrun_tensor *t = NULL;
 	enum onnxrun_status st;
 	if (!env || !out)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;

@@ -22,17 +22,18 @@ typedef enum onnxrun_status (*decode_fn)(const struct onnxrun_env *env, const vo
 typedef enum onnxrun_status (*encode_fn)(const struct onnxrun_env *env, const struct onnxrun_tensor *t,
                                          struct onnxrun__err *err, uint8_t **out, size_t *out_size);
 
-/* Writes size bytes to path (created or truncated); a partly written file is removed. */
+/* Writes size bytes to path (created or truncated); a partly written file is removed.
+ * A descriptor, not a stdio stream: stdio would allocate its buffer with malloc. */
 static enum onnxrun_status write_file(const char *path, const uint8_t *data, size_t size,
                                       struct onnxrun__err *err)
 {
 #if ONNXRUN__OS_FILES
-	FILE *f = fopen(path, "wb");
+	int fd = onnxrun__os_open_write(path);
 	bool ok;
-	if (!f)
+	if (fd < 0)
 		return onnxrun__fail(err, ONNXRUN_ERROR_IO, "%s", strerror(errno));
-	ok = fwrite(data, 1, size, f) == size;
-	ok = (fclose(f) == 0) && ok;
+	ok = onnxrun__os_write_all(fd, data, size) == 0;
+	ok = (onnxrun__os_close_write(fd) == 0) && ok;
 	if (!ok) {
 		int e = errno;
 		remove(path);

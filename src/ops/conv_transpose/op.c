@@ -151,10 +151,13 @@ static enum onnxrun_status convt_init(struct onnxrun_op_context *ctx, void **sta
 	if (convt_is_half(w->dtype) && !(wide = onnxrun__convt_widen_new(ctx->env, w)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node,
 		                          "out of memory widening weights to float32");
-	st = onnxrun__convt_pack(ctx->env, &g, wide ? (const void *)wide : w_bytes, im->layout, &pk);
+	/* stoppable: the load's cancel request and deadline reach init through ctx */
+	st = onnxrun__convt_pack_stoppable(ctx->env, &g, wide ? (const void *)wide : w_bytes, im->layout, ctx, &pk);
 	onnxrun__free(ctx->env, wide);
 	if (st == ONNXRUN_ERROR_UNSUPPORTED)
 		return ONNXRUN_OK;
+	if (st == ONNXRUN_ERROR_CANCELLED)
+		return onnxrun__node_fail(ctx->err, st, ctx->node, "stopped while preparing the weights");
 	if (st)
 		return onnxrun__node_fail(ctx->err, st, ctx->node, "out of memory preparing the weights (%s)", im->name);
 	*state = pk;

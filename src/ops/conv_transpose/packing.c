@@ -6,6 +6,9 @@
 #include "impl.h"
 
 #define S ONNXRUN__CONVT_MAX_SPATIAL
+/* Packing at run time (W fed as an input) checks for a stop between channels (col2im: every
+ * STOP_EVERY packed values): a W of any size is given up within microseconds. */
+#define STOP_EVERY 65536
 
 /* Element i of float32 values at any alignment (one plain load once compiled). */
 static inline float load_f32(const unsigned char *p, int64_t i)
@@ -24,9 +27,9 @@ static inline float load_f32(const unsigned char *p, int64_t i)
  * tests fold away. kfs: scratch for taps.tmax kernel offsets. Taps are the innermost loop so that W is
  * read in order (each (c, m) row of kprod taps once) and writes stay inside one (c, panel)
  * block. */
-static inline __attribute__((always_inline)) void move_weights(const struct onnxrun__convt_packed *pk,
+static inline __attribute__((always_inline)) bool move_weights(const struct onnxrun__convt_packed *pk,
                                                                const unsigned char *w_in, float *w_out,
-                                                               int64_t *kfs)
+                                                               int64_t *kfs, struct onnxrun_op_context *stop)
 {
 	const bool unpack = w_out != NULL;
 	const struct onnxrun__convt_taps *t = &pk->taps;
@@ -38,6 +41,8 @@ static inline __attribute__((always_inline)) void move_weights(const struct onnx
 		if (pk->layout == CONVT_LAYOUT_COL2IM) {
 			/* rows R = m*kprod + kf, reduction over c */
 			for (int64_t i = 0; i < pk->a_group; i++) {
+				if (stop && i % STOP_EVERY == 0 && onnxrun_op_should_stop(stop))
+					return false;
 				int64_t panel = i / (cg * mr), c = i / mr % cg, row = panel * mr + i % mr;
 				int64_t wi = wg + (c * mg + row / t->kprod) * t->kprod + row % t->kprod;
 				if (unpack && row < mg * t->kprod)
@@ -53,7 +58,9 @@ static inline __attribute__((always_inline)) void move_weights(const struct onnx
 			convt_phase_residues(t, ph, r);
 			for (int64_t tap = 0; tap < nt; tap++)
 				kfs[tap] = convt_tap(t, r, tap, NULL, NULL);
-			for (int64_t c = 0; c < cg; c++)
+			for (int64_t c = 0; c < cg; c++) {
+				if (stop && onnxrun_op_should_stop(stop))
+					return false;
 				for (int64_t i = 0; i < pk->mpanels * mr; i++) {
 					/* row i % mr of panel i / mr: channel m, or a zero row past the panel */
 					const int64_t pl = i / mr, m = convt_panel_lo(mg, pk->mpanels, pl) + i % mr;
@@ -67,8 +74,10 @@ static inline __attribute__((always_inline)) void move_weights(const struct onnx
 							dst[tap * mr] = in ? load_f32(w_in, row + kfs[tap]) : 0.0f;
 					}
 				}
+			}
 		}
 	}
+	return true;
 }
 
 /* Element i of float64 values at any alignment. */
@@ -83,8 +92,8 @@ static inline double load_f64(const unsigned char *p, int64_t i)
  * zeroed), or with w_out writes W back from it: the same walk, so one is exactly the other's
  * inverse. W is read (written) in order, each (c, m) row of kprod kernel positions once,
  * each position sent to its phase and tap (ph_of, tap_of: scratch of kprod entries each). */
-static void move_f64(const struct onnxrun__convt_packed *pk, const unsigned char *w_in, double *w_out,
-                     int64_t *ph_of, int64_t *tap_of)
+static bool move_f64(const struct onnxrun__convt_packed *pk, const unsigned char *w_in, double *w_out,
+                     int64_t *ph_of, int64_t *tap_of, struct onnxrun_op_context *stop)
 {
 	const struct onnxrun__convt_taps *t = &pk->taps;
 	const int64_t cg = pk->cin / pk->group, mg = pk->mg, MB = pk->f64_mb;
@@ -101,6 +110,8 @@ static void move_f64(const struct onnxrun__convt_packed *pk, const unsigned char
 		for (int64_t c = 0; c < cg; c++)
 			for (int64_t m = 0; m < mg; m++) {
 				const int64_t row = ((grp * cg + c) * mg + m) * t->kprod;
+				if (stop && m == 0 && onnxrun_op_should_stop(stop))
+					return false;
 				double *dg = pk->a64 + grp * pk->a_group + m % MB;
 				for (int64_t kf = 0; kf < t->kprod; kf++) {
 					const int64_t ph = ph_of[kf], k = tap_of[kf] * cg + c, K = t->ntaps[ph] * cg;
@@ -113,6 +124,7 @@ static void move_f64(const struct onnxrun__convt_packed *pk, const unsigned char
 						*d = load_f64(w_in, row + kf);
 				}
 			}
+	return true;
 }
 
 void onnxrun__convt_packed_free(struct onnxrun__convt_packed *p)
@@ -132,13 +144,13 @@ enum onnxrun_status onnxrun__convt_unpack(const struct onnxrun__convt_packed *pk
 	if (pk->layout == CONVT_LAYOUT_F64) {
 		if (!(kfs = onnxrun__malloc(pk->env, (size_t)(2 * pk->taps.kprod) * sizeof *kfs)))
 			return ONNXRUN_ERROR_OUT_OF_MEMORY;
-		move_f64(pk, NULL, w, kfs, kfs + pk->taps.kprod);
+		move_f64(pk, NULL, w, kfs, kfs + pk->taps.kprod, NULL);
 		onnxrun__free(pk->env, kfs);
 		return ONNXRUN_OK;
 	}
 	if (!(kfs = onnxrun__malloc(pk->env, (size_t)(pk->taps.tmax > 0 ? pk->taps.tmax : 1) * sizeof *kfs)))
 		return ONNXRUN_ERROR_OUT_OF_MEMORY;
-	move_weights(pk, NULL, w, kfs);
+	move_weights(pk, NULL, w, kfs, NULL);
 	onnxrun__free(pk->env, kfs);
 	return ONNXRUN_OK;
 }
@@ -169,9 +181,18 @@ static enum onnxrun_status layout_make(struct onnxrun__convt_packed *pk)
 enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
                                         const void *w, enum convt_layout layout, struct onnxrun__convt_packed **out)
 {
+	return onnxrun__convt_pack_stoppable(env, g, w, layout, NULL, out);
+}
+
+enum onnxrun_status onnxrun__convt_pack_stoppable(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
+                                                  const void *w, enum convt_layout layout,
+                                                  struct onnxrun_op_context *stop,
+                                                  struct onnxrun__convt_packed **out)
+{
 	struct onnxrun__convt_packed *pk;
 	enum onnxrun_status st;
 	int64_t *kfs;
+	bool done;
 	*out = NULL;
 	if (g->n < 1 || g->in_channels < 1 || g->out_channels < 1 || g->group < 1)
 		return ONNXRUN_ERROR_UNSUPPORTED;
@@ -196,8 +217,12 @@ enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env, const str
 			onnxrun__convt_packed_free(pk);
 			return ONNXRUN_ERROR_OUT_OF_MEMORY;
 		}
-		move_f64(pk, w, NULL, map, map + pk->taps.kprod);
+		done = move_f64(pk, w, NULL, map, map + pk->taps.kprod, stop);
 		onnxrun__free(env, map);
+		if (!done) {
+			onnxrun__convt_packed_free(pk);
+			return ONNXRUN_ERROR_CANCELLED;
+		}
 		*out = pk;
 		return ONNXRUN_OK;
 	}
@@ -206,8 +231,12 @@ enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env, const str
 		onnxrun__convt_packed_free(pk);
 		return ONNXRUN_ERROR_OUT_OF_MEMORY;
 	}
-	move_weights(pk, w, NULL, kfs);
+	done = move_weights(pk, w, NULL, kfs, stop);
 	onnxrun__free(env, kfs);
+	if (!done) {
+		onnxrun__convt_packed_free(pk);
+		return ONNXRUN_ERROR_CANCELLED;
+	}
 	*out = pk;
 	return ONNXRUN_OK;
 }
@@ -284,10 +313,12 @@ enum onnxrun_status onnxrun__convt_run_packed(const struct convt_call *c, enum c
 		return compute(c, c->packed);
 	if ((st = w_values(c, layout == CONVT_LAYOUT_F64 ? ONNXRUN_DTYPE_DOUBLE : ONNXRUN_DTYPE_FLOAT, &w, &wown)))
 		return st;
-	st = onnxrun__convt_pack(c->ctx->env, c->g, w, layout, &mine);
+	st = onnxrun__convt_pack_stoppable(c->ctx->env, c->g, w, layout, c->ctx, &mine);
 	onnxrun__free(c->ctx->env, wown);
 	if (st == ONNXRUN_ERROR_UNSUPPORTED)
 		return st; /* more phases than the decomposition takes: the entry declines */
+	if (st == ONNXRUN_ERROR_CANCELLED) /* the session reports the stop */
+		return onnxrun__node_fail(c->ctx->err, st, c->ctx->node, "stopped while packing weights");
 	if (st)
 		return onnxrun__node_fail(c->ctx->err, st, c->ctx->node, "out of memory packing weights");
 	st = compute(c, mine);

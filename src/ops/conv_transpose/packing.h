@@ -71,6 +71,13 @@ static inline int64_t convt_panel_lo(int64_t mg, int64_t n, int64_t i)
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env,
                                                         const struct onnxrun__convt_geom *g, const void *w,
                                                         enum convt_layout layout, struct onnxrun__convt_packed **out);
+/* onnxrun__convt_pack that gives up with ONNXRUN_ERROR_CANCELLED (nothing allocated) once
+ * onnxrun_op_should_stop(stop) says so, checked between channels; stop NULL: never. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_pack_stoppable(const struct onnxrun_env *env,
+                                                                  const struct onnxrun__convt_geom *g,
+                                                                  const void *w, enum convt_layout layout,
+                                                                  struct onnxrun_op_context *stop,
+                                                                  struct onnxrun__convt_packed **out);
 ONNXRUN__HIDDEN void onnxrun__convt_packed_free(struct onnxrun__convt_packed *p);
 /* True when pk was packed in `layout` for g's W shape and attributes and for table kt. */
 ONNXRUN__HIDDEN bool onnxrun__convt_packed_matches(const struct onnxrun__convt_packed *pk,
