@@ -156,8 +156,10 @@ static enum onnxrun_status convt_init(struct onnxrun_op_context *ctx, void **sta
 	onnxrun__free(ctx->env, wide);
 	if (st == ONNXRUN_ERROR_UNSUPPORTED)
 		return ONNXRUN_OK;
-	if (st == ONNXRUN_ERROR_CANCELLED)
+	if (st == ONNXRUN_ERROR_CANCELLED) {
+		onnxrun__convt_packed_free(pk);
 		return onnxrun__node_fail(ctx->err, st, ctx->node, "stopped while preparing the weights");
+	}
 	if (st)
 		return onnxrun__node_fail(ctx->err, st, ctx->node, "out of memory preparing the weights (%s)", im->name);
 	*state = pk;

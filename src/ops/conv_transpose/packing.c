@@ -219,12 +219,8 @@ enum onnxrun_status onnxrun__convt_pack_stoppable(const struct onnxrun_env *env,
 		}
 		done = move_f64(pk, w, NULL, map, map + pk->taps.kprod, stop);
 		onnxrun__free(env, map);
-		if (!done) {
-			onnxrun__convt_packed_free(pk);
-			return ONNXRUN_ERROR_CANCELLED;
-		}
 		*out = pk;
-		return ONNXRUN_OK;
+		return done ? ONNXRUN_OK : ONNXRUN_ERROR_CANCELLED;
 	}
 	if (!(pk->a = onnxrun__malloc(env, (size_t)(pk->a_group * pk->group) * sizeof(float))) ||
 	    !(kfs = onnxrun__malloc(env, (size_t)(pk->taps.tmax > 0 ? pk->taps.tmax : 1) * sizeof *kfs))) {
@@ -233,12 +229,8 @@ enum onnxrun_status onnxrun__convt_pack_stoppable(const struct onnxrun_env *env,
 	}
 	done = move_weights(pk, w, NULL, kfs, stop);
 	onnxrun__free(env, kfs);
-	if (!done) {
-		onnxrun__convt_packed_free(pk);
-		return ONNXRUN_ERROR_CANCELLED;
-	}
 	*out = pk;
-	return ONNXRUN_OK;
+	return done ? ONNXRUN_OK : ONNXRUN_ERROR_CANCELLED;
 }
 
 bool onnxrun__convt_packed_matches(const struct onnxrun__convt_packed *pk, const struct onnxrun__convt_geom *g,
@@ -317,8 +309,13 @@ enum onnxrun_status onnxrun__convt_run_packed(const struct convt_call *c, enum c
 	onnxrun__free(c->ctx->env, wown);
 	if (st == ONNXRUN_ERROR_UNSUPPORTED)
 		return st; /* more phases than the decomposition takes: the entry declines */
-	if (st == ONNXRUN_ERROR_CANCELLED) /* the session reports the stop */
+	if (st == ONNXRUN_ERROR_CANCELLED) {
+		/* stopped: compute skips its work but makes its allocations (measured when the
+		 * stop is the workspace measuring pass); the session reports the stop */
+		(void)compute(c, mine);
+		onnxrun__convt_packed_free(mine);
 		return onnxrun__node_fail(c->ctx->err, st, c->ctx->node, "stopped while packing weights");
+	}
 	if (st)
 		return onnxrun__node_fail(c->ctx->err, st, c->ctx->node, "out of memory packing weights");
 	st = compute(c, mine);

@@ -71,8 +71,11 @@ static inline int64_t convt_panel_lo(int64_t mg, int64_t n, int64_t i)
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_pack(const struct onnxrun_env *env,
                                                         const struct onnxrun__convt_geom *g, const void *w,
                                                         enum convt_layout layout, struct onnxrun__convt_packed **out);
-/* onnxrun__convt_pack that gives up with ONNXRUN_ERROR_CANCELLED (nothing allocated) once
- * onnxrun_op_should_stop(stop) says so, checked between channels; stop NULL: never. */
+/* onnxrun__convt_pack that gives up with ONNXRUN_ERROR_CANCELLED once
+ * onnxrun_op_should_stop(stop) says so, checked between channels (stop NULL: never). On
+ * CANCELLED *out holds the partly packed weights, allocated in full, for the caller to free:
+ * a compute that sees the same stop skips its work but still makes its allocations, which
+ * is what the session's workspace measuring pass (a run marked stopped) needs. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_pack_stoppable(const struct onnxrun_env *env,
                                                                   const struct onnxrun__convt_geom *g,
                                                                   const void *w, enum convt_layout layout,
