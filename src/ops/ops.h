@@ -23,6 +23,15 @@
 #define ONNXRUN__F32_ONLY 0
 #endif
 
+/* Keeps a planning helper out of line on bare metal: its locals then live only while it
+ * runs, not in the frame its caller keeps while the kernels run below it (a microcontroller's
+ * stack is a few KiB). Elsewhere the compiler decides, as before. */
+#ifdef ONNXRUN_BAREMETAL
+#define ONNXRUN__MCU_NOINLINE __attribute__((noinline))
+#else
+#define ONNXRUN__MCU_NOINLINE
+#endif
+
 /* In a float32-only build, records on err that node's `what` has dtype t, which this build
  * leaves out, and returns ONNXRUN_ERROR_UNSUPPORTED; ONNXRUN_OK when t is built. */
 static inline enum onnxrun_status onnxrun__dtype_compiled_out(struct onnxrun__err *err,

@@ -176,9 +176,10 @@ static void convt_fini(void *user_data, void *state)
 
 /* The geometry of the concrete inputs (checked against the output the runtime allocated)
  * and the call the implementations see. */
-static enum onnxrun_status make_call(struct onnxrun_op_context *ctx, const struct onnxrun_tensor *const *inputs,
-                                     size_t n_inputs, struct onnxrun_tensor *y, struct onnxrun__convt_geom *g,
-                                     struct convt_call *c)
+static ONNXRUN__MCU_NOINLINE enum onnxrun_status make_call(struct onnxrun_op_context *ctx,
+                                                          const struct onnxrun_tensor *const *inputs, size_t n_inputs,
+                                                          struct onnxrun_tensor *y, struct onnxrun__convt_geom *g,
+                                                          struct convt_call *c)
 {
 	struct onnxrun_type types[3];
 	enum onnxrun_status st;
