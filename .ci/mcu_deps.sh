@@ -6,7 +6,14 @@
 #   - protobuf-c/protobuf-c.c from `apt-get source protobuf-c` (protoc-c is the host's),
 #     compiled with -Os and one section per function into DEPS/<cpu>/lib/libprotobuf-c.a with
 #     its header in DEPS/<cpu>/include (default DEPS: build-mcu/deps; cpu: cortex-m4,
-#     cortex-m55), as .ci/windows_deps.sh and .ci/wasm_deps.sh do (.ci/debian_source.sh);
+#     cortex-m55), as .ci/windows_deps.sh and .ci/wasm_deps.sh do (.ci/debian_source.sh),
+#     with one build setting changed in the copy compiled: the members a message's unpacking
+#     scans before it allocates (FIRST_SCANNED_MEMBER_SLAB_SIZE_LOG2, 16 upstream) are 4, so
+#     each nesting level of a model (ModelProto > GraphProto > ValueInfoProto > TypeProto >
+#     Tensor > TensorShapeProto > Dimension) keeps ~100 bytes of stack instead of ~400 (the
+#     stack target, README Microcontrollers); longer messages take their further slabs from
+#     the allocator (the arena), as upstream does past 16 (the one place upstream writes the
+#     first slab's size as a literal, `i_slab + 4`, is changed to the setting too);
 #   - cmocka (for the op tests, run as firmware) from `apt-get source cmocka` the same way.
 # Not as root, the commands to run are printed and the script fails.
 set -euo pipefail
@@ -37,18 +44,29 @@ fi
 
 for cpu in cortex-m4 cortex-m55; do
 	prefix=$deps/$cpu
-	[ -f "$prefix/lib/libprotobuf-c.a" ] && continue
+	# the stamp: built with the 4-member first slab (a cache from before is rebuilt)
+	[ -f "$prefix/lib/libprotobuf-c.a" ] && [ -f "$prefix/lib/protobuf-c.slab4" ] && continue
 	case $cpu in
 	cortex-m4) flags=(-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16) ;;
 	cortex-m55) flags=(-mcpu=cortex-m55 -mthumb -mfloat-abi=hard) ;;
 	esac
 	src=$(debian_source protobuf-c)
+	[ "$(grep -c -e '^#define FIRST_SCANNED_MEMBER_SLAB_SIZE_LOG2 4$' -e '(1UL << (i_slab + 4))' \
+		"$src/protobuf-c/protobuf-c.c")" = 2 ] || {
+		echo "$tag: $src/protobuf-c/protobuf-c.c: not the first-slab size setting expected" >&2
+		exit 1
+	}
 	echo "$tag: building protobuf-c runtime for $cpu from $src"
 	mkdir -p "$prefix/include/protobuf-c" "$prefix/lib" "$deps/obj/$cpu"
 	cp "$src/protobuf-c/protobuf-c.h" "$prefix/include/protobuf-c/"
-	arm-none-eabi-gcc "${flags[@]}" -Os -ffunction-sections -fdata-sections -I"$src" \
-		-c "$src/protobuf-c/protobuf-c.c" -o "$deps/obj/$cpu/protobuf-c.o"
+	sed -e 's/^#define FIRST_SCANNED_MEMBER_SLAB_SIZE_LOG2 4$/#define FIRST_SCANNED_MEMBER_SLAB_SIZE_LOG2 2/' \
+		-e 's/(1UL << (i_slab + 4))/(1UL << (i_slab + FIRST_SCANNED_MEMBER_SLAB_SIZE_LOG2))/' \
+		"$src/protobuf-c/protobuf-c.c" >"$deps/obj/$cpu/protobuf-c.c"
+	arm-none-eabi-gcc "${flags[@]}" -Os -ffunction-sections -fdata-sections -I"$src" -I"$src/protobuf-c" \
+		-c "$deps/obj/$cpu/protobuf-c.c" -o "$deps/obj/$cpu/protobuf-c.o"
+	rm -f "$prefix/lib/libprotobuf-c.a"
 	arm-none-eabi-ar rcs "$prefix/lib/libprotobuf-c.a" "$deps/obj/$cpu/protobuf-c.o"
+	touch "$prefix/lib/protobuf-c.slab4"
 done
 
 # cmocka for the op tests run as firmware: cmocka.c alone with the config.h its CMake check

@@ -13,6 +13,38 @@
 	X(conv_transpose)       \
 	X(depth_to_space)
 
+/* 1 in a float32-only build (CMake option ONNXRUN_FLOAT32_ONLY, for microcontrollers with
+ * little flash): the ops keep only their float32 paths and refuse every other dtype at load
+ * with ONNXRUN_ERROR_UNSUPPORTED (onnxrun__dtype_compiled_out). A constant, so the other
+ * paths fold away and a full build is unchanged. */
+#ifdef ONNXRUN_FLOAT32_ONLY
+#define ONNXRUN__F32_ONLY 1
+#else
+#define ONNXRUN__F32_ONLY 0
+#endif
+
+/* Keeps a planning helper out of line on bare metal: its locals then live only while it
+ * runs, not in the frame its caller keeps while the kernels run below it (a microcontroller's
+ * stack is a few KiB). Elsewhere the compiler decides, as before. */
+#ifdef ONNXRUN_BAREMETAL
+#define ONNXRUN__MCU_NOINLINE __attribute__((noinline))
+#else
+#define ONNXRUN__MCU_NOINLINE
+#endif
+
+/* In a float32-only build, records on err that node's `what` has dtype t, which this build
+ * leaves out, and returns ONNXRUN_ERROR_UNSUPPORTED; ONNXRUN_OK when t is built. */
+static inline enum onnxrun_status onnxrun__dtype_compiled_out(struct onnxrun__err *err,
+                                                            const struct onnxrun__node *node,
+                                                            const char *what, enum onnxrun_dtype t)
+{
+	if (!ONNXRUN__F32_ONLY || t == ONNXRUN_DTYPE_FLOAT)
+		return ONNXRUN_OK;
+	return onnxrun__node_fail(err, ONNXRUN_ERROR_UNSUPPORTED, node,
+	                          "%s has dtype %s, which this build leaves out (ONNXRUN_FLOAT32_ONLY: "
+	                          "float32 only)", what, onnxrun_dtype_name(t));
+}
+
 #define ONNXRUN__DECLARE_OP(sym) ONNXRUN__HIDDEN extern const struct onnxrun_op onnxrun__op_##sym[];
 ONNXRUN__BUILTIN_OPS(ONNXRUN__DECLARE_OP)
 #undef ONNXRUN__DECLARE_OP

@@ -47,6 +47,7 @@ int main(int argc, char **argv)
 	struct onnxrun_tensor *in = NULL, *want = NULL;
 	const struct onnxrun_tensor *got = NULL;
 	size_t model_size = 0, in_size = 0, want_size = 0, arena_size = 2u << 20, high, stack;
+	size_t stack_load, stack_prepare, stack_run;
 	void *model_bytes, *in_bytes, *want_bytes, *buf;
 	uint64_t planned = 0;
 	long before;
@@ -66,6 +67,8 @@ int main(int argc, char **argv)
 	CHECK(onnxrun_env_create(&alloc, &env) == ONNXRUN_OK, "env");
 	CHECK(onnxrun_model_load_borrowed(env, model_bytes, model_size, &model) == ONNXRUN_OK, "load: %s",
 	      onnxrun_env_error(env));
+	stack_load = startup_stack_used();
+	startup_stack_repaint();
 	printf("arena: after load %u bytes in use (high-water %u)\n", (unsigned)onnxrun_arena_used(&c.arena),
 	       (unsigned)onnxrun_arena_high_water(&c.arena));
 	CHECK(onnxrun_tensor_decode_pb(env, in_bytes, in_size, &in) == ONNXRUN_OK, "input: %s",
@@ -76,13 +79,19 @@ int main(int argc, char **argv)
 	CHECK(onnxrun_session_set_input(s, 0, in) == ONNXRUN_OK, "%s", onnxrun_session_error(s));
 	printf("arena: after the input and the session %u bytes in use\n", (unsigned)onnxrun_arena_used(&c.arena));
 	CHECK(onnxrun_session_prepare(s) == ONNXRUN_OK, "prepare: %s", onnxrun_session_error(s));
+	stack_prepare = startup_stack_used();
+	startup_stack_repaint();
 	printf("arena: after prepare %u bytes in use\n", (unsigned)onnxrun_arena_used(&c.arena));
 	for (int run = 0; run < 2; run++) {
 		before = c.calls;
 		CHECK(onnxrun_session_run(s) == ONNXRUN_OK, "run: %s", onnxrun_session_error(s));
 		CHECK(c.calls == before, "run %d called the allocator %ld times", run, c.calls - before);
 	}
-	stack = startup_stack_used();
+	stack_run = startup_stack_used();
+	stack = stack_load > stack_prepare ? stack_load : stack_prepare;
+	stack = stack > stack_run ? stack : stack_run;
+	printf("arena: deepest stack: load %u, input + session + prepare %u, runs %u bytes\n", (unsigned)stack_load,
+	       (unsigned)stack_prepare, (unsigned)stack_run);
 	high = onnxrun_arena_high_water(&c.arena);
 	CHECK(onnxrun_session_planned_bytes(s, &planned) == ONNXRUN_OK, "planned bytes");
 	/* the expected output is decoded into another buffer: the figures are the library's */

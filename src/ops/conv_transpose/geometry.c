@@ -46,6 +46,8 @@ static enum onnxrun_status check_dtypes(const struct onnxrun__node *node, const 
 		                          "X has dtype %s, not allowed in version %d (float, double, "
 		                          "float16; bfloat16 from version 22)",
 		                          onnxrun_dtype_name(t), version);
+	if (ONNXRUN__F32_ONLY && onnxrun__dtype_compiled_out(err, node, "X", t))
+		return ONNXRUN_ERROR_UNSUPPORTED;
 	if (w->dtype != t)
 		return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
 		                          "W has dtype %s but X has dtype %s", onnxrun_dtype_name(w->dtype),

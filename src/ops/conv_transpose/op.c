@@ -52,7 +52,10 @@ static enum onnxrun_status convt_infer(struct onnxrun_op_context *ctx, const str
 /* Most specific first; the scatter takes whatever the others leave. */
 static const struct convt_impl *const impls[] = {
 	&onnxrun__convt_depthwise, &onnxrun__convt_col2im, &onnxrun__convt_phase,
-	&onnxrun__convt_f64,       &onnxrun__convt_half,   &onnxrun__convt_scatter,
+#if !ONNXRUN__F32_ONLY /* float32-only builds: the float64 and float16/bfloat16 entries go */
+	&onnxrun__convt_f64,       &onnxrun__convt_half,
+#endif
+	&onnxrun__convt_scatter,
 };
 #define N_IMPLS (sizeof impls / sizeof impls[0])
 
@@ -119,7 +122,7 @@ static enum onnxrun_status convt_init(struct onnxrun_op_context *ctx, void **sta
 	float *wide = NULL;
 
 	*state = NULL;
-	if (!w || w->rank < 3 ||
+	if (!w || w->rank < 3 || (ONNXRUN__F32_ONLY && w->dtype != ONNXRUN_DTYPE_FLOAT) ||
 	    (w->dtype != ONNXRUN_DTYPE_FLOAT && w->dtype != ONNXRUN_DTYPE_DOUBLE && !convt_is_half(w->dtype)))
 		return ONNXRUN_OK;
 	/* float32 is packed from its bytes where they are (a pending initializer stays in the
@@ -178,9 +181,10 @@ static void convt_fini(void *user_data, void *state)
 
 /* The geometry of the concrete inputs (checked against the output the runtime allocated)
  * and the call the implementations see. */
-static enum onnxrun_status make_call(struct onnxrun_op_context *ctx, const struct onnxrun_tensor *const *inputs,
-                                     size_t n_inputs, struct onnxrun_tensor *y, struct onnxrun__convt_geom *g,
-                                     struct convt_call *c)
+static ONNXRUN__MCU_NOINLINE enum onnxrun_status make_call(struct onnxrun_op_context *ctx,
+                                                          const struct onnxrun_tensor *const *inputs, size_t n_inputs,
+                                                          struct onnxrun_tensor *y, struct onnxrun__convt_geom *g,
+                                                          struct convt_call *c)
 {
 	struct onnxrun_type types[3];
 	enum onnxrun_status st;

@@ -141,7 +141,7 @@ void onnxrun__convt_packed_free(struct onnxrun__convt_packed *p)
 enum onnxrun_status onnxrun__convt_unpack(const struct onnxrun__convt_packed *pk, void *w)
 {
 	int64_t *kfs;
-	if (pk->layout == CONVT_LAYOUT_F64) {
+	if (!ONNXRUN__F32_ONLY && pk->layout == CONVT_LAYOUT_F64) {
 		if (!(kfs = onnxrun__malloc(pk->env, (size_t)(2 * pk->taps.kprod) * sizeof *kfs)))
 			return ONNXRUN_ERROR_OUT_OF_MEMORY;
 		move_f64(pk, NULL, w, kfs, kfs + pk->taps.kprod, NULL);
@@ -161,7 +161,7 @@ static enum onnxrun_status layout_make(struct onnxrun__convt_packed *pk)
 	const struct onnxrun__convt_taps *t = &pk->taps;
 	const int64_t cg = pk->cin / pk->group;
 	int64_t mr = pk->kern->mr_max;
-	if (pk->layout == CONVT_LAYOUT_F64)
+	if (!ONNXRUN__F32_ONLY && pk->layout == CONVT_LAYOUT_F64)
 		mr = pk->f64_mb = convt_f64_block(pk->kt->f64, pk->mg);
 	if (pk->layout == CONVT_LAYOUT_COL2IM) {
 		pk->a_group = (pk->mg * t->kprod + mr - 1) / mr * mr * cg;
@@ -209,7 +209,7 @@ enum onnxrun_status onnxrun__convt_pack_stoppable(const struct onnxrun_env *env,
 		onnxrun__convt_packed_free(pk);
 		return st;
 	}
-	if (layout == CONVT_LAYOUT_F64) {
+	if (!ONNXRUN__F32_ONLY && layout == CONVT_LAYOUT_F64) {
 		int64_t elems, *map;
 		if (!onnxrun__mul_i64(pk->a_group, pk->group, &elems) || elems >= (INT64_C(1) << 58) ||
 		    !(pk->a64 = onnxrun__calloc(env, (size_t)(elems > 0 ? elems : 1), sizeof(double))) ||

@@ -461,7 +461,7 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 
 /* rep[ph]: the first phase with the same grid range and the same tap offsets as ph (so the
  * same B panels); ph itself when none. */
-static void group_phases(struct phase_job *j, int64_t *rep)
+static ONNXRUN__MCU_NOINLINE void group_phases(struct phase_job *j, int64_t *rep)
 {
 	const struct onnxrun__convt_taps *tp = &j->pk->taps;
 	const int32_t n = j->g->n;
@@ -499,7 +499,7 @@ static bool class_single(const struct phase_job *j, int64_t ph)
  * e.g. k4 s2 p1's residues 1 and 0): one item runs both and stores whole vectors
  * (store_pair_avx512). The first of each pair stays in classes[], the second goes to
  * partner[]. */
-static void pair_classes(struct phase_job *j)
+static ONNXRUN__MCU_NOINLINE void pair_classes(struct phase_job *j)
 {
 	const struct onnxrun__convt_taps *tp = &j->pk->taps;
 	const int32_t n = j->g->n, last = n - 1;
@@ -610,7 +610,7 @@ static void balance_tiles(struct phase_job *j, int threads, int64_t align)
  * that gives too few items for the threads (each channel chunk re-packs its B panels). Any
  * split gives the same results: each output is one micro-kernel dot product over K in
  * order. */
-static void plan_split(struct phase_job *j, int threads)
+static ONNXRUN__MCU_NOINLINE void plan_split(struct phase_job *j, int threads)
 {
 	const struct onnxrun__convt_geom *g = j->g;
 	const int64_t nr0 = j->pk->kern->nr[0], mg = j->pk->mg;
@@ -711,7 +711,8 @@ static bool stage_wanted(const struct phase_job *j, int64_t uses)
  * its pads a few vectors (wider pads mean a kernel far wider than x): the pads, strides and
  * row count, j->rel (B row offsets per phase, channel and tap), and its place in a thread's
  * scratch after *bytes. False only when out of memory. */
-static bool plan_staging(struct phase_job *j, struct onnxrun_op_context *ctx, size_t *bytes)
+static ONNXRUN__MCU_NOINLINE bool plan_staging(struct phase_job *j, struct onnxrun_op_context *ctx,
+                                               size_t *bytes)
 {
 	const struct onnxrun__convt_geom *g = j->g;
 	const struct onnxrun__convt_taps *tp = &j->pk->taps;
@@ -778,7 +779,7 @@ static bool plan_staging(struct phase_job *j, struct onnxrun_op_context *ctx, si
 /* Rank 1 in rows mode (in_place_rel): the offsets of B row (channel, tap) from a panel's
  * first x position, per phase, and each phase's tap offset range. False only when out of
  * memory. */
-static bool plan_in_place_rel(struct phase_job *j, struct onnxrun_op_context *ctx)
+static ONNXRUN__MCU_NOINLINE bool plan_in_place_rel(struct phase_job *j, struct onnxrun_op_context *ctx)
 {
 	const struct onnxrun__convt_taps *tp = &j->pk->taps;
 	int64_t r[S], d[S];

@@ -128,7 +128,7 @@ static void fill_bias(const struct onnxrun__convt_geom *g, enum onnxrun_dtype dt
 	const int64_t out_sz = convt_product(g->out, g->n);
 	for (int64_t p = 0; p < g->batch * g->out_channels; p++) {
 		const int64_t ch = p % g->out_channels;
-		if (dtype == ONNXRUN_DTYPE_FLOAT) {
+		if (dtype == ONNXRUN_DTYPE_FLOAT || ONNXRUN__F32_ONLY) {
 			float *dst = (float *)y + p * out_sz, v = b ? ((const float *)b)[ch] : 0.0f;
 			for (int64_t i = 0; i < out_sz; i++)
 				dst[i] = v;
@@ -157,17 +157,20 @@ static enum onnxrun_status scatter_run(const struct convt_call *c)
 		st = onnxrun__convt_w_values(c, &wf, &own);
 		w = wf;
 		wown = own;
-	} else {
+	} else if (!ONNXRUN__F32_ONLY) {
 		const double *wd;
 		double *own;
 		st = onnxrun__convt_w_f64_values(c, &wd, &own);
 		w = wd;
 		wown = own;
+	} else {
+		return ONNXRUN_ERROR_UNSUPPORTED; /* not reached: infer refused the dtype */
 	}
 	if (st)
 		return st;
 	fill_bias(c->g, c->dtype, c->b, c->y);
-	st = convt_scatter(c->ctx, c->g, &(struct convt_arrays){ f32 ? row_f32 : row_f64, c->x, w, c->y });
+	st = convt_scatter(c->ctx, c->g,
+	                   &(struct convt_arrays){ f32 || ONNXRUN__F32_ONLY ? row_f32 : row_f64, c->x, w, c->y });
 	onnxrun__free(c->ctx->env, wown);
 	return st;
 }

@@ -71,6 +71,8 @@ static enum onnxrun_status d2s_infer(struct onnxrun_op_context *ctx, const struc
 		return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
 		                          "input has dtype %s, not allowed in version %d (bfloat16 from "
 		                          "version 13)", onnxrun_dtype_name(t), version);
+	if (ONNXRUN__F32_ONLY && onnxrun__dtype_compiled_out(err, node, "input", t))
+		return ONNXRUN_ERROR_UNSUPPORTED;
 	if (node->outputs && node->outputs[0] < 0)
 		return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
 		                          "output 0 is required but its name is empty");
