@@ -562,6 +562,10 @@ static void test_isa_selection(void **state)
 		assert_int_equal(onnxrun__isa_set(ONNXRUN__ISA_NEON), ONNXRUN__ISA_NEON);
 		assert_string_equal(onnxrun__kernels_current()->name, "neon");
 	}
+	if (onnxrun__isa_supported(ONNXRUN__ISA_MVE)) {
+		assert_int_equal(onnxrun__isa_set(ONNXRUN__ISA_MVE), ONNXRUN__ISA_MVE);
+		assert_string_equal(onnxrun__kernels_current()->name, "mve");
+	}
 	onnxrun__isa_set(TEST_BEST_ISA);
 }
 

@@ -1,6 +1,6 @@
 /*
  * cpu.c - what this CPU can run and how large its caches are, read once; the ISA in use
- * (ONNXRUN_KERNEL=scalar|avx2|avx512|simd128|neon forces one); the tuning derived from the caches.
+ * (ONNXRUN_KERNEL=scalar|avx2|avx512|simd128|neon|mve forces one); the tuning derived from the caches.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -48,6 +48,9 @@ ONNXRUN__HIDDEN extern const struct onnxrun__kernels onnxrun__kernels_simd128;
 #if defined(__aarch64__)
 ONNXRUN__HIDDEN extern const struct onnxrun__kernels onnxrun__kernels_neon;
 #endif
+#if ONNXRUN__HAVE_MVE
+ONNXRUN__HIDDEN extern const struct onnxrun__kernels onnxrun__kernels_mve;
+#endif
 
 static const struct onnxrun__kernels *table(enum onnxrun__isa isa)
 {
@@ -62,6 +65,9 @@ static const struct onnxrun__kernels *table(enum onnxrun__isa isa)
 #endif
 #if defined(__aarch64__)
 	case ONNXRUN__ISA_NEON: return &onnxrun__kernels_neon;
+#endif
+#if ONNXRUN__HAVE_MVE
+	case ONNXRUN__ISA_MVE: return &onnxrun__kernels_mve;
 #endif
 	default: return NULL;
 	}
@@ -82,6 +88,10 @@ bool onnxrun__isa_supported(enum onnxrun__isa isa)
 	/* Advanced SIMD is part of the AArch64 base architecture (no optional extension such as
 	 * SVE is used): built for AArch64, every CPU that runs the library has it. */
 	if (isa == ONNXRUN__ISA_NEON)
+		return true;
+	/* Helium is chosen at compile time (-mcpu=cortex-m55 and the like): a firmware built
+	 * for it runs only on a CPU that has it. */
+	if (isa == ONNXRUN__ISA_MVE)
 		return true;
 	return isa == ONNXRUN__ISA_SCALAR;
 }
