@@ -62,11 +62,44 @@ KINLINE const float *brow(enum brow_mode mode, const struct bsrc *s, int32_t p, 
 	[c00] "+w"(c00), [c01] "+w"(c01), [c10] "+w"(c10), [c11] "+w"(c11), [c20] "+w"(c20), [c21] "+w"(c21), \
 	[b0] "=&w"(b0), [b1] "=&w"(b1), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [a] "+r"(a)
 
-/* Rows [r0, r0 + n) (n <= 3) of an 8-wide tile: accumulators named so they stay in
- * registers; rows beyond n are dead code once n is a constant. The loop counter is 32-bit
- * (k * MVE_MR floats fit in a 32-bit address space). */
+/* One 3-row pass's loop per way of finding B (the offsets are immediates, so one variant
+ * per B row stride or column offset). Packed: columns j..j+7 of row p at b + p*nr (b already
+ * at column j), post-incremented by the row. Row pointers: row p at rows[p], columns at
+ * byte offset OFF = 4j. Base + offset: row p at base + rel[p] (base already at column j). */
+#define ASM_PACKED(STEP)                                                                                    \
+	__asm__("dls lr, %[k]\n"                                                                             \
+	        "1:\n\t"                                                                                     \
+	        "vldrw.u32 %q[b1], [%[b], #16]\n\t"                                                          \
+	        "vldrw.u32 %q[b0], [%[b]], #" #STEP "\n\t" ASM_STEP_FMAS                                     \
+	        : ASM_OUTS, [b] "+r"(b)                                                                      \
+	        : [k] "r"(k)                                                                                 \
+	        : "lr", "memory")
+#define ASM_ROWS(OFF)                                                                                       \
+	__asm__("dls lr, %[k]\n"                                                                             \
+	        "1:\n\t"                                                                                     \
+	        "ldr %[b], [%[rows]], #4\n\t"                                                                \
+	        "vldrw.u32 %q[b0], [%[b], #" #OFF "]\n\t"                                                    \
+	        "vldrw.u32 %q[b1], [%[b], #" #OFF " + 16]\n\t" ASM_STEP_FMAS                                 \
+	        : ASM_OUTS, [b] "=&r"(b), [rows] "+r"(rows)                                                  \
+	        : [k] "r"(k)                                                                                 \
+	        : "lr", "memory")
+#define ASM_REL                                                                                             \
+	__asm__("dls lr, %[k]\n"                                                                             \
+	        "1:\n\t"                                                                                     \
+	        "ldr %[b], [%[rel]], #8\n\t" /* the low word of the offset */                                \
+	        "add %[b], %[base]\n\t"                                                                      \
+	        "vldrw.u32 %q[b0], [%[b]]\n\t"                                                               \
+	        "vldrw.u32 %q[b1], [%[b], #16]\n\t" ASM_STEP_FMAS                                            \
+	        : ASM_OUTS, [b] "=&r"(b), [rel] "+r"(rel)                                                    \
+	        : [k] "r"(k), [base] "r"(s->base)                                                            \
+	        : "lr", "memory")
+
+/* Rows [r0, r0 + n) (n <= 3) of columns j..j+7 of an nr-wide tile (s already at column j
+ * for packed and base + offset B): accumulators named so they stay in registers; rows
+ * beyond n are dead code once n is a constant. The loop counter is 32-bit (k * MVE_MR
+ * floats fit in a 32-bit address space). */
 KINLINE void pass8(enum brow_mode mode, const struct bsrc *s, int32_t k, const float *a, int r0, int n, float *c,
-                   int32_t ldc)
+                   int32_t ldc, const int nr, const int j)
 {
 	float32x4_t c00 = vdupq_n_f32(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
 	a += r0;
@@ -75,40 +108,31 @@ KINLINE void pass8(enum brow_mode mode, const struct bsrc *s, int32_t k, const f
 		uint32_t t0, t1, t2;
 		if (mode == B_PACKED) {
 			const float *b = s->b;
-			__asm__("dls lr, %[k]\n"
-			        "1:\n\t"
-			        "vldrw.u32 %q[b0], [%[b]], #16\n\t"
-			        "vldrw.u32 %q[b1], [%[b]], #16\n\t" ASM_STEP_FMAS
-			        : ASM_OUTS, [b] "+r"(b)
-			        : [k] "r"(k)
-			        : "lr", "memory");
+			if (nr == 8)
+				ASM_PACKED(32);
+			else if (nr == 16)
+				ASM_PACKED(64);
+			else
+				ASM_PACKED(128);
 		} else if (mode == B_ROWS) {
 			const float *const *rows = s->rows;
 			const float *b;
-			__asm__("dls lr, %[k]\n"
-			        "1:\n\t"
-			        "ldr %[b], [%[rows]], #4\n\t"
-			        "vldrw.u32 %q[b0], [%[b]]\n\t"
-			        "vldrw.u32 %q[b1], [%[b], #16]\n\t" ASM_STEP_FMAS
-			        : ASM_OUTS, [b] "=&r"(b), [rows] "+r"(rows)
-			        : [k] "r"(k)
-			        : "lr", "memory");
+			if (j == 0)
+				ASM_ROWS(0);
+			else if (j == 8)
+				ASM_ROWS(32);
+			else if (j == 16)
+				ASM_ROWS(64);
+			else
+				ASM_ROWS(96);
 		} else {
 			const int64_t *rel = s->rel;
 			const char *b;
-			__asm__("dls lr, %[k]\n"
-			        "1:\n\t"
-			        "ldr %[b], [%[rel]], #8\n\t" /* the low word of the offset */
-			        "add %[b], %[base]\n\t"
-			        "vldrw.u32 %q[b0], [%[b]]\n\t"
-			        "vldrw.u32 %q[b1], [%[b], #16]\n\t" ASM_STEP_FMAS
-			        : ASM_OUTS, [b] "=&r"(b), [rel] "+r"(rel)
-			        : [k] "r"(k), [base] "r"(s->base)
-			        : "lr", "memory");
+			ASM_REL;
 		}
 	} else {
 		for (int32_t p = 0; p < k; p++, a += MVE_MR) {
-			const float *b = brow(mode, s, p, 8);
+			const float *b = brow(mode, s, p, nr) + (mode == B_ROWS ? j : 0);
 			const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4);
 			c00 = vfmaq_n_f32(c00, b0, a[0]);
 			c01 = vfmaq_n_f32(c01, b1, a[0]);
@@ -131,74 +155,59 @@ KINLINE void pass8(enum brow_mode mode, const struct bsrc *s, int32_t k, const f
 	}
 }
 
-/* mr rows of the 8-wide tile (see kernels.h for the layout). */
+/* mr rows of an nr-wide tile (nr a multiple of 8; see kernels.h for the layout): 8-column
+ * blocks, each its own pass(es) over k reading columns j..j+7 of every B row. Wide tiles
+ * (32) mean few panels per output row: the phase path's per-panel work (planning the
+ * panel, row pointers, the store call) is the larger cost on a Cortex-M. */
 KINLINE void tile8(enum brow_mode mode, const struct bsrc *s, int64_t k, const float *a, float *c, int64_t ldc,
-                   const int mr)
+                   const int mr, const int nr)
 {
-	pass8(mode, s, (int32_t)k, a, 0, mr < 3 ? mr : 3, c, (int32_t)ldc);
-	if (mr > 3)
-		pass8(mode, s, (int32_t)k, a, 3, mr - 3, c, (int32_t)ldc);
-}
-
-/* mr rows of the 4-wide tile, B packed (row p at b + 4p). */
-KINLINE void tile4(int64_t k, const float *a, const float *b, float *c, int64_t ldc, const int mr)
-{
-	float32x4_t c0 = vdupq_n_f32(0.0f), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
-	for (int32_t p = 0; p < (int32_t)k; p++, a += MVE_MR, b += 4) {
-		const float32x4_t bv = vld1q_f32(b);
-		c0 = vfmaq_n_f32(c0, bv, a[0]);
-		if (mr > 1)
-			c1 = vfmaq_n_f32(c1, bv, a[1]);
-		if (mr > 2)
-			c2 = vfmaq_n_f32(c2, bv, a[2]);
+	for (int j = 0; j < nr; j += 8) {
+		struct bsrc sj = *s;
+		if (mode == B_PACKED)
+			sj.b += j;
+		else if (mode == B_REL)
+			sj.base += j * (int)sizeof(float);
+		pass8(mode, &sj, (int32_t)k, a, 0, mr < 3 ? mr : 3, c + j, (int32_t)ldc, nr, j);
 		if (mr > 3)
-			c3 = vfmaq_n_f32(c3, bv, a[3]);
-		if (mr > 4)
-			c4 = vfmaq_n_f32(c4, bv, a[4]);
-		if (mr > 5)
-			c5 = vfmaq_n_f32(c5, bv, a[5]);
+			pass8(mode, &sj, (int32_t)k, a, 3, mr - 3, c + j, (int32_t)ldc, nr, j);
 	}
-	vst1q_f32(c, c0);
-	if (mr > 1)
-		vst1q_f32(c + ldc, c1);
-	if (mr > 2)
-		vst1q_f32(c + 2 * ldc, c2);
-	if (mr > 3)
-		vst1q_f32(c + 3 * ldc, c3);
-	if (mr > 4)
-		vst1q_f32(c + 4 * ldc, c4);
-	if (mr > 5)
-		vst1q_f32(c + 5 * ldc, c5);
 }
 
 #define KM(MR)                                                                                                \
+	static void k32_##MR(int64_t k, const float *a, const float *b, float *c, int64_t ldc)                    \
+	{                                                                                                     \
+		const struct bsrc s = { b, NULL, NULL, NULL };                                                \
+		tile8(B_PACKED, &s, k, a, c, ldc, MR, 32);                                                    \
+	}                                                                                                     \
+	static void k16_##MR(int64_t k, const float *a, const float *b, float *c, int64_t ldc)                    \
+	{                                                                                                     \
+		const struct bsrc s = { b, NULL, NULL, NULL };                                                \
+		tile8(B_PACKED, &s, k, a, c, ldc, MR, 16);                                                    \
+	}                                                                                                     \
 	static void k8_##MR(int64_t k, const float *a, const float *b, float *c, int64_t ldc)                     \
 	{                                                                                                     \
 		const struct bsrc s = { b, NULL, NULL, NULL };                                                \
-		tile8(B_PACKED, &s, k, a, c, ldc, MR);                                                        \
+		tile8(B_PACKED, &s, k, a, c, ldc, MR, 8);                                                     \
 	}                                                                                                     \
 	static void ki_##MR(int64_t k, const float *a, const float *const *brows, float *c, int64_t ldc)          \
 	{                                                                                                     \
 		const struct bsrc s = { NULL, brows, NULL, NULL };                                            \
-		tile8(B_ROWS, &s, k, a, c, ldc, MR);                                                          \
+		tile8(B_ROWS, &s, k, a, c, ldc, MR, 32);                                                      \
 	}                                                                                                     \
 	static void kr_##MR(int64_t k, const float *a, const char *base, const int64_t *rel, float *c, int64_t ldc) \
 	{                                                                                                     \
 		const struct bsrc s = { NULL, NULL, base, rel };                                              \
-		tile8(B_REL, &s, k, a, c, ldc, MR);                                                           \
-	}                                                                                                     \
-	static void k4_##MR(int64_t k, const float *a, const float *b, float *c, int64_t ldc)                     \
-	{                                                                                                     \
-		tile4(k, a, b, c, ldc, MR);                                                                   \
+		tile8(B_REL, &s, k, a, c, ldc, MR, 32);                                                       \
 	}
 KM(1) KM(2) KM(3) KM(4) KM(5) KM(6)
 
-/* No masked half-row loads (ind2 NULL: the phase path packs those panels); the 8-wide rows
+/* No masked half-row loads (ind2 NULL: the phase path packs those panels); the wide rows
  * are not split over two bases (rel2 NULL). */
 const struct onnxrun__gemm_kernels onnxrun__gemm_mve = {
-	MVE_MR, { 8, 4, 4 },
-	{ { k8_1, k8_2, k8_3, k8_4, k8_5, k8_6 }, { k4_1, k4_2, k4_3, k4_4, k4_5, k4_6 },
-	  { k4_1, k4_2, k4_3, k4_4, k4_5, k4_6 } },
+	MVE_MR, { 32, 16, 8 },
+	{ { k32_1, k32_2, k32_3, k32_4, k32_5, k32_6 }, { k16_1, k16_2, k16_3, k16_4, k16_5, k16_6 },
+	  { k8_1, k8_2, k8_3, k8_4, k8_5, k8_6 } },
 	{ ki_1, ki_2, ki_3, ki_4, ki_5, ki_6 },
 	{ NULL },
 	{ kr_1, kr_2, kr_3, kr_4, kr_5, kr_6 },	{ NULL },

@@ -8,14 +8,35 @@
 
 #include "geometry.h"
 
+/* a / b and a % b for a >= 0, b > 0. On a 32-bit CPU a 64-bit division is a library call
+ * (about 100 instructions on a Cortex-M); the per-panel index arithmetic of the phase path
+ * has values far below 2^32, which the CPU's 32-bit divide takes in one instruction. The
+ * same results either way; 64-bit builds compile the plain division. */
+static inline int64_t convt_udiv(int64_t a, int64_t b)
+{
+#if UINTPTR_MAX <= 0xffffffffu
+	if ((uint64_t)a <= UINT32_MAX && (uint64_t)b <= UINT32_MAX)
+		return (int64_t)((uint32_t)a / (uint32_t)b);
+#endif
+	return a / b;
+}
+static inline int64_t convt_umod(int64_t a, int64_t b)
+{
+#if UINTPTR_MAX <= 0xffffffffu
+	if ((uint64_t)a <= UINT32_MAX && (uint64_t)b <= UINT32_MAX)
+		return (int64_t)((uint32_t)a % (uint32_t)b);
+#endif
+	return a % b;
+}
+
 /* floor(a / b) and ceil(a / b) for b > 0 and any sign of a (C's `/` truncates toward 0). */
 static inline int64_t convt_floor_div(int64_t a, int64_t b)
 {
-	return a >= 0 ? a / b : -((-a + b - 1) / b);
+	return a >= 0 ? convt_udiv(a, b) : -convt_udiv(-a + b - 1, b);
 }
 static inline int64_t convt_ceil_div(int64_t a, int64_t b)
 {
-	return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+	return a >= 0 ? convt_udiv(a + b - 1, b) : -convt_udiv(-a, b);
 }
 
 /* Product of v[0..n). */
