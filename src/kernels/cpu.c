@@ -184,6 +184,18 @@ const struct onnxrun__tuning *onnxrun__tuning(void)
 	t.stage_calls = 16;
 	t.phase_bpanels_bytes = 512 << 10;
 #endif
+#if ONNXRUN__HAVE_MVE
+	/* Helium (Cortex-M55/M85, docs/kernels.md, Helium): on an in-order microcontroller the
+	 * phase path's per-panel planning (runs, copies, row pointers, in 64-bit index
+	 * arithmetic on a 32-bit CPU) costs more than the multiply-adds of a small panel, and a
+	 * staged copy of x (panels at base + offset, nothing planned per panel) takes it away:
+	 * staged from the first call per panel (the upsampler: 1.46 M instructions per run
+	 * instead of 2.49 M, counted under qemu, tests/mcu/test_mcu_insns.c). Tiles of 16 KiB and
+	 * a staging area of at most 8 KiB keep the scratch within a microcontroller's RAM. */
+	t.stage_calls = 1;
+	t.stage_bytes = 8 << 10;
+	t.phase_tile_bytes = 16 << 10;
+#endif
 	static atomic_flag writing = ATOMIC_FLAG_INIT;
 	if (!atomic_flag_test_and_set_explicit(&writing, memory_order_acquire)) {
 		tuning = t;

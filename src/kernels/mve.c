@@ -24,10 +24,34 @@ static void pack(const struct onnxrun__kpanel *kp, const float *xg, int64_t nt, 
 	generic_pack(kp, xg, nt, nr, runs, nrun, cp, bp);
 }
 
+/* generic_pack_rows without its prefetches (a Cortex-M has no or a small data cache, and
+ * each prefetch is an instruction per row) and with 32-bit indices (a panel's rows, taps
+ * and widths are small; on a 32-bit CPU each 64-bit index costs two registers): the same
+ * row pointers and packed rows. */
 static void pack_rows(const struct onnxrun__kpanel *kp, const float *xg, int64_t nt, int64_t nr,
                       const struct onnxrun__kcopy *cp, float *bp, const float **brows)
 {
-	generic_pack_rows(kp, xg, nt, nr, cp, bp, brows);
+	const int32_t ntaps = (int32_t)nt, w = (int32_t)nr;
+	for (int32_t c = 0; c < (int32_t)kp->cg; c++) {
+		const float *xc = xg + c * kp->in_sp;
+		for (int32_t t = 0; t < ntaps; t++) {
+			const struct onnxrun__kcopy *ct = &cp[t];
+			const int32_t k = c * ntaps + t;
+			float *row = bp + k * w;
+			if (ct->n == w) {
+				brows[k] = xc + ct->src;
+				continue;
+			}
+			if (ct->n == 0) {
+				brows[k] = onnxrun__kzero_row;
+				continue;
+			}
+			memset(row, 0, (size_t)ct->zlo * sizeof *row);
+			memcpy(row + ct->zlo, xc + ct->src, (size_t)ct->n * sizeof *row);
+			memset(row + ct->zlo + ct->n, 0, (size_t)(w - ct->zlo - ct->n) * sizeof *row);
+			brows[k] = row;
+		}
+	}
 }
 
 /* Word offsets 0, sl, 2 sl, 3 sl: a scatter store writes 4 outputs sl floats apart. */

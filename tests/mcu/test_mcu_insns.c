@@ -16,7 +16,8 @@
  * output): conv1 3->12 channels, k3 s1 p1, 32x32 -> 32x32: per axis 32*3 - 2 = 94 (input,
  * tap) pairs inside, 3*12*94^2 = 318096; conv2 3->3, k4 s2 p1, 64x64 -> 128x128: per axis
  * 64*4 - 2 = 254, 3*3*254^2 = 580644. DepthToSpace has none.
- * Arguments: MODEL.onnx INPUT.pb EXPECTED.pb
+ * Arguments: MODEL.onnx INPUT.pb EXPECTED.pb [scalar|mve] (one kernel set only: for profiling
+ * with qemu's -d exec, without the ratio check)
  */
 #include <math.h>
 #include <string.h>
@@ -162,6 +163,13 @@ int main(int argc, char **argv)
 	if (mcu_failures)
 		return mcu_finish("insns");
 
+	const char *only = argc > 4 ? argv[4] : "";
+	if (*only) {
+		const enum onnxrun__isa isa = !strcmp(only, "mve") ? ONNXRUN__ISA_MVE : ONNXRUN__ISA_SCALAR;
+		const double one = count_run(isa, model_bytes, model_size, in, want, insns_per_tick);
+		printf("insns: %s kernels: %.0f instructions, %.2f per multiply-add\n", only, one, one / UPSAMPLER_MACS);
+		return mcu_finish("insns");
+	}
 	const double portable = count_run(ONNXRUN__ISA_SCALAR, model_bytes, model_size, in, want, insns_per_tick);
 	if (portable > 0)
 		printf("insns: portable (scalar) kernels: %.0f instructions, %.2f per multiply-add (%.0f multiply-adds)\n",
