@@ -190,7 +190,7 @@ ONNXRUN_API int32_t onnxrun_tensor_rank(const struct onnxrun_tensor *tensor);
 ONNXRUN_API const int64_t *onnxrun_tensor_dims(const struct onnxrun_tensor *tensor);
 ONNXRUN_API int64_t onnxrun_tensor_numel(const struct onnxrun_tensor *tensor);
 /* Element data (an array of struct onnxrun_string for STRING), 64-byte aligned when onnxrun
- * allocated it; NULL when numel == 0. Writable for tensors the caller owns; for a session's
+ * allocated it (16-byte on bare metal); NULL when numel == 0. Writable for tensors the caller owns; for a session's
  * outputs, read only. Valid while the tensor lives. */
 ONNXRUN_API void *onnxrun_tensor_data(const struct onnxrun_tensor *tensor);
 ONNXRUN_API size_t onnxrun_tensor_nbytes(const struct onnxrun_tensor *tensor);
@@ -245,6 +245,16 @@ ONNXRUN_API enum onnxrun_status onnxrun_model_load_file(struct onnxrun_env *env,
 ONNXRUN_API enum onnxrun_status onnxrun_model_load_buffer(struct onnxrun_env *env, const void *data,
                                                           size_t size, const char *base_dir,
                                                           struct onnxrun_model **out);
+/* Loads from caller bytes that stay valid and unchanged for the model's lifetime (e.g. a
+ * const array in a microcontroller's flash, as onnxrun --c-array writes it): float32
+ * initializers stored as raw_data are read where they are, never copied, when they sit at
+ * a 4-byte-aligned address (on 32-bit Arm; anywhere elsewhere); nothing else of the buffer
+ * is kept. To get them aligned, align the buffer to 64 bytes (onnxrun --c-array does) and
+ * keep the model as onnx.save writes it (the writer places raw_data where it falls;
+ * unaligned ones are copied, costing RAM, not correctness). External data is refused
+ * (INVALID_MODEL; UNSUPPORTED on bare metal). Same statuses as onnxrun_model_load_buffer. */
+ONNXRUN_API enum onnxrun_status onnxrun_model_load_borrowed(struct onnxrun_env *env, const void *data,
+                                                            size_t size, struct onnxrun_model **out);
 /* Frees a model; every session created from it must be freed first. NULL does nothing. */
 ONNXRUN_API void onnxrun_model_free(struct onnxrun_model *model);
 
@@ -642,6 +652,21 @@ ONNXRUN_API int onnxrun_op_should_stop(struct onnxrun_op_context *ctx);
  * creating sessions, not while a session runs. Returns OK, or UNSUPPORTED on platforms that
  * have their own monotonic clock (POSIX, Windows), which is then kept. */
 ONNXRUN_API enum onnxrun_status onnxrun_set_clock(uint64_t (*now_ns)(void *ctx), void *ctx);
+
+/* An allocator over one caller buffer (any platform): fills *alloc so that every allocation
+ * of an env created with it (onnxrun_env_create(alloc, &env)) comes from buf[0, size): the
+ * model, its initializers (unless borrowed from the model's bytes, onnxrun_model_load_borrowed),
+ * sessions with their planned tensors and the ops' workspace, tensors, and protobuf-c's
+ * parse during a load. First fit with neighbours merged on free; no locking (one env, one
+ * thread at a time). The buffer must outlive the env and everything made from it; 8-byte
+ * alignment is enough. Out of room is ONNXRUN_ERROR_OUT_OF_MEMORY from the call that ran
+ * out. Returns OK, or INVALID_ARGUMENT (NULL, or size too small to hold anything). */
+ONNXRUN_API enum onnxrun_status onnxrun_arena_init(struct onnxrun_allocator *alloc, void *buf, size_t size);
+/* The most bytes of the buffer in use at once so far, counted from buf: a buffer of this
+ * size would have served the same calls. 0 for an allocator that is not an arena. */
+ONNXRUN_API size_t onnxrun_arena_high_water(const struct onnxrun_allocator *alloc);
+/* Bytes in use now, block headers included. */
+ONNXRUN_API size_t onnxrun_arena_used(const struct onnxrun_allocator *alloc);
 
 #ifdef __cplusplus
 }

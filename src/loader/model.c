@@ -754,6 +754,8 @@ enum onnxrun_status onnxrun__load_model_proto(struct onnxrun_model *m, const voi
 	if (size == 0)
 		return onnxrun__fail(err, ONNXRUN_ERROR_INVALID_MODEL, "the model is empty (0 bytes)");
 	strip_min = m->env->strip_min ? m->env->strip_min : ONNXRUN__STRIP_MIN;
+	if (m->borrowed)
+		strip_min = 1; /* every float32 raw_data stays in the caller's bytes */
 	if (strip_min != SIZE_MAX && (st = onnxrun__strip_raw(m->env, data, size, strip_min, &b.stripped, err)))
 		return st;
 	onnxrun__pb_allocator_init(&pa, m->env);

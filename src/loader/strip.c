@@ -143,8 +143,9 @@ static bool strippable(const uint8_t *p, const uint8_t *end, size_t min_len, str
 			dtype = f.value; /* the last one counts, as in the parse */
 		}
 	}
+	/* where floats must be aligned to be read in place, unaligned arrays are parsed (copied) */
 	return n_raw == 1 && raw->wire == WIRE_LEN && (size_t)(raw->end - raw->payload) >= min_len &&
-	       dtype == DATA_TYPE_FLOAT;
+	       dtype == DATA_TYPE_FLOAT && (!ONNXRUN__STRICT_ALIGNMENT || (uintptr_t)raw->payload % sizeof(float) == 0);
 }
 
 /* Writes the GraphProto contents [p, end) with the large raw_data emptied. */

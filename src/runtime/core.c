@@ -46,9 +46,16 @@ void onnxrun__err_prefix(struct onnxrun__err *err, const char *fmt, ...)
 	}
 }
 
-/* ---- allocation: a 64-byte header before each block records its size ---- */
+/* ---- allocation: a header before each block records its size ---- */
 
+/* The header's size is the blocks' alignment: 64 bytes (a cache line, the widest vector
+ * load); on bare metal 16 (Helium's vectors; a microcontroller has no cache lines to fill,
+ * and every byte of an arena counts). */
+#ifdef ONNXRUN_BAREMETAL
+#define HDR 16
+#else
 #define HDR 64
+#endif
 
 static void *default_alloc(void *ctx, size_t size, size_t align)
 {
@@ -63,15 +70,86 @@ static void default_free(void *ctx, void *ptr, size_t size)
 	onnxrun__os_aligned_free(ptr);
 }
 
+/* The workspace entered on this thread (runtime.h); one thread on bare metal. */
+#if ONNXRUN__OS_THREADS
+static _Thread_local struct onnxrun__workspace *current_ws;
+#else
+static struct onnxrun__workspace *current_ws;
+#endif
+
+void onnxrun__workspace_enter(struct onnxrun__workspace *ws)
+{
+	current_ws = ws;
+}
+
+void onnxrun__workspace_leave(void)
+{
+	current_ws = NULL;
+}
+
+size_t onnxrun__workspace_block(size_t size)
+{
+	return HDR + (size + HDR - 1) / HDR * HDR;
+}
+
+/* A header holds the block's size and, for workspace blocks, the workspace offset its
+ * block ends at (what lets the newest block be returned). */
+struct block_hdr {
+	size_t size;
+	size_t ws_end;   /* measured or workspace blocks: the workspace offset the block ends at */
+	bool from_ws;    /* bumped off a workspace (never handed to the env's free) */
+};
+
+_Static_assert(sizeof(struct block_hdr) <= HDR, "the header fits its space");
+
+struct onnxrun__workspace *onnxrun__workspace_suspend(void)
+{
+	struct onnxrun__workspace *ws = current_ws;
+	current_ws = NULL;
+	return ws;
+}
+
+static void *ws_alloc(struct onnxrun__workspace *ws, size_t size)
+{
+	const size_t b = onnxrun__workspace_block(size);
+	struct block_hdr h = { size, 0, true };
+	unsigned char *p;
+	if (!ws->base || b > ws->size - ws->used) {
+		if (ws->base)
+			ws->overflows++;
+		return NULL;
+	}
+	p = ws->base + ws->used;
+	ws->used += b;
+	h.ws_end = ws->used;
+	memcpy(p, &h, sizeof h);
+	return p + HDR;
+}
+
 void *onnxrun__malloc(const struct onnxrun_env *env, size_t size)
 {
 	unsigned char *p;
-	if (size > SIZE_MAX - HDR)
+	struct onnxrun__workspace *ws = current_ws;
+	if (size > SIZE_MAX - 2 * HDR)
 		return NULL;
+	if (ws && (p = ws_alloc(ws, size)))
+		return p;
 	p = env->allocator.alloc(env->allocator.ctx, size + HDR, HDR);
-	if (!p)
+	if (!p) {
+		if (ws && !ws->base)
+			ws->overflows++; /* measuring: the op stopped short, the measure is too low */
 		return NULL;
-	memcpy(p, &size, sizeof size);
+	}
+	{
+		struct block_hdr h = { size, 0, false };
+		if (ws && !ws->base) { /* measuring: where the block would end in a workspace */
+			ws->used += onnxrun__workspace_block(size);
+			h.ws_end = ws->used;
+			if (ws->used > ws->need)
+				ws->need = ws->used;
+		}
+		memcpy(p, &h, sizeof h);
+	}
 	return p + HDR;
 }
 
@@ -90,12 +168,18 @@ void *onnxrun__calloc(const struct onnxrun_env *env, size_t count, size_t size)
 void onnxrun__free(const struct onnxrun_env *env, void *ptr)
 {
 	unsigned char *p = ptr;
-	size_t size;
+	struct onnxrun__workspace *ws = current_ws;
+	struct block_hdr h;
 	if (!ptr)
 		return;
 	p -= HDR;
-	memcpy(&size, p, sizeof size);
-	env->allocator.free(env->allocator.ctx, p, size + HDR);
+	memcpy(&h, p, sizeof h);
+	/* the newest block of the workspace (or of the measuring pass): its bytes are reused */
+	if (ws && h.ws_end && h.ws_end == ws->used && (h.from_ws || !ws->base))
+		ws->used -= onnxrun__workspace_block(h.size);
+	if (h.from_ws)
+		return; /* the workspace's bytes: all back when the node ends */
+	env->allocator.free(env->allocator.ctx, p, h.size + HDR);
 }
 
 char *onnxrun__strndup(const struct onnxrun_env *env, const char *s, size_t len)

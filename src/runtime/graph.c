@@ -504,10 +504,13 @@ enum onnxrun_status onnxrun__graph_init_ops(struct onnxrun_model *m, struct onnx
 			return st;
 	}
 	release_rebuildable(m);
-	/* the model buffer is gone after loading: copy the initializers no op rebuilds */
+	/* the model buffer is gone after loading: copy the initializers no op rebuilds; a
+	 * borrowed buffer stays, and they are read where they are */
 	for (size_t v = 0; v < m->n_values; v++) {
 		enum onnxrun_status st;
-		if (m->values[v].init && (st = onnxrun__tensor_materialize(m->values[v].init, err)))
+		if (m->values[v].init && m->borrowed)
+			onnxrun__tensor_borrow_pending(m->values[v].init);
+		else if (m->values[v].init && (st = onnxrun__tensor_materialize(m->values[v].init, err)))
 			return st;
 	}
 	return ONNXRUN_OK;

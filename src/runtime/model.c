@@ -132,7 +132,7 @@ static enum onnxrun_status list_unsupported(struct onnxrun_model *m, struct onnx
 /* Parses, resolves, orders and infers; on failure frees everything. An inspection keeps
  * nodes without a kernel and lists them, and calls no op's init. */
 static enum onnxrun_status load(struct onnxrun_env *env, const void *data, size_t size, const char *base_dir,
-                                bool inspect, struct onnxrun_model **out)
+                                bool inspect, bool borrowed, struct onnxrun_model **out)
 {
 	struct onnxrun_model *m = onnxrun__calloc(env, 1, sizeof *m);
 	enum onnxrun_status st;
@@ -140,6 +140,7 @@ static enum onnxrun_status load(struct onnxrun_env *env, const void *data, size_
 		return onnxrun__fail(&env->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
 	m->env = env;
 	m->inspect_only = inspect;
+	m->borrowed = borrowed;
 	if ((st = onnxrun__load_model_proto(m, data, size, base_dir, &env->err)) ||
 	    (st = onnxrun__graph_resolve(m, &env->err)) || (st = onnxrun__graph_order(m, &env->err)) ||
 	    (st = list_unsupported(m, &env->err)) ||
@@ -153,26 +154,33 @@ static enum onnxrun_status load(struct onnxrun_env *env, const void *data, size_
 }
 
 static enum onnxrun_status load_buffer(struct onnxrun_env *env, const void *data, size_t size,
-                                       const char *base_dir, bool inspect, struct onnxrun_model **out)
+                                       const char *base_dir, bool inspect, bool borrowed,
+                                       struct onnxrun_model **out)
 {
 	if (!env)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;
 	onnxrun__err_clear(&env->err);
 	if (!out || (!data && size))
 		return onnxrun__fail(&env->err, ONNXRUN_ERROR_INVALID_ARGUMENT, "NULL model buffer or out");
-	return load(env, data, size, base_dir, inspect, out);
+	return load(env, data, size, base_dir, inspect, borrowed, out);
 }
 
 enum onnxrun_status onnxrun_model_load_buffer(struct onnxrun_env *env, const void *data, size_t size,
                                               const char *base_dir, struct onnxrun_model **out)
 {
-	return load_buffer(env, data, size, base_dir, false, out);
+	return load_buffer(env, data, size, base_dir, false, false, out);
+}
+
+enum onnxrun_status onnxrun_model_load_borrowed(struct onnxrun_env *env, const void *data, size_t size,
+                                                struct onnxrun_model **out)
+{
+	return load_buffer(env, data, size, NULL, false, true, out);
 }
 
 enum onnxrun_status onnxrun_model_inspect_buffer(struct onnxrun_env *env, const void *data, size_t size,
                                                  const char *base_dir, struct onnxrun_model **out)
 {
-	return load_buffer(env, data, size, base_dir, true, out);
+	return load_buffer(env, data, size, base_dir, true, false, out);
 }
 
 static enum onnxrun_status load_file(struct onnxrun_env *env, const char *path, bool inspect,
@@ -199,7 +207,7 @@ static enum onnxrun_status load_file(struct onnxrun_env *env, const char *path, 
 		return onnxrun__fail(&env->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
 	st = onnxrun__view_file(env, path, ONNXRUN__MAX_MODEL_BYTES, &env->err, &view);
 	if (!st) {
-		st = load(env, view.data, view.size, dir, inspect, out);
+		st = load(env, view.data, view.size, dir, inspect, false, out);
 		if (st)
 			onnxrun__err_prefix(&env->err, "model '%s'", path);
 		onnxrun__view_release(env, &view);

@@ -34,6 +34,7 @@ enum {
 	ONNXRUN__STOP_NONE = 0,
 	ONNXRUN__STOP_CANCEL = 1,   /* the session's cancel request */
 	ONNXRUN__STOP_DEADLINE = 2, /* the run's deadline passed */
+	ONNXRUN__STOP_MEASURE = 3,  /* prepare's workspace measuring pass: ops skip their work */
 };
 
 /* The stop state of one session run, shared by every thread working for it. */

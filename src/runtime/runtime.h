@@ -60,11 +60,33 @@ struct onnxrun_env {
 	                         * SIZE_MAX: never */
 };
 
-/* All library memory goes through these. Blocks are 64-byte aligned; the size is kept in a
+/* All library memory goes through these. Blocks are 64-byte aligned (16 on bare metal); the size is kept in a
  * header so onnxrun__free needs no size. malloc(0) returns a valid unique block. */
 ONNXRUN__HIDDEN void *onnxrun__malloc(const struct onnxrun_env *env, size_t size);
 ONNXRUN__HIDDEN void *onnxrun__calloc(const struct onnxrun_env *env, size_t count, size_t size);
 ONNXRUN__HIDDEN void onnxrun__free(const struct onnxrun_env *env, void *ptr);
+/* A session's workspace for what ops allocate while they compute (scratch, plans, packed
+ * copies): sized at prepare by a measuring pass, so that a run calls the env's allocator
+ * zero times. While a workspace is entered on a thread (onnxrun__workspace_enter), that
+ * thread's onnxrun__malloc takes blocks from it:
+ *  - measuring (ws->base NULL): blocks come from the env and ws->need tracks the bytes the
+ *    same calls would take from a workspace (bump order, last-in-first-out frees reused);
+ *  - running: blocks are bumped off ws->base; onnxrun__free of the newest returns it, of
+ *    others waits for onnxrun__workspace_reset. A call that does not fit falls back to the
+ *    env and is counted in ws->overflows (a sizing miss; tests check there is none).
+ * Other threads (the pool's workers) are not affected. */
+struct onnxrun__workspace {
+	unsigned char *base;
+	size_t size, used, need;
+	size_t overflows; /* running: calls that did not fit; measuring: allocations that failed */
+};
+ONNXRUN__HIDDEN void onnxrun__workspace_enter(struct onnxrun__workspace *ws);
+ONNXRUN__HIDDEN void onnxrun__workspace_leave(void);
+/* Leaves this thread's workspace and returns it (NULL if none), for allocations that outlive
+ * the node (string elements of outputs); onnxrun__workspace_enter(returned) goes back. */
+ONNXRUN__HIDDEN struct onnxrun__workspace *onnxrun__workspace_suspend(void);
+/* Bytes a block of size bytes takes from a workspace. */
+ONNXRUN__HIDDEN size_t onnxrun__workspace_block(size_t size);
 /* NULL-safe; copies len bytes and appends a NUL. */
 ONNXRUN__HIDDEN char *onnxrun__strndup(const struct onnxrun_env *env, const char *s, size_t len);
 ONNXRUN__HIDDEN char *onnxrun__strdup(const struct onnxrun_env *env, const char *s);
@@ -167,6 +189,9 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_new(const struct onnxrun_env
 /* Frees (or unmaps) a tensor's data and leaves data NULL; dtype, dims and nbytes stay. */
 ONNXRUN__HIDDEN void onnxrun__tensor_release_data(struct onnxrun_tensor *t);
 /* Copies a pending initializer's bytes into owned, aligned data (no-op when not pending). */
+/* A pending initializer of a borrowed model: its data becomes the caller's bytes (not
+ * owned, never written). */
+ONNXRUN__HIDDEN void onnxrun__tensor_borrow_pending(struct onnxrun_tensor *t);
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_materialize(struct onnxrun_tensor *t,
                                                                 struct onnxrun__err *err);
 /* Byte size of numel elements of dtype; false on overflow (of size_t: on a 32-bit host
@@ -174,6 +199,14 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_materialize(struct onnxrun_t
  * ONNXRUN__SIZE_T_NOTE so that a 32-bit user sees why. */
 #define ONNXRUN__SIZE_T_NOTE " (more than a %d-bit size_t holds)"
 #define ONNXRUN__SIZE_T_BITS ((int)(sizeof(size_t) * 8))
+/* Whether float data must be aligned to its size to be read in place: 32-bit Arm traps
+ * unaligned floating-point loads and 64-bit (ldrd/strd) ones (Cortex-M: a fault). Elsewhere
+ * unaligned float32 in a model buffer is read where it is. */
+#if defined(__arm__) || defined(ONNXRUN_BAREMETAL)
+#define ONNXRUN__STRICT_ALIGNMENT 1
+#else
+#define ONNXRUN__STRICT_ALIGNMENT 0
+#endif
 ONNXRUN__HIDDEN bool onnxrun__tensor_bytes(enum onnxrun_dtype dtype, int64_t numel, size_t *out);
 /* Sets element i of a STRING tensor to a copy of (data, size); frees the old one. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__tensor_string_set(struct onnxrun_tensor *t, int64_t i,
@@ -339,6 +372,7 @@ struct onnxrun_model {
 	 * outputs' types guessed); the model answers queries but never runs
 	 * (onnxrun__graph_infer_node refuses it) and its ops' init was not called. */
 	bool inspect_only;
+	bool borrowed; /* onnxrun_model_load_borrowed: float32 initializers stay in the caller's bytes */
 	size_t n_unsupported;
 	size_t *unsupported; /* node indices (execution order) of those nodes, in file order */
 };

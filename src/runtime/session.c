@@ -39,6 +39,8 @@ struct onnxrun_session {
 	struct onnxrun_tensor **out_ptrs;
 	bool prepared, ran;
 	void *arena;
+	struct onnxrun__workspace ws; /* what ops allocate while computing; sized once per prepare */
+	bool ws_sized;
 	uint64_t planned;
 	uint64_t max_memory; /* 0: the env's cap */
 	uint64_t *prof_ns;   /* per node: summed compute time since profiling was enabled; NULL: off */
@@ -100,6 +102,9 @@ static void release_buffers(struct onnxrun_session *s)
 	}
 	onnxrun__free(s->env, s->arena);
 	s->arena = NULL;
+	onnxrun__free(s->env, s->ws.base);
+	memset(&s->ws, 0, sizeof s->ws);
+	s->ws_sized = false;
 	s->prepared = false;
 	s->ran = false;
 }
@@ -126,6 +131,7 @@ void onnxrun_session_free(struct onnxrun_session *s)
 	onnxrun__free(env, s->out_ptrs);
 	onnxrun__free(env, s->bound);
 	onnxrun__free(env, s->primary);
+	onnxrun__free(env, s->ws.base);
 	onnxrun__pool_free(s->pool);
 	onnxrun_pool_free(s->shared);
 	onnxrun__free(env, s);
@@ -777,6 +783,9 @@ fail:
 	return st;
 }
 
+static enum onnxrun_status size_workspace(struct onnxrun_session *s);
+static bool inputs_fed(const struct onnxrun_session *s);
+
 enum onnxrun_status onnxrun_session_prepare(struct onnxrun_session *s)
 {
 	const struct onnxrun_model *m;
@@ -804,6 +813,12 @@ enum onnxrun_status onnxrun_session_prepare(struct onnxrun_session *s)
 	for (size_t v = 0; v < m->n_values; v++)
 		s->fed[v] = s->types[v];
 	s->prepared = true;
+	/* with the inputs set, the ops' workspace now: a run then allocates nothing */
+	if (inputs_fed(s)) {
+		point_at_bindings(s);
+		if ((st = size_workspace(s)))
+			return st;
+	}
 	return ONNXRUN_OK;
 }
 
@@ -825,7 +840,7 @@ static bool feeds_changed(const struct onnxrun_session *s)
 
 /* ---- run ---- */
 
-static enum onnxrun_status run_node(struct onnxrun_session *s, size_t k)
+static enum onnxrun_status run_node(struct onnxrun_session *s, size_t k, bool measuring)
 {
 	const struct onnxrun__node *node = &s->model->nodes[k];
 	struct onnxrun__pool *pool = run_pool(s);
@@ -840,13 +855,66 @@ static enum onnxrun_status run_node(struct onnxrun_session *s, size_t k)
 			onnxrun__tensor_strings_clear(t);
 		s->out_ptrs[o] = t;
 	}
+	if (measuring)
+		return node->op->compute(&ctx, s->in_ptrs, node->n_inputs, s->out_ptrs, node->n_outputs);
 	uint64_t t0 = s->prof_ns ? onnxrun__now_ns() : 0;
+	if (s->ws.base)
+		onnxrun__workspace_enter(&s->ws);
 	st = node->op->compute(&ctx, s->in_ptrs, node->n_inputs, s->out_ptrs, node->n_outputs);
+	if (s->ws.base) {
+		onnxrun__workspace_leave();
+		s->ws.used = 0;
+	}
 	if (s->prof_ns)
 		s->prof_ns[k] += onnxrun__now_ns() - t0;
 	if (st && !s->err.msg[0])
 		onnxrun__node_fail(&s->err, st, node, "failed: %s", onnxrun_status_str(st));
 	return st;
+}
+
+/* Sizes the workspace (runtime.h): every node computes once with the run marked stopped
+ * (ONNXRUN__STOP_MEASURE), so ops allocate what they would and skip their work, while the
+ * bytes their allocations would take from a workspace are measured; then the workspace is
+ * allocated. Needs every input fed (the ops read their inputs' tensors). */
+static enum onnxrun_status size_workspace(struct onnxrun_session *s)
+{
+	const struct onnxrun_model *m = s->model;
+	struct onnxrun__workspace meas;
+	struct onnxrun__err saved = s->err;
+	memset(&meas, 0, sizeof meas);
+	onnxrun__free(s->env, s->ws.base);
+	memset(&s->ws, 0, sizeof s->ws);
+	atomic_store_explicit(&s->ctl.stopped, ONNXRUN__STOP_MEASURE, memory_order_relaxed);
+	for (size_t k = 0; k < m->n_nodes; k++) {
+		const struct onnxrun_op *op = m->nodes[k].op;
+		/* custom ops are not called: they are not told of the measuring (and allocate
+		 * through the public API, outside any workspace, anyway) */
+		if (op >= s->env->ops && op < s->env->ops + s->env->n_ops)
+			continue;
+		onnxrun__workspace_enter(&meas);
+		(void)run_node(s, k, true);
+		onnxrun__workspace_leave();
+		meas.used = 0;
+	}
+	atomic_store_explicit(&s->ctl.stopped, ONNXRUN__STOP_NONE, memory_order_relaxed);
+	s->err = saved; /* what the ops said while stopped is of no interest */
+	if (meas.overflows)
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY,
+		                     "out of memory measuring the workspace of the ops");
+	if (meas.need && !(s->ws.base = onnxrun__malloc(s->env, meas.need)))
+		return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY,
+		                     "out of memory allocating the %zu-byte workspace of the ops", meas.need);
+	s->ws.size = meas.need;
+	s->ws_sized = true;
+	return ONNXRUN_OK;
+}
+
+static bool inputs_fed(const struct onnxrun_session *s)
+{
+	for (size_t i = 0; i < s->model->n_inputs; i++)
+		if (!s->feeds[s->model->inputs[i]])
+			return false;
+	return true;
 }
 
 /* Ends a run that was told to stop (s->ctl.stopped) in node k (before it started, when
@@ -895,10 +963,12 @@ enum onnxrun_status onnxrun_session_run(struct onnxrun_session *s)
 	if ((st = check_bindings(s)))
 		return st;
 	point_at_bindings(s);
+	if (!s->ws_sized && (st = size_workspace(s)))
+		return st;
 	for (size_t k = 0; k < m->n_nodes; k++) {
 		if (onnxrun__runctl_check(&s->ctl))
 			return run_stopped(s, k, true, start);
-		st = run_node(s, k);
+		st = run_node(s, k, false);
 		/* a stop seen during the node may have skipped work items: its result is dropped */
 		if (onnxrun__runctl_check(&s->ctl))
 			return run_stopped(s, k, false, start);

@@ -126,7 +126,12 @@ void onnxrun__tensor_strings_clear(struct onnxrun_tensor *t)
 enum onnxrun_status onnxrun__tensor_string_set(struct onnxrun_tensor *t, int64_t i, const char *data, size_t size)
 {
 	struct onnxrun_string *s = t->data;
+	/* an element outlives the node that sets it: never from a workspace (so a run making
+	 * string outputs allocates their elements) */
+	struct onnxrun__workspace *ws = onnxrun__workspace_suspend();
 	char *copy = onnxrun__strndup(t->env, data, size);
+	if (ws)
+		onnxrun__workspace_enter(ws);
 	if (!copy)
 		return ONNXRUN_ERROR_OUT_OF_MEMORY;
 	onnxrun__free(t->env, s[i].data);
@@ -188,6 +193,15 @@ void onnxrun__tensor_release_data(struct onnxrun_tensor *t)
 	t->owns_data = false;
 	t->map = NULL;
 	t->map_len = 0;
+	t->pending = NULL;
+}
+
+void onnxrun__tensor_borrow_pending(struct onnxrun_tensor *t)
+{
+	if (!t->pending)
+		return;
+	t->data = (void *)(uintptr_t)t->pending; /* read only: tensors of a model are never written */
+	t->owns_data = false;
 	t->pending = NULL;
 }
 

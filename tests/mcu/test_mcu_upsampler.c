@@ -3,8 +3,8 @@
  * DepthToSpace, ConvTranspose; [1,3,32,32] -> [1,3,128,128]) end to end on the target:
  * model, input and expected output read from the host through semihosting, loaded from
  * memory, run, and compared with the expected output with the CLI's default tolerance
- * (|got - want| <= 1e-7 + 1e-3 |want|). The model is loaded from each of 4 byte offsets of a
- * buffer: initializers at any alignment in the model's bytes must load and run (ARMv7-M
+ * (|got - want| <= 1e-7 + 1e-3 |want|). The model is loaded, copying and borrowed
+ * (onnxrun_model_load_borrowed), from each of 4 byte offsets of a buffer: initializers at any alignment in the model's bytes must load and run (ARMv7-M
  * faults on unaligned 64-bit loads and stores, and on any unaligned floating-point access).
  * Arguments: MODEL.onnx INPUT.pb EXPECTED.pb
  */
@@ -50,13 +50,19 @@ int main(int argc, char **argv)
 	CHECK(onnxrun_env_create(&alloc, &env) == ONNXRUN_OK, "env");
 	CHECK(onnxrun_tensor_decode_pb(env, in_bytes, in_size, &in) == ONNXRUN_OK, "input: %s",
 	      onnxrun_env_error(env));
-	for (int offset = 1; offset <= 4 && !mcu_failures; offset++) {
-		/* offsets 1-3 loaded and freed; offset 4 is the model the run uses */
+	for (int offset = 0; offset <= 8 && !mcu_failures; offset++) {
+		/* offsets 0-3 copying, 4-7 borrowed loads, loaded, run and freed; 8 is the model the
+		 * run below uses (borrowed) */
 		unsigned char *shifted = mcu_big_alloc(model_size + 8, 8);
-		memcpy(shifted + offset, model_bytes, model_size);
-		CHECK(onnxrun_model_load_buffer(env, shifted + offset, model_size, NULL, &model) == ONNXRUN_OK,
-		      "load at offset %d: %s", offset, onnxrun_env_error(env));
-		if (offset < 4) {
+		const int at = offset % 4;
+		memcpy(shifted + at, model_bytes, model_size);
+		if (offset < 4)
+			CHECK(onnxrun_model_load_buffer(env, shifted + at, model_size, NULL, &model) == ONNXRUN_OK,
+			      "load at offset %d: %s", at, onnxrun_env_error(env));
+		else
+			CHECK(onnxrun_model_load_borrowed(env, shifted + at, model_size, &model) == ONNXRUN_OK,
+			      "borrowed load at offset %d: %s", at, onnxrun_env_error(env));
+		if (offset < 8) {
 			CHECK(onnxrun_session_create(model, &s) == ONNXRUN_OK, "session");
 			CHECK(onnxrun_session_set_input(s, 0, in) == ONNXRUN_OK, "%s", onnxrun_session_error(s));
 			CHECK(onnxrun_session_run(s) == ONNXRUN_OK, "run: %s", onnxrun_session_error(s));

@@ -84,6 +84,11 @@ static bool scratch_layout(int64_t nx, int64_t ny, int64_t nb, int64_t nw, struc
 	return true;
 }
 
+static enum onnxrun_status first_failure(enum onnxrun_status a, enum onnxrun_status b)
+{
+	return a ? a : b;
+}
+
 static const char *half_accepts(const struct convt_query *q)
 {
 	return convt_is_half(q->dtype) ? NULL : "not float16 or bfloat16";
@@ -111,18 +116,21 @@ static enum onnxrun_status half_run(const struct convt_call *c)
 	if (!(buf = onnxrun__malloc(ctx->env, bytes)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node,
 		                          "out of memory allocating %zu bytes of float32 scratch", bytes);
+	/* A stopped run (cancel, deadline, or prepare's measuring of the ops' workspace) skips
+	 * the work of each step, not the steps: the float32 entry still plans and allocates what
+	 * a run would, and the first failure is the status. */
 	st = convert(c, bf16, false, c->x, buf + at.x, nx);
-	if (!st && c->b)
-		st = convert(c, bf16, false, c->b, buf + at.b, g->out_channels);
-	if (!st && need_w)
-		st = convert(c, bf16, false, c->w, buf + at.w, c->w_numel);
+	if (c->b && (!st || st == ONNXRUN_ERROR_CANCELLED))
+		st = first_failure(st, convert(c, bf16, false, c->b, buf + at.b, g->out_channels));
+	if (need_w && (!st || st == ONNXRUN_ERROR_CANCELLED))
+		st = first_failure(st, convert(c, bf16, false, c->w, buf + at.w, c->w_numel));
 	c32.dtype = ONNXRUN_DTYPE_FLOAT;
 	c32.x = buf + at.x;
 	c32.b = c->b ? buf + at.b : NULL;
 	c32.w = need_w ? buf + at.w : NULL;
 	c32.y = buf + at.y;
-	if (!st)
-		st = c->run_list(&c32);
+	if (!st || st == ONNXRUN_ERROR_CANCELLED)
+		st = first_failure(st, c->run_list(&c32));
 	if (!st)
 		st = convert(c, bf16, true, buf + at.y, c->y, ny);
 	onnxrun__free(ctx->env, buf);
