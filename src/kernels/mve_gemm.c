@@ -1,15 +1,14 @@
 /*
- * mve_gemm.c - Helium (MVE) float32 micro-kernels: up to 6 rows x 8 (or 4) columns, sized
- * for MVE's 8 vector registers (q0-q7) of 4 floats. MVE multiplies a vector by a scalar
- * held in a general-purpose register (vfma.f32 Qd, Qn, Rm), so A values are plain word loads
- * and need no vector register: only accumulators and B vectors live in q0-q7.
- *   8 wide: 3 rows x 2 vectors = 6 accumulators + 2 B vectors = 8 registers; a 4-6 row
- *           tile is two such passes over k (rows 0-2, then 3-5), each output still one
- *           fused multiply-add per step in k order.
- *   4 wide: 6 rows x 1 vector = 6 accumulators + 1 B vector.
- * The 8-wide tile also reads B rows in place (row pointers, `ind`) and at base + offset
- * (`rel`), so the phase path need not pack panels. Its three-row loop is inline assembly
- * (pass8); the other rows and the 4-wide tile are intrinsics.
+ * mve_gemm.c - Helium (MVE) float32 micro-kernels: up to 6 rows x 32 (or 16, or 8) columns,
+ * sized for MVE's 8 vector registers (q0-q7) of 4 floats. MVE multiplies a vector by a
+ * scalar held in a general-purpose register (vfma.f32 Qd, Qn, Rm), so A values are plain
+ * word loads and need no vector register: only accumulators and B vectors live in q0-q7.
+ * A tile is computed in blocks of 8 columns; a block's pass covers 3 rows: 3 rows x 2
+ * vectors = 6 accumulators + 2 B vectors = 8 registers. A 4-6 row tile is two passes over k
+ * (rows 0-2, then 3-5), each output still one fused multiply-add per step in k order.
+ * The 32-wide tile also reads B rows in place (row pointers, `ind`) and at base + offset
+ * (`rel`), so the phase path need not pack panels. The three-row loop is inline assembly
+ * (pass8); the 1-2 row remainders are intrinsics.
  */
 #include "kernels.h"
 
