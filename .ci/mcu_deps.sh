@@ -6,7 +6,8 @@
 #   - protobuf-c/protobuf-c.c from `apt-get source protobuf-c` (protoc-c is the host's),
 #     compiled with -Os and one section per function into DEPS/<cpu>/lib/libprotobuf-c.a with
 #     its header in DEPS/<cpu>/include (default DEPS: build-mcu/deps; cpu: cortex-m4,
-#     cortex-m55), as .ci/windows_deps.sh and .ci/wasm_deps.sh do (.ci/debian_source.sh).
+#     cortex-m55), as .ci/windows_deps.sh and .ci/wasm_deps.sh do (.ci/debian_source.sh);
+#   - cmocka (for the op tests, run as firmware) from `apt-get source cmocka` the same way.
 # Not as root, the commands to run are printed and the script fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,5 +49,32 @@ for cpu in cortex-m4 cortex-m55; do
 	arm-none-eabi-gcc "${flags[@]}" -Os -ffunction-sections -fdata-sections -I"$src" \
 		-c "$src/protobuf-c/protobuf-c.c" -o "$deps/obj/$cpu/protobuf-c.o"
 	arm-none-eabi-ar rcs "$prefix/lib/libprotobuf-c.a" "$deps/obj/$cpu/protobuf-c.o"
+done
+
+# cmocka for the op tests run as firmware: cmocka.c alone with the config.h its CMake check
+# gives for newlib (written here rather than running cmocka's configure with the cross
+# compiler), as .ci/windows_deps.sh does.
+for cpu in cortex-m4 cortex-m55; do
+	prefix=$deps/$cpu
+	[ -f "$prefix/lib/libcmocka.a" ] && continue
+	case $cpu in
+	cortex-m4) flags=(-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16) ;;
+	cortex-m55) flags=(-mcpu=cortex-m55 -mthumb -mfloat-abi=hard) ;;
+	esac
+	src=$(debian_source cmocka)
+	echo "$tag: building cmocka for $cpu from $src"
+	mkdir -p "$deps/obj/$cpu/cmocka"
+	{
+		for h in ASSERT_H INTTYPES_H MALLOC_H MEMORY_H SETJMP_H SIGNAL_H STDARG_H STDDEF_H STDINT_H \
+			STDIO_H STDLIB_H STRINGS_H STRING_H SYS_TYPES_H TIME_H UNISTD_H \
+			CALLOC FPRINTF SNPRINTF VSNPRINTF FREE MALLOC MEMCPY MEMSET PRINTF SETJMP SIGNAL STRCMP; do
+			echo "#define HAVE_$h 1"
+		done
+		echo "#define WORDS_SIZEOF_VOID_P 4"
+	} >"$deps/obj/$cpu/cmocka/config.h"
+	cp "$src/include/cmocka.h" "$prefix/include/"
+	arm-none-eabi-gcc "${flags[@]}" -Os -ffunction-sections -fdata-sections -DHAVE_CONFIG_H \
+		-I"$deps/obj/$cpu/cmocka" -I"$src/include" -c "$src/src/cmocka.c" -o "$deps/obj/$cpu/cmocka/cmocka.o"
+	arm-none-eabi-ar rcs "$prefix/lib/libcmocka.a" "$deps/obj/$cpu/cmocka/cmocka.o"
 done
 echo "$tag: $deps/cortex-m4 $deps/cortex-m55"

@@ -16,6 +16,9 @@
 #     WASM_STAGE=none skips it.
 #  11. the Windows build (MinGW-w64: DLL, static library, onnxrun.exe) and its tests under
 #     wine64 (.ci/windows.sh; docs/platforms.md). WINDOWS_STAGE=none skips it.
+#  12. the microcontroller build (Cortex-M4F and Cortex-M55 firmware: tests, example,
+#     footprint) under qemu-system-arm (.ci/mcu.sh; README, Microcontrollers).
+#     MCU_STAGE=none skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/deps.sh --test
@@ -93,5 +96,12 @@ if [ "${WINDOWS_STAGE:-}" != none ]; then
 	windows=1
 fi
 
+mcu=0
+if [ "${MCU_STAGE:-}" != none ]; then
+	stage "microcontrollers (Cortex-M4F, Cortex-M55 under qemu-system-arm)"
+	bash .ci/mcu.sh
+	mcu=1
+fi
+
 # Reaching this line means every stage passed (set -e stops at the first failure).
-echo "stages: $((5 + ${#cross[@]} + wasm + windows)) passed, 0 failed, in ${SECONDS} s"
+echo "stages: $((5 + ${#cross[@]} + wasm + windows + mcu)) passed, 0 failed, in ${SECONDS} s"

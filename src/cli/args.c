@@ -23,6 +23,7 @@ enum opt_id {
 	OPT_RTOL,
 	OPT_ATOL,
 	OPT_DOT,
+	OPT_C_ARRAY,
 	OPT_NO_MMAP,
 	OPT_TIMEOUT,
 };
@@ -41,6 +42,7 @@ static const struct opt_def opt_defs[] = {
 	{"profile", 0, OPT_PROFILE}, {"rtol", 1, OPT_RTOL},       {"atol", 1, OPT_ATOL},
 	{"dot", 1, OPT_DOT},         {"max-memory", 1, OPT_MAX_MEMORY},
 	{"no-mmap", 0, OPT_NO_MMAP}, {"timeout", 1, OPT_TIMEOUT},
+	{"c-array", 0, OPT_C_ARRAY},
 };
 
 /* Prints the usage text. */
@@ -48,6 +50,7 @@ void cli_print_usage(FILE *f)
 {
 	fputs("usage: onnxrun [options] MODEL [INPUTS...]\n"
 	      "       onnxrun --dot FILE MODEL\n"
+	      "       onnxrun --c-array MODEL > model.c\n"
 	      "       onnxrun test [options] PATH...   (see 'onnxrun test --help')\n"
 	      "\n"
 	      "Runs an ONNX model. INPUTS is a folder in the ONNX test layout (input_<i>.pb,\n"
@@ -63,10 +66,12 @@ void cli_print_usage(FILE *f)
 	      "      --threads N     worker threads (default: all online cores)\n"
 	      "      --rtol X        relative tolerance (default 1e-3)\n"
 	      "      --atol X        absolute tolerance (default 1e-7)\n"
-	      "      --info          print the model's inputs, outputs, nodes and planned\n"
-	      "                      memory, and run nothing\n"
+	      "      --info          print the model's inputs, outputs, nodes, planned memory\n"
+	      "                      and the arena a 32-bit bare-metal build needs; run nothing\n"
 	      "      --dot FILE      write the graph as Graphviz DOT to FILE ('-': stdout), with\n"
 	      "                      each edge's inferred type and shape; run nothing\n"
+	      "      --c-array       print MODEL as a 64-byte-aligned C array (for firmware:\n"
+	      "                      onnxrun_model_load_borrowed reads it in place)\n"
 	      "      --bench N       time N runs after one warm-up run\n"
 	      "      --profile       after the run(s), print each node's mean compute time\n"
 	      "      --max-memory N  cap on tensor bytes for the model's weights and for a\n"
@@ -232,6 +237,7 @@ static int apply_option(enum opt_id id, const char *name, const char *val,
 	case OPT_NPY: opts->write_npy = 1; return CLI_OK;
 	case OPT_INFO: opts->info = 1; return CLI_OK;
 	case OPT_DOT: opts->dot_path = val; return CLI_OK;
+	case OPT_C_ARRAY: opts->c_array = 1; return CLI_OK;
 	case OPT_RANDOM:
 		opts->random = 1;
 		return val != NULL ? parse_seed(val, &opts->seed) : CLI_OK;
@@ -331,6 +337,12 @@ static int check_options(const struct cli_options *opts)
 	                               opts->output_dir != NULL || opts->random)) {
 		cli_error("--dot only draws the model: it takes no INPUTS, --info, --bench, -o or "
 		          "--random");
+		return CLI_ERROR;
+	}
+	if (opts->c_array && (opts->input_count > 0 || opts->info || opts->dot_path != NULL ||
+	                      opts->bench_runs > 0 || opts->output_dir != NULL || opts->random)) {
+		cli_error("--c-array only prints the model's bytes: it takes no INPUTS, --info, --dot, "
+		          "--bench, -o or --random");
 		return CLI_ERROR;
 	}
 	if (opts->write_npy && opts->output_dir == NULL) {

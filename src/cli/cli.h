@@ -59,6 +59,7 @@ struct cli_options {
 	int threads; /* 0: number of online cores */
 	int info;
 	const char *dot_path; /* --dot FILE ("-" for stdout), NULL if absent */
+	int c_array;          /* --c-array: print the model file as a C array */
 	long bench_runs; /* 0: no --bench */
 	int profile;     /* --profile: per-node times after the runs */
 	uint64_t max_memory; /* --max-memory, 0: the library's default */
@@ -195,6 +196,12 @@ void cli_unsupported_free(struct cli_unsupported *list, size_t count);
 void cli_write_xml(FILE *f, const char *s, int attr);
 void cli_write_json_string(FILE *f, const char *s);
 void cli_write_dot_text(FILE *f, const char *s);
+
+/* arena_estimate.c: the arena bytes of a 32-bit bare-metal build (--info); 0 or -1 */
+int cli_arena_estimate(const struct cli_options *opts, size_t *bytes);
+
+/* c_array.c */
+int cli_write_c_array(const struct cli_options *opts);
 
 /* dot.c */
 int cli_write_dot(const struct cli_options *opts);

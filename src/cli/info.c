@@ -117,6 +117,15 @@ static void print_memory(const struct onnxrun_model *model, const struct onnxrun
 		cli_format_bytes(bytes, human, sizeof human);
 		printf("planned memory: %" PRIu64 " bytes (%s)\n", bytes, human);
 	}
+	if (prepared) {
+		size_t arena;
+		if (cli_arena_estimate(opts, &arena) == 0) {
+			cli_format_bytes(arena, human, sizeof human);
+			printf("arena for a 32-bit bare-metal build (load + one session): %zu bytes (%s)\n", arena, human);
+		} else {
+			puts("arena for a 32-bit bare-metal build: unknown (the borrowed load or prepare failed)");
+		}
+	}
 }
 
 /*

@@ -215,6 +215,8 @@ int main(int argc, char **argv)
 		code = CLI_EXIT_OK;
 	} else if (opts.dot_path != NULL) {
 		code = cli_write_dot(&opts);
+	} else if (opts.c_array) {
+		code = cli_write_c_array(&opts);
 	} else {
 		code = run_tool(&opts);
 	}

@@ -7,12 +7,85 @@
 
 #include "runtime.h"
 
+#ifdef ONNXRUN_BAREMETAL
+/* newlib as Debian builds it for arm-none-eabi has no C99 length modifiers in printf (%zu
+ * prints "zu"): each conversion is handed to vsnprintf alone, z/j/t rewritten to the
+ * integer type of the same width. Floating point still goes through newlib's %g. */
+int onnxrun__vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	size_t at = 0;
+	char spec[32];
+	if (!size)
+		return 0;
+	buf[0] = '\0';
+	for (const char *p = fmt; *p && at + 1 < size;) {
+		size_t n = 0;
+		int w;
+		bool zjt = false;
+		if (*p != '%' || p[1] == '%') {
+			buf[at++] = *p;
+			p += *p == '%' ? 2 : 1;
+			buf[at] = '\0';
+			continue;
+		}
+		spec[n++] = *p++;
+		while (*p && strchr("-+ #0123456789.*", *p) && n < sizeof spec - 4)
+			spec[n++] = *p++;
+		if (*p == 'z' || *p == 'j' || *p == 't') {
+			zjt = true;
+			p++;
+		}
+		while (*p && strchr("hlLq", *p) && n < sizeof spec - 3)
+			spec[n++] = *p++;
+		if (!*p)
+			break;
+		spec[n] = *p++;
+		spec[n + 1] = '\0';
+		if (memchr(spec, '*', n)) { /* a width or precision argument: not used here */
+			w = snprintf(buf + at, size - at, "%s", "?");
+		} else if (zjt) {
+			/* size_t / intmax_t / ptrdiff_t as long long, whatever their width */
+			char wide[40];
+			snprintf(wide, sizeof wide, "%.*sll%c", (int)n, spec, spec[n]);
+			if (strchr("di", spec[n]))
+				w = snprintf(buf + at, size - at, wide, (long long)va_arg(ap, long));
+			else if (sizeof(size_t) > sizeof(unsigned long))
+				w = snprintf(buf + at, size - at, wide, (unsigned long long)va_arg(ap, unsigned long long));
+			else
+				w = snprintf(buf + at, size - at, wide, (unsigned long long)va_arg(ap, unsigned long));
+		} else if (strchr("eEfFgGaA", spec[n])) {
+			w = snprintf(buf + at, size - at, spec, va_arg(ap, double));
+		} else if (spec[n] == 's') {
+			w = snprintf(buf + at, size - at, spec, va_arg(ap, const char *));
+		} else if (spec[n] == 'p') {
+			w = snprintf(buf + at, size - at, spec, va_arg(ap, void *));
+		} else if (n >= 3 && spec[n - 1] == 'l' && spec[n - 2] == 'l') {
+			w = snprintf(buf + at, size - at, spec, va_arg(ap, long long));
+		} else if (n >= 2 && spec[n - 1] == 'l') {
+			w = snprintf(buf + at, size - at, spec, va_arg(ap, long));
+		} else {
+			w = snprintf(buf + at, size - at, spec, va_arg(ap, int));
+		}
+		if (w < 0)
+			break;
+		at = at + (size_t)w < size ? at + (size_t)w : size - 1;
+	}
+	buf[at] = '\0';
+	return (int)at;
+}
+#else
+int onnxrun__vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	return vsnprintf(buf, size, fmt, ap);
+}
+#endif
+
 enum onnxrun_status onnxrun__fail(struct onnxrun__err *err, enum onnxrun_status status, const char *fmt, ...)
 {
 	if (err) {
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		onnxrun__vsnprintf(err->msg, sizeof err->msg, fmt, ap);
 		va_end(ap);
 	}
 	return status;
@@ -31,7 +104,7 @@ void onnxrun__err_prefix(struct onnxrun__err *err, const char *fmt, ...)
 	if (!err)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(prefix, sizeof prefix, fmt, ap);
+	onnxrun__vsnprintf(prefix, sizeof prefix, fmt, ap);
 	va_end(ap);
 	memcpy(old, err->msg, sizeof old);
 	{
@@ -208,7 +281,7 @@ void onnxrun__log(const struct onnxrun_env *env, enum onnxrun_log_level level, c
 	if (!env || !env->log_fn)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	onnxrun__vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	env->log_fn(env->log_ctx, level, buf);
 }

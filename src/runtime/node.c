@@ -20,7 +20,7 @@ enum onnxrun_status onnxrun__node_fail(struct onnxrun__err *err, enum onnxrun_st
 	char reason[ONNXRUN__ERR_LEN];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(reason, sizeof reason, fmt, ap);
+	onnxrun__vsnprintf(reason, sizeof reason, fmt, ap);
 	va_end(ap);
 	return onnxrun__fail(err, status, "node '%s' (%s): %s", node->name ? node->name : "",
 	                     node->op_type, reason);

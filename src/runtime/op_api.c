@@ -217,7 +217,7 @@ enum onnxrun_status onnxrun_op_fail(struct onnxrun_op_context *ctx, enum onnxrun
 	if (!ctx)
 		return status;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	onnxrun__vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	return onnxrun__node_fail(ctx->err, status, ctx->node, "%s", msg);
 }

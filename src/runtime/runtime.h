@@ -30,7 +30,14 @@
 
 /* ---- errors ---------------------------------------------------------------------------- */
 
+/* Message buffers: in the env, each session and on the stack of the calls that format one;
+ * on bare metal, where RAM and the stack are counted in KiB, shorter (longer messages are
+ * cut). */
+#ifdef ONNXRUN_BAREMETAL
+#define ONNXRUN__ERR_LEN 256
+#else
 #define ONNXRUN__ERR_LEN 1024
+#endif
 
 struct onnxrun__err {
 	char msg[ONNXRUN__ERR_LEN];
@@ -40,6 +47,9 @@ struct onnxrun__err {
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__fail(struct onnxrun__err *err, enum onnxrun_status status,
                                                   const char *fmt, ...) ONNXRUN__PRINTF(3, 4);
 ONNXRUN__HIDDEN void onnxrun__err_clear(struct onnxrun__err *err);
+/* vsnprintf for the library's messages (%zu and friends work on bare metal too, where
+ * newlib lacks them). */
+ONNXRUN__HIDDEN int onnxrun__vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 /* Prefixes the current message: "<prefix>: <old message>". */
 ONNXRUN__HIDDEN void onnxrun__err_prefix(struct onnxrun__err *err, const char *fmt, ...)
 	ONNXRUN__PRINTF(2, 3);

@@ -880,7 +880,6 @@ static enum onnxrun_status size_workspace(struct onnxrun_session *s)
 {
 	const struct onnxrun_model *m = s->model;
 	struct onnxrun__workspace meas;
-	struct onnxrun__err saved = s->err;
 	memset(&meas, 0, sizeof meas);
 	onnxrun__free(s->env, s->ws.base);
 	memset(&s->ws, 0, sizeof s->ws);
@@ -897,7 +896,9 @@ static enum onnxrun_status size_workspace(struct onnxrun_session *s)
 		meas.used = 0;
 	}
 	atomic_store_explicit(&s->ctl.stopped, ONNXRUN__STOP_NONE, memory_order_relaxed);
-	s->err = saved; /* what the ops said while stopped is of no interest */
+	/* what the ops said while stopped is of no interest; prepare and run start with the
+	 * message cleared */
+	onnxrun__err_clear(&s->err);
 	if (meas.overflows)
 		return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY,
 		                     "out of memory measuring the workspace of the ops");

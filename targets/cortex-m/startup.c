@@ -8,6 +8,7 @@
  *
  * The symbols come from the linker script (cortex-m.ld, included by the board's script).
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,10 @@ void __libc_init_array(void);
 void Reset_Handler(void);
 void Fault_Handler(void);
 void Default_Handler(void);
+/* The firmware may define these (e.g. SysTick_Handler counting timer wraps). */
+void SysTick_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void PendSV_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void SVC_Handler(void) __attribute__((weak, alias("Default_Handler")));
 
 #define STACK_PAINT 0xa5a5a5a5u
 
@@ -44,11 +49,11 @@ __attribute__((section(".vectors"), used)) static void (*const vectors[16])(void
 	Fault_Handler,   /* UsageFault */
 	Fault_Handler,   /* SecureFault (ARMv8-M) */
 	0, 0, 0,
-	Default_Handler, /* SVCall */
+	SVC_Handler,
 	Default_Handler, /* DebugMonitor */
 	0,
-	Default_Handler, /* PendSV */
-	Default_Handler, /* SysTick */
+	PendSV_Handler,
+	SysTick_Handler,
 };
 
 /* newlib's __libc_init_array and __libc_fini_array call these (crti.o's, which a firmware
@@ -81,6 +86,15 @@ static int split_cmdline(void)
 			p++;
 	}
 	argv_buf[argc] = NULL;
+	/* leading NAME=VALUE words (after the program's name) set the environment, as a shell
+	 * would: `qemu-run.sh BOARD fw.elf ONNXRUN_RANDOM_SCALE=0.25 args...` */
+	while (argc > 1 && strchr(argv_buf[1], '=') && argv_buf[1][0] != '=') {
+		char *eq = strchr(argv_buf[1], '=');
+		*eq = '\0';
+		setenv(argv_buf[1], eq + 1, 1);
+		memmove(argv_buf + 1, argv_buf + 2, (size_t)argc * sizeof *argv_buf); /* the NULL too */
+		argc--;
+	}
 	return argc;
 }
 

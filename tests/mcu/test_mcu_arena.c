@@ -8,6 +8,7 @@
  * the deepest stack use (painted stack). With ESTIMATE (the bytes `onnxrun --info` printed
  * on the host for a 32-bit bare-metal build), checks it is an upper bound of the measured
  * high-water mark within 10%.
+ * The model is loaded borrowed (onnxrun_model_load_borrowed), as a firmware would.
  * Arguments: MODEL.onnx INPUT.pb EXPECTED.pb [ESTIMATE]
  */
 #include <math.h>
@@ -63,15 +64,19 @@ int main(int argc, char **argv)
 	CHECK(onnxrun_arena_init(&c.arena, buf, arena_size) == ONNXRUN_OK, "arena");
 	startup_stack_repaint();
 	CHECK(onnxrun_env_create(&alloc, &env) == ONNXRUN_OK, "env");
-	CHECK(onnxrun_model_load_buffer(env, model_bytes, model_size, NULL, &model) == ONNXRUN_OK, "load: %s",
+	CHECK(onnxrun_model_load_borrowed(env, model_bytes, model_size, &model) == ONNXRUN_OK, "load: %s",
 	      onnxrun_env_error(env));
+	printf("arena: after load %u bytes in use (high-water %u)\n", (unsigned)onnxrun_arena_used(&c.arena),
+	       (unsigned)onnxrun_arena_high_water(&c.arena));
 	CHECK(onnxrun_tensor_decode_pb(env, in_bytes, in_size, &in) == ONNXRUN_OK, "input: %s",
 	      onnxrun_env_error(env));
 	if (mcu_failures)
 		return mcu_finish("arena");
 	CHECK(onnxrun_session_create(model, &s) == ONNXRUN_OK, "session");
 	CHECK(onnxrun_session_set_input(s, 0, in) == ONNXRUN_OK, "%s", onnxrun_session_error(s));
+	printf("arena: after the input and the session %u bytes in use\n", (unsigned)onnxrun_arena_used(&c.arena));
 	CHECK(onnxrun_session_prepare(s) == ONNXRUN_OK, "prepare: %s", onnxrun_session_error(s));
+	printf("arena: after prepare %u bytes in use\n", (unsigned)onnxrun_arena_used(&c.arena));
 	for (int run = 0; run < 2; run++) {
 		before = c.calls;
 		CHECK(onnxrun_session_run(s) == ONNXRUN_OK, "run: %s", onnxrun_session_error(s));

@@ -15,7 +15,13 @@
 #include "impl.h"
 
 #define S ONNXRUN__CONVT_MAX_SPATIAL
-#define MAX_NB 16 /* most B panels prepared at a time */
+/* most B panels prepared at a time (two sets of struct panel on the stack of each item: a
+ * microcontroller's stack gets fewer) */
+#ifdef ONNXRUN_BAREMETAL
+#define MAX_NB 4
+#else
+#define MAX_NB 16
+#endif
 /* Bounds on the searches that find phases sharing B panels (quadratic in the phases) and
  * phases whose outputs interleave (cubic in the classes); beyond them each phase runs
  * alone, which is correct, only slower. Layers have a few phases. */
