@@ -35,7 +35,7 @@
 		c[i * ldc + 3] = c##i##3;                                                       \
 	}
 static inline __attribute__((always_inline)) void block4(int64_t k, const float *a, const float *b, float *c,
-                                                         int64_t ldc, const int mr, const int nr)
+                                                         int64_t ldc, const int mr, const int32_t nr)
 {
 	float c00 = 0.0f, c01 = 0.0f, c02 = 0.0f, c03 = 0.0f, c10 = 0.0f, c11 = 0.0f, c12 = 0.0f, c13 = 0.0f;
 	float c20 = 0.0f, c21 = 0.0f, c22 = 0.0f, c23 = 0.0f, c30 = 0.0f, c31 = 0.0f, c32 = 0.0f, c33 = 0.0f;
@@ -45,6 +45,15 @@ static inline __attribute__((always_inline)) void block4(int64_t k, const float 
 	}
 	MCU_STORE(0) MCU_STORE(1) MCU_STORE(2) MCU_STORE(3)
 }
+/* One block function per row count, shared by both widths (the B row stride is a run-time
+ * value): a quarter of the code of one copy per kernel, which the -Os flash build needs. */
+#define MCU_BLOCK(MR)                                                                           \
+	static __attribute__((noinline)) void block4_##MR(int64_t k, const float *a, const float *b, \
+	                                                  float *c, int64_t ldc, int32_t nr)     \
+	{                                                                                       \
+		block4(k, a, b, c, ldc, MR, nr);                                                \
+	}
+MCU_BLOCK(1) MCU_BLOCK(2) MCU_BLOCK(3) MCU_BLOCK(4)
 #endif
 
 /* Tile of MR rows x NR columns over k steps (A panel rows padded to 4). */
@@ -54,7 +63,7 @@ static inline __attribute__((always_inline)) void tile(int64_t k, const float *a
 {
 #if SCALAR_MCU_BLOCKS
 	for (int j0 = 0; j0 < nr; j0 += 4)
-		block4(k, a, b + j0, c + j0, ldc, mr, nr);
+		(mr == 1 ? block4_1 : mr == 2 ? block4_2 : mr == 3 ? block4_3 : block4_4)(k, a, b + j0, c + j0, ldc, nr);
 #else
 	float acc[4][16];
 	for (int i = 0; i < mr; i++)
