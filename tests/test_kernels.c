@@ -209,8 +209,8 @@ static int check_config(const struct cfg *c, uint64_t seed, long *compared)
 					double tol = terms * FLT_EPSILON * mag[e] + 1e-6;
 					if (!(fabs((double)y[e] - ref[e]) <= tol)) {
 						if (failures++ < 5)
-							print_message("isa=%d element %zu: got %.9g, want %.9g (tol %.3g): "
-							              "seed=%llu %s\n", (int)isas[ii], e, (double)y[e], ref[e],
+							print_message("isa=%d element %lu: got %.9g, want %.9g (tol %.3g): "
+							              "seed=%llu %s\n", (int)isas[ii], (unsigned long)e, (double)y[e], ref[e],
 							              tol, (unsigned long long)seed, desc);
 					}
 				}
@@ -314,7 +314,9 @@ static void check_configs(const struct cfg *cases, size_t n, uint64_t seed0, con
 	for (size_t i = 0; i < n; i++)
 		if (th_scaled_keep(i))
 			failures += check_config(&cases[i], seed0 + i, &compared);
-	print_message("%zu %s configs, %ld elements compared, %d failures\n", n, what, compared, failures);
+	/* %lu, not %zu: newlib's printf (the Cortex-M firmware) has no C99 length modifiers */
+	print_message("%lu %s configs, %ld elements compared, %d failures\n", (unsigned long)n, what, compared,
+	              failures);
 	assert_int_equal(failures, 0);
 }
 
@@ -561,6 +563,10 @@ static void test_isa_selection(void **state)
 	if (onnxrun__isa_supported(ONNXRUN__ISA_NEON)) {
 		assert_int_equal(onnxrun__isa_set(ONNXRUN__ISA_NEON), ONNXRUN__ISA_NEON);
 		assert_string_equal(onnxrun__kernels_current()->name, "neon");
+	}
+	if (onnxrun__isa_supported(ONNXRUN__ISA_MVE)) {
+		assert_int_equal(onnxrun__isa_set(ONNXRUN__ISA_MVE), ONNXRUN__ISA_MVE);
+		assert_string_equal(onnxrun__kernels_current()->name, "mve");
 	}
 	onnxrun__isa_set(TEST_BEST_ISA);
 }

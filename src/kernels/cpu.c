@@ -1,6 +1,6 @@
 /*
  * cpu.c - what this CPU can run and how large its caches are, read once; the ISA in use
- * (ONNXRUN_KERNEL=scalar|avx2|avx512|simd128|neon forces one); the tuning derived from the caches.
+ * (ONNXRUN_KERNEL=scalar|avx2|avx512|simd128|neon|mve forces one); the tuning derived from the caches.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -48,6 +48,9 @@ ONNXRUN__HIDDEN extern const struct onnxrun__kernels onnxrun__kernels_simd128;
 #if defined(__aarch64__)
 ONNXRUN__HIDDEN extern const struct onnxrun__kernels onnxrun__kernels_neon;
 #endif
+#if ONNXRUN__HAVE_MVE
+ONNXRUN__HIDDEN extern const struct onnxrun__kernels onnxrun__kernels_mve;
+#endif
 
 static const struct onnxrun__kernels *table(enum onnxrun__isa isa)
 {
@@ -62,6 +65,9 @@ static const struct onnxrun__kernels *table(enum onnxrun__isa isa)
 #endif
 #if defined(__aarch64__)
 	case ONNXRUN__ISA_NEON: return &onnxrun__kernels_neon;
+#endif
+#if ONNXRUN__HAVE_MVE
+	case ONNXRUN__ISA_MVE: return &onnxrun__kernels_mve;
 #endif
 	default: return NULL;
 	}
@@ -82,6 +88,10 @@ bool onnxrun__isa_supported(enum onnxrun__isa isa)
 	/* Advanced SIMD is part of the AArch64 base architecture (no optional extension such as
 	 * SVE is used): built for AArch64, every CPU that runs the library has it. */
 	if (isa == ONNXRUN__ISA_NEON)
+		return true;
+	/* Helium is chosen at compile time (-mcpu=cortex-m55 and the like): a firmware built
+	 * for it runs only on a CPU that has it. */
+	if (isa == ONNXRUN__ISA_MVE)
 		return true;
 	return isa == ONNXRUN__ISA_SCALAR;
 }
@@ -173,6 +183,18 @@ const struct onnxrun__tuning *onnxrun__tuning(void)
 	t.in_place_calls = 64;
 	t.stage_calls = 16;
 	t.phase_bpanels_bytes = 512 << 10;
+#endif
+#if ONNXRUN__HAVE_MVE
+	/* Helium (Cortex-M55/M85, docs/kernels.md, Helium): on an in-order microcontroller the
+	 * phase path's per-panel planning (runs, copies, row pointers, in 64-bit index
+	 * arithmetic on a 32-bit CPU) costs more than the multiply-adds of a small panel, and a
+	 * staged copy of x (panels at base + offset, nothing planned per panel) takes it away:
+	 * staged from the first call per panel (the upsampler: 1.46 M instructions per run
+	 * instead of 2.49 M, counted under qemu, tests/mcu/test_mcu_insns.c). Tiles of 16 KiB and
+	 * a staging area of at most 8 KiB keep the scratch within a microcontroller's RAM. */
+	t.stage_calls = 1;
+	t.stage_bytes = 8 << 10;
+	t.phase_tile_bytes = 16 << 10;
 #endif
 	static atomic_flag writing = ATOMIC_FLAG_INIT;
 	if (!atomic_flag_test_and_set_explicit(&writing, memory_order_acquire)) {

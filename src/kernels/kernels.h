@@ -4,7 +4,7 @@
  *
  * Ops include this header and nothing ISA-specific: they ask for the table of the ISA in use
  * (onnxrun__kernels_current()) and call its entries. Each ISA is a set of files in this folder
- * (scalar_*.c, avx2_*.c, avx512_*.c, simd128_*.c, neon_*.c) that fills one `struct onnxrun__kernels`; the scalar set
+ * (scalar_*.c, avx2_*.c, avx512_*.c, simd128_*.c, neon_*.c, mve_*.c) that fills one `struct onnxrun__kernels`; the scalar set
  * is plain C, runs everywhere, and is the template for a new ISA (docs/kernels.md).
  *
  * Every entry of every table computes bit-for-bit what the scalar entry computes where the
@@ -28,8 +28,16 @@ enum onnxrun__isa {
 	ONNXRUN__ISA_AVX512 = 2,
 	ONNXRUN__ISA_SIMD128 = 3, /* WebAssembly SIMD128 (emscripten, -msimd128) */
 	ONNXRUN__ISA_NEON = 4,    /* AArch64 Advanced SIMD (baseline on every AArch64 CPU) */
-	ONNXRUN__ISA_COUNT = 5,
+	ONNXRUN__ISA_MVE = 5,     /* Arm Helium, the M-profile Vector Extension with float (Cortex-M55, M85) */
+	ONNXRUN__ISA_COUNT = 6,
 };
+
+/* Helium with floating point (MVE-F): a build for such a CPU has it (no run-time check). */
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#define ONNXRUN__HAVE_MVE 1
+#else
+#define ONNXRUN__HAVE_MVE 0
+#endif
 
 /* ---- float32 GEMM micro-kernels --------------------------------------------------------------
  * A micro-kernel computes one tile C[mr x nr] = A_panel * B_panel over k steps, where
@@ -249,7 +257,7 @@ ONNXRUN__HIDDEN const struct onnxrun__tuning *onnxrun__tuning(void);
 
 /* ---- choosing the ISA --------------------------------------------------------------------------- */
 
-/* The ISA in use: ONNXRUN_KERNEL (scalar, avx2, avx512, simd128, neon) if set and supported by this CPU,
+/* The ISA in use: ONNXRUN_KERNEL (scalar, avx2, avx512, simd128, neon, mve) if set and supported by this CPU,
  * else the best the CPU has. Read once; onnxrun__isa_set overrides it (tests). */
 ONNXRUN__HIDDEN enum onnxrun__isa onnxrun__isa_current(void);
 /* Forces an ISA (clamped to the best supported one not above it); returns the ISA now in use. */

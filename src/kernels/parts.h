@@ -1,7 +1,7 @@
 /*
  * parts.h - the routines each ISA's family files (scalar_*.c, avx2_*.c, avx512_*.c,
- * simd128_*.c, neon_*.c) define and that ISA's table file (scalar.c, avx2.c, avx512.c, simd128.c,
- * neon.c) collects. Only the kernel layer includes it; ops reach these through the tables.
+ * simd128_*.c, neon_*.c, mve_*.c) define and that ISA's table file (scalar.c, avx2.c, avx512.c,
+ * simd128.c, neon.c, mve.c) collects. Only the kernel layer includes it; ops reach these through the tables.
  */
 #ifndef ONNXRUN_KERNELS_PARTS_H
 #define ONNXRUN_KERNELS_PARTS_H
@@ -19,6 +19,9 @@ ONNXRUN__HIDDEN void onnxrun__dw_rows_simd128(const struct onnxrun__kdw *j, int6
 #endif
 #if defined(__aarch64__)
 ONNXRUN__HIDDEN void onnxrun__dw_rows_neon(const struct onnxrun__kdw *j, int64_t begin, int64_t end, float *tmp);
+#endif
+#if ONNXRUN__HAVE_MVE
+ONNXRUN__HIDDEN void onnxrun__dw_rows_mve(const struct onnxrun__kdw *j, int64_t begin, int64_t end, float *tmp);
 #endif
 
 /* overlap-add of the GEMM + col2im path (struct onnxrun__kgather) */
@@ -67,6 +70,10 @@ ONNXRUN__HIDDEN void onnxrun__d2s_row4_simd128(uint32_t *dst, const uint32_t *co
 #if defined(__aarch64__)
 ONNXRUN__HIDDEN void onnxrun__d2s_row2_neon(uint32_t *dst, const uint32_t *const *src, int64_t width);
 ONNXRUN__HIDDEN void onnxrun__d2s_row4_neon(uint32_t *dst, const uint32_t *const *src, int64_t width);
+#endif
+#if ONNXRUN__HAVE_MVE
+ONNXRUN__HIDDEN void onnxrun__d2s_row2_mve(uint32_t *dst, const uint32_t *const *src, int64_t width);
+ONNXRUN__HIDDEN void onnxrun__d2s_row4_mve(uint32_t *dst, const uint32_t *const *src, int64_t width);
 #endif
 
 /* What this CPU has (all false off x86-64), read once by the first call (thread-safe). */

@@ -39,3 +39,12 @@ void *onnxrun__convt_scratch(struct onnxrun_op_context *ctx, int threads, size_t
 	*stride = (bytes + 63) / 64 * 64;
 	return onnxrun__malloc(ctx->env, *stride * (size_t)threads);
 }
+
+#if UINTPTR_MAX <= 0xffffffffu
+int64_t onnxrun__convt_udiv32(int64_t a, int64_t b)
+{
+	if ((uint64_t)a <= UINT32_MAX && (uint64_t)b <= UINT32_MAX)
+		return (int64_t)((uint32_t)a / (uint32_t)b);
+	return a / b;
+}
+#endif

@@ -8,14 +8,41 @@
 
 #include "geometry.h"
 
+/* a / b and a % b for a >= 0, b > 0. On a 32-bit CPU a 64-bit division is a library call
+ * (about 100 instructions on a Cortex-M); the per-panel index arithmetic of the phase path
+ * has values far below 2^32, which the CPU's 32-bit divide takes in one instruction. The
+ * same results either way. Out of line there (one copy: the -Os flash build of a
+ * microcontroller grows by nothing, each call site stays one call); 64-bit builds compile
+ * the plain division. */
+#if UINTPTR_MAX <= 0xffffffffu
+ONNXRUN__HIDDEN int64_t onnxrun__convt_udiv32(int64_t a, int64_t b);
+static inline int64_t convt_udiv(int64_t a, int64_t b)
+{
+	return onnxrun__convt_udiv32(a, b);
+}
+static inline int64_t convt_umod(int64_t a, int64_t b)
+{
+	return a - onnxrun__convt_udiv32(a, b) * b;
+}
+#else
+static inline int64_t convt_udiv(int64_t a, int64_t b)
+{
+	return a / b;
+}
+static inline int64_t convt_umod(int64_t a, int64_t b)
+{
+	return a % b;
+}
+#endif
+
 /* floor(a / b) and ceil(a / b) for b > 0 and any sign of a (C's `/` truncates toward 0). */
 static inline int64_t convt_floor_div(int64_t a, int64_t b)
 {
-	return a >= 0 ? a / b : -((-a + b - 1) / b);
+	return a >= 0 ? convt_udiv(a, b) : -convt_udiv(-a + b - 1, b);
 }
 static inline int64_t convt_ceil_div(int64_t a, int64_t b)
 {
-	return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+	return a >= 0 ? convt_udiv(a + b - 1, b) : -convt_udiv(-a, b);
 }
 
 /* Product of v[0..n). */

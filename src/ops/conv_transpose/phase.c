@@ -84,8 +84,8 @@ static int64_t make_segs(const struct phase_job *j, int64_t ph, int64_t p0, int6
 	for (int32_t a = 0; a < n; a++)
 		dims[a + 1] = qn[a];
 	for (int32_t a = n; a >= 0; a--) {
-		u[a] = p0 % dims[a];
-		p0 /= dims[a];
+		u[a] = convt_umod(p0, dims[a]);
+		p0 = convt_udiv(p0, dims[a]);
 	}
 	while (col < cnt) {
 		struct seg *sg = &segs[nseg];
@@ -149,10 +149,10 @@ static int64_t rows_before(const struct phase_job *j, int64_t ph, const int64_t 
 {
 	const struct onnxrun__convt_geom *g = j->g;
 	const int64_t q0 = j->qn[ph * S], lo = j->qlo[ph * S];
-	const int64_t b = R / g->out[0], o = R % g->out[0];
+	const int64_t b = convt_udiv(R, g->out[0]), o = convt_umod(R, g->out[0]);
 	int64_t u = convt_ceil_div(o + g->pad_begin[0] - r[0], g->strides[0]) - lo;
 	u = u < 0 ? 0 : u > q0 ? q0 : u;
-	return (b * q0 + u) * (j->npos[ph] / (g->batch * (q0 ? q0 : 1)));
+	return (b * q0 + u) * convt_udiv(j->npos[ph], g->batch * (q0 ? q0 : 1));
 }
 
 /* How a B panel is given to the micro-kernel: packed (fn), rows in place (ind), masked

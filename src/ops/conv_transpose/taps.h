@@ -44,8 +44,8 @@ ONNXRUN__HIDDEN void onnxrun__convt_taps_free(const struct onnxrun_env *env, str
 static inline void convt_phase_residues(const struct onnxrun__convt_taps *t, int64_t ph, int64_t *r)
 {
 	for (int32_t a = t->n - 1; a >= 0; a--) {
-		r[a] = ph % t->s[a];
-		ph /= t->s[a];
+		r[a] = convt_umod(ph, t->s[a]);
+		ph = convt_udiv(ph, t->s[a]);
 	}
 }
 
@@ -58,12 +58,12 @@ static inline int64_t convt_tap(const struct onnxrun__convt_taps *t, const int64
 	int64_t kk[ONNXRUN__CONVT_MAX_SPATIAL], kf = 0;
 	for (int32_t a = t->n - 1; a >= 0; a--) {
 		const int64_t cnt = t->start[a][r[a] + 1] - t->start[a][r[a]];
-		kk[a] = t->k_of[a][t->start[a][r[a]] + tap % cnt];
-		tap /= cnt;
+		kk[a] = t->k_of[a][t->start[a][r[a]] + convt_umod(tap, cnt)];
+		tap = convt_udiv(tap, cnt);
 		if (k)
 			k[a] = kk[a];
-		if (delta)
-			delta[a] = (kk[a] * t->d[a] - r[a]) / t->s[a];
+		if (delta) /* k*d - r >= 0: r is the residue of k*d */
+			delta[a] = convt_udiv(kk[a] * t->d[a] - r[a], t->s[a]);
 	}
 	for (int32_t a = 0; a < t->n; a++)
 		kf = kf * t->kernel[a] + kk[a];
