@@ -950,7 +950,7 @@ static enum onnxrun_status size_workspace(struct onnxrun_session *s)
 		const struct onnxrun_op *op = m->nodes[k].op;
 		/* custom ops are not called: they are not told of the measuring (and allocate
 		 * through the public API, outside any workspace, anyway) */
-		if (op >= s->env->ops && op < s->env->ops + s->env->n_ops)
+		if (s->env->n_ops && op >= s->env->ops && op < s->env->ops + s->env->n_ops)
 			continue;
 		onnxrun__workspace_enter(&meas);
 		(void)run_node(s, k, true);
