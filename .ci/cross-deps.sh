@@ -30,7 +30,9 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	export DEBIAN_FRONTEND=noninteractive
 	for a in "${add[@]}"; do dpkg --add-architecture "$a"; done
 	# other apt clients on the machine may hold the lock for a while
-	apt-get -o DPkg::Lock::Timeout=600 update -qq
+	# a mirror caught mid-sync fails one index ("File has unexpected size"): go on with the
+	# indexes apt has, so that the install below says plainly what it cannot find
+	apt-get -o DPkg::Lock::Timeout=600 update -qq || echo "cross-deps: apt-get update reported errors (above); installing from the indexes it has" >&2
 	apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
 	echo "cross-deps: missing packages; run:" >&2

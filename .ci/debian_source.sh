@@ -27,7 +27,9 @@ enable_deb_src() {
 			>/etc/apt/sources.list.d/onnxrun-deb-src.list || true
 	fi
 	echo "$tag: added deb-src entries; apt-get update" >&2
-	apt-get update -qq >&2
+	# a mirror caught mid-sync fails one index ("File has unexpected size"): go on with the
+	# indexes apt has, so that the install below says plainly what it cannot find
+	apt-get update -qq >&2 || echo "$tag: apt-get update reported errors (above); installing from the indexes it has" >&2
 }
 
 # Unpacks Debian's source of package $1 into $deps/src/$1-VERSION (once); prints that folder.

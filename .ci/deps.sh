@@ -49,7 +49,9 @@ missing=($(printf '%s\n' "${missing[@]}" | sort -u))
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "deps: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
+	# a mirror caught mid-sync fails one index ("File has unexpected size"): go on with the
+	# indexes apt has, so that the install below says plainly what it cannot find
+	apt-get update -qq || echo "deps: apt-get update reported errors (above); installing from the indexes it has" >&2
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
 	echo "deps: missing packages; run:" >&2
