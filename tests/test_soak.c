@@ -328,7 +328,10 @@ static void test_soak(void **state)
 	assert_int_equal(g.ok + g.cancelled, g.runs);
 	if (fds0 >= 0)
 		assert_int_equal(fds1, fds0);
-#ifndef SANITIZED /* the sanitizers' quarantine and shadow memory grow on their own */
+/* Not with the sanitizers (their quarantine and shadow memory grow on their own), nor under
+ * an emulator (qemu-user's resident memory is mostly its translated code, which grows as
+ * new paths run: 38 -> 76 MiB in 3 s on aarch64). Leaks there are the native runs' job. */
+#if !defined(SANITIZED) && !defined(ONNXRUN_CLI_EMULATOR)
 	if (rss0 >= 0 && rss1 - rss0 > (32ll << 20))
 		fail_msg("resident memory grew by %lld MiB (from %lld MiB)", (rss1 - rss0) >> 20, rss0 >> 20);
 #endif
