@@ -367,7 +367,16 @@ static void test_borrowed_load_reads_weights_in_place(void **state)
 }
 
 /* An initializer no op packs (DepthToSpace's input here, 64 KiB): the borrowed load keeps
- * none of its bytes, the copying one all. */
+ * none of its bytes, the copying one all. On a big-endian host the file's little-endian
+ * floats must be swapped, so the borrowed load copies them too (as documented). */
+static bool host_is_big_endian(void)
+{
+	const uint16_t one = 1;
+	unsigned char first;
+	memcpy(&first, &one, 1);
+	return first == 0;
+}
+
 static void test_borrowed_load_keeps_no_copy(void **state)
 {
 	static const int64_t cd[4] = { 1, 64, 16, 16 };
@@ -403,7 +412,10 @@ static void test_borrowed_load_keeps_no_copy(void **state)
 		after_borrow = l.bytes - after_copy;
 		print_message("offset %d: copying load keeps %lld bytes, borrowed %lld\n", offset, after_copy,
 		              after_borrow);
-		assert_true(after_copy - after_borrow >= (long long)sizeof c);
+		if (host_is_big_endian())
+			assert_true(after_borrow >= (long long)sizeof c);
+		else
+			assert_true(after_copy - after_borrow >= (long long)sizeof c);
 		onnxrun_model_free(borrowed);
 		onnxrun_model_free(copied);
 		onnxrun_env_free(env);
