@@ -32,13 +32,13 @@ node build-wasm/onnxrun.js test tests/data models | tail -1
 # Not run under node, each for a reason of the platform (the tests run natively in test.sh):
 #  - test_cli, test_cli_test, test_cli_dot, test_cli_timeout start the CLI as a child process
 #    (posix_spawn), which a wasm program cannot do;
-#  - test_api, test_pool, test_cancel, test_shared_pool, test_op_parallel are about several
+#  - test_api, test_pool, test_cancel, test_shared_pool, test_op_parallel, test_soak are about several
 #    threads, and this build has none (pthread_create fails; the pool runs every job on the
 #    caller, which the other tests cover); test_session skips its one threaded test;
 #  - test_malformed: one of its 55 cases (test_external_paths) names a FIFO as external data;
 #    through NODERAWFS the library sees an empty regular file (INVALID_MODEL, 0 bytes) where
 #    the host reports no regular file (I/O error). The other 54 pass under node.
-WASM_SKIP='^(test_cli|test_cli_test|test_cli_dot|test_cli_timeout|test_api|test_pool|test_cancel|test_shared_pool|test_op_parallel|test_malformed)$'
+WASM_SKIP='^(test_cli|test_cli_test|test_cli_dot|test_cli_timeout|test_api|test_pool|test_cancel|test_shared_pool|test_op_parallel|test_soak|test_malformed)$'
 echo "== wasm: cmocka suite under node (skipping $WASM_SKIP)"
 (cd build-wasm && ctest --output-on-failure -j"$jobs" -E "$WASM_SKIP")
 
