@@ -21,6 +21,7 @@
 
 #include "model_builder.h"
 #include "onnxrun.h"
+#include "platform/platform.h"
 
 /* ---- the arena itself ---- */
 
@@ -110,7 +111,7 @@ static void *counting_alloc(void *ctx, size_t size, size_t align)
 	struct counting *c = ctx;
 	void *p = NULL;
 	c->allocs++;
-	if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1))
+	if (!(p = onnxrun__os_aligned_alloc(align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1)))
 		return NULL;
 	return p;
 }
@@ -120,7 +121,7 @@ static void counting_free(void *ctx, void *ptr, size_t size)
 	struct counting *c = ctx;
 	(void)size;
 	c->frees++;
-	free(ptr);
+	onnxrun__os_aligned_free(ptr);
 }
 
 static char built_label[64] = "built model";
@@ -284,7 +285,7 @@ static void *live_alloc(void *ctx, size_t size, size_t align)
 {
 	struct live *l = ctx;
 	void *p = NULL;
-	if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1))
+	if (!(p = onnxrun__os_aligned_alloc(align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1)))
 		return NULL;
 	l->bytes += (long long)size;
 	return p;
@@ -294,7 +295,7 @@ static void live_free(void *ctx, void *ptr, size_t size)
 {
 	struct live *l = ctx;
 	l->bytes -= (long long)size;
-	free(ptr);
+	onnxrun__os_aligned_free(ptr);
 }
 
 /* A float32 ConvTranspose with 64 KiB of weights: loaded borrowed, the weights are not in
