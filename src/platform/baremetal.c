@@ -94,14 +94,6 @@ int onnxrun__os_fseek_set(FILE *f, int64_t offset)
 	return -1;
 }
 
-FILE *onnxrun__os_fopen(const char *path, const char *mode)
-{
-	(void)path;
-	(void)mode;
-	errno = ENOSYS;
-	return NULL;
-}
-
 int onnxrun__os_mkdir(const char *path)
 {
 	(void)path;

@@ -87,8 +87,6 @@ ONNXRUN__OS_HIDDEN bool onnxrun__os_is_dir(const char *path);
 ONNXRUN__OS_HIDDEN int onnxrun__os_fileno(FILE *f);
 /* fseek to a 64-bit offset from the start. */
 ONNXRUN__OS_HIDDEN int onnxrun__os_fseek_set(FILE *f, int64_t offset);
-/* fopen; NULL with errno ENOSYS where there are no files. */
-ONNXRUN__OS_HIDDEN FILE *onnxrun__os_fopen(const char *path, const char *mode);
 /* Creates one folder (its parent must exist); the permissions are the user's default. */
 ONNXRUN__OS_HIDDEN int onnxrun__os_mkdir(const char *path);
 

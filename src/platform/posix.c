@@ -414,11 +414,6 @@ void onnxrun__os_on_interrupt(void (*fn)(int))
 	sigaction(SIGINT, &sa, NULL);
 }
 
-FILE *onnxrun__os_fopen(const char *path, const char *mode)
-{
-	return fopen(path, mode);
-}
-
 bool onnxrun__os_has_clock(void)
 {
 	return true;
