@@ -565,12 +565,19 @@ class LocalSession {
 				data.push(dec.decode(u8.slice(sp, sp + n)));
 			}
 		} else {
-			// An array filled with set() (not slice() of a view, which some engines run element by
-			// element), in a disposed output's buffer when the session has one of that size.
-			const n = size * info.per, recycled = this.pool?.take(n * info.array.BYTES_PER_ELEMENT);
-			data = recycled ? new info.array(recycled) : new info.array(n);
-			if (size > 0)
-				new Uint8Array(data.buffer).set(new Uint8Array(rt.memory.buffer, p, data.byteLength));
+			// In a disposed output's buffer when the session has one of that size (filled with
+			// set(), not slice() of a view, which some engines run element by element); otherwise
+			// a copy of the bytes made by ArrayBuffer.prototype.slice, which allocates without
+			// zeroing first. The threads build's memory is a SharedArrayBuffer, whose slice() would
+			// be shared too: there a new array is filled with set().
+			const n = size * info.per, bytes = n * info.array.BYTES_PER_ELEMENT;
+			const recycled = this.pool?.take(bytes), mem = rt.memory.buffer;
+			if (recycled || size === 0 || !(mem instanceof ArrayBuffer)) {
+				data = recycled ? new info.array(recycled) : new info.array(n);
+				if (size > 0) new Uint8Array(data.buffer).set(new Uint8Array(mem, p, bytes));
+			} else {
+				data = new info.array(mem.slice(p, p + bytes));
+			}
 		}
 		const t = new Tensor(type, data, dims);
 		if (this.pool && type !== 'string') RECYCLE.set(t, this.pool);
