@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The browser stage (docs/web.md): builds the npm package's three WebAssembly builds with
+# The browser stage (docs/web.md): builds the npm package's four WebAssembly builds with
 # Debian's emscripten, checks their sizes, tests the package under node and in headless
 # Chromium (tests/web/run.mjs: the conformance tree per build and through the worker proxy,
 # bad input, threads bitwise, relaxed SIMD within tolerance, main-thread frame gaps, the
@@ -8,6 +8,7 @@
 #   build-wasm/          onnxrun-simd + the CLI (shared with .ci/wasm.sh)
 #   build-wasm-relaxed/  onnxrun-relaxed (relaxed SIMD)
 #   build-wasm-threads/  onnxrun-threads (pthreads)
+#   build-wasm-relaxed-threads/  onnxrun-relaxed-threads (pthreads + relaxed SIMD)
 #   build-web/artifacts/ demo.png, the demo page's screenshot (the CI artifact)
 # Dependencies: .ci/wasm_deps.sh and .ci/web_deps.sh.
 set -euo pipefail
@@ -20,10 +21,12 @@ bash .ci/wasm_deps.sh build-wasm/deps
 bash .ci/web_deps.sh
 prefix=$PWD/build-wasm/deps/prefix
 
-for b in simd:build-wasm: relaxed:build-wasm-relaxed:-DONNXRUN_WASM_RELAXED_SIMD=ON threads:build-wasm-threads:-DONNXRUN_WASM_THREADS=ON; do
-	IFS=: read -r name dir flag <<<"$b"
+for b in simd:build-wasm: relaxed:build-wasm-relaxed:-DONNXRUN_WASM_RELAXED_SIMD=ON threads:build-wasm-threads:-DONNXRUN_WASM_THREADS=ON \
+	relaxed-threads:build-wasm-relaxed-threads:-DONNXRUN_WASM_THREADS=ON,-DONNXRUN_WASM_RELAXED_SIMD=ON; do
+	IFS=: read -r name dir flags <<<"$b"
+	IFS=, read -r -a flag <<<"$flags"
 	echo "== web: build onnxrun-$name ($dir)"
-	emcmake cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DONNXRUN_WERROR=ON ${flag:+"$flag"} \
+	emcmake cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DONNXRUN_WERROR=ON "${flag[@]}" \
 		-DONNXRUN_PROTOBUFC_LIBRARY="$prefix/lib/libprotobuf-c.a" -DONNXRUN_PROTOBUFC_INCLUDE_DIR="$prefix/include" \
 		-DONNXRUN_CMOCKA_LIBRARY="$prefix/lib/libcmocka.a" -DONNXRUN_CMOCKA_INCLUDE_DIR="$prefix/include" \
 		-DCMAKE_CROSSCOMPILING_EMULATOR="$(command -v node)" >/dev/null

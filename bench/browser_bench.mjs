@@ -9,7 +9,7 @@
 //                                [--keep-outputs 1]
 //
 // Per thread count a fresh page: onnxrun picks its build as a page would (1 thread: relaxed
-// SIMD where Chromium has it; 2 threads: the pthreads build), onnxruntime-web 1.30.0 gets
+// SIMD where Chromium has it; 2 threads: the pthreads build, with relaxed SIMD there too), onnxruntime-web 1.30.0 gets
 // env.wasm.numThreads = T, graph optimisation 'all'. Per case and round each runtime warms up
 // for WMS ms (default 300), then times runs (performance.now() around `await run`, output
 // copied to JS included for both; each output disposed before the next run, untimed) until

@@ -62,7 +62,7 @@ export declare namespace InferenceSession {
 	type ReturnType = { readonly [name: string]: Tensor };
 	interface RunOptions { [key: string]: unknown }
 	interface Backend {
-		readonly build: 'simd' | 'relaxed' | 'threads';
+		readonly build: 'simd' | 'relaxed' | 'threads' | 'relaxed-threads';
 		readonly threads: number;
 		readonly proxy: boolean;
 	}
@@ -95,9 +95,9 @@ export interface WebAssemblyFlags {
 	/** Folder (URL; a path under node) of the build files; default: dist/ beside the package. */
 	wasmPaths: string | URL | undefined;
 	/** The build chosen at the first session. */
-	readonly build: 'simd' | 'relaxed' | 'threads' | undefined;
+	readonly build: 'simd' | 'relaxed' | 'threads' | 'relaxed-threads' | undefined;
 	/** Use this build instead of choosing one. */
-	forceBuild: 'simd' | 'relaxed' | 'threads' | undefined;
+	forceBuild: 'simd' | 'relaxed' | 'threads' | 'relaxed-threads' | undefined;
 }
 
 export declare const env: {

@@ -10,8 +10,9 @@
 // One wasm instance per build serves every session on this thread; runs are synchronous
 // inside (the promise settles after the run), unless env.wasm.proxy moves sessions into a
 // Web Worker (js/worker.mjs). The build is picked once, at the first session:
-//   - 'threads' (pthreads) when env.wasm.numThreads != 1, the page is cross-origin isolated
-//     and SharedArrayBuffer exists (browsers only);
+//   - threads (pthreads) when env.wasm.numThreads != 1, the page is cross-origin isolated
+//     and SharedArrayBuffer exists (browsers only): 'relaxed-threads' where relaxed SIMD is
+//     (below), else 'threads';
 //   - else 'relaxed' (relaxed SIMD FMA) when the engine validates f32x4.relaxed_madd and
 //     env.wasm.relaxedSimd is not false;
 //   - else 'simd' (SIMD128).
@@ -148,7 +149,7 @@ export const env = {
 		// Folder (URL, or a path under node) holding the build files; default: dist/ beside
 		// this file.
 		wasmPaths: undefined,
-		// Which build runs, once chosen: 'simd' | 'relaxed' | 'threads'.
+		// Which build runs, once chosen: 'simd' | 'relaxed' | 'threads' | 'relaxed-threads'.
 		build: undefined,
 		// Set to one of those to skip the choice (tests, benchmarks).
 		forceBuild: undefined,
@@ -189,9 +190,9 @@ function wantedThreads() {
 function pickBuild() {
 	const f = features();
 	if (!f.simd) throw new OnnxrunError('unsupported', 'this engine has no WebAssembly SIMD128, which every onnxrun build needs');
-	if (wantedThreads() > 1 && f.threads) return 'threads';
-	if (env.wasm.relaxedSimd !== false && f.relaxedSimd) return 'relaxed';
-	return 'simd';
+	const relaxed = env.wasm.relaxedSimd !== false && f.relaxedSimd;
+	if (wantedThreads() > 1 && f.threads) return relaxed ? 'relaxed-threads' : 'threads';
+	return relaxed ? 'relaxed' : 'simd';
 }
 
 function baseUrl() {
@@ -213,6 +214,9 @@ async function readBytes(url) {
 // ---- the wasm module ---------------------------------------------------------------------
 
 let runtime = null; // Promise<Runtime>
+
+// The package's builds (js/CMakeLists.txt); the two ending in 'threads' are the pthreads ones.
+const BUILDS = ['simd', 'relaxed', 'threads', 'relaxed-threads'];
 
 class Runtime {
 	constructor(m, memory, build, threads) {
@@ -272,10 +276,10 @@ class Runtime {
 
 async function loadRuntime() {
 	const forced = env.wasm.forceBuild;
-	if (forced !== undefined && !['simd', 'relaxed', 'threads'].includes(forced))
-		throw argError(`env.wasm.forceBuild: '${forced}' is not one of simd, relaxed, threads`);
+	if (forced !== undefined && !BUILDS.includes(forced))
+		throw argError(`env.wasm.forceBuild: '${forced}' is not one of ${BUILDS.join(', ')}`);
 	const build = forced ?? pickBuild();
-	const threads = build === 'threads' ? wantedThreads() : 1;
+	const threads = build.endsWith('threads') ? wantedThreads() : 1;
 	const base = baseUrl();
 	const name = `onnxrun-${build}`;
 	const factory = (await import(new URL(`${name}.mjs`, base).href)).default;

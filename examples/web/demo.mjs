@@ -54,7 +54,7 @@ async function upscale(image) {
 	document.querySelector('#out').getContext('2d').putImageData(new ImageData(px, 128, 128), 0, 0);
 	const b = session.backend;
 	status.textContent = `${times[RUNS >> 1].toFixed(2)} ms per run (median of ${RUNS}); build: ${b.build}` +
-		` (${b.build === 'relaxed' ? 'relaxed SIMD' : 'SIMD128'}, ${b.threads} thread${b.threads > 1 ? 's' : ''})` +
+		` (${b.build.startsWith('relaxed') ? 'relaxed SIMD' : 'SIMD128'}, ${b.threads} thread${b.threads > 1 ? 's' : ''})` +
 		`${b.proxy ? ', in a Web Worker' : ', on the page\'s thread'}; crossOriginIsolated: ${globalThis.crossOriginIsolated === true}`;
 	Object.assign(demo, { input: x.data, outputPixels: px, outputDims: [...y.dims], backend: b, msPerRun: times[RUNS >> 1] });
 }

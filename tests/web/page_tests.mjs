@@ -136,7 +136,7 @@ export async function badInput() {
 	return r;
 }
 
-// Runs the same inputs through sessions at 1 and `threads` threads (threads build) and
+// Runs the same inputs through sessions at 1 and `threads` threads (a pthreads build) and
 // compares the outputs bit for bit. Inputs: the upsampler's test input and fixed-seed values
 // for symbolic_batch at N = 64.
 export async function threadsBitwise(threads) {

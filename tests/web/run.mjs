@@ -2,12 +2,13 @@
 // run.mjs - the browser tests of the npm package (js/), in Debian's headless Chromium driven by
 // puppeteer-core, pages served by examples/web/serve.mjs on 127.0.0.1 (docs/web.md):
 //   conformance-*   tests/data and models/ through the package, one page per build: simd,
-//                   relaxed (relaxed SIMD), threads (cross-origin isolated, 2 threads) and
-//                   proxy (sessions in a Web Worker); every output within the CLI's tolerances
+//                   relaxed (relaxed SIMD), threads and relaxed-threads (cross-origin isolated,
+//                   2 threads) and proxy (sessions in a Web Worker); every output within the
+//                   CLI's tolerances
 //   bad-input       truncated/empty/garbage model, wrong dtype/dims/rank/name, detached
 //                   buffers, run after release: each an Error with a clear message, none hangs
-//   threads         outputs at 1 and 2 threads bitwise equal (threads build)
-//   relaxed         relaxed SIMD build's outputs within the op tests' tolerance of SIMD128's
+//   threads         outputs at 1 and 2 threads bitwise equal (each pthreads build)
+//   relaxed         relaxed SIMD builds' outputs within the op tests' tolerance of SIMD128's
 //   worker          main-thread requestAnimationFrame gaps during a ~1 s run, proxy on/off
 //   ort-compat      the same code for onnxruntime-web run with only the import changed
 //   pack            `npm pack` tarball installed offline into an empty folder, run in node and
@@ -102,8 +103,9 @@ async function conformance(browser, isolated, plain) {
 	const configs = [
 		{ name: 'conformance-simd', base: plain, cfg: { build: 'simd', numThreads: 1 } },
 		{ name: 'conformance-relaxed', base: plain, cfg: { numThreads: 1 }, expect: 'relaxed' },
-		{ name: 'conformance-threads', base: isolated, cfg: { numThreads: 2 }, expect: 'threads' },
-		{ name: 'conformance-proxy', base: isolated, cfg: { numThreads: 2, proxy: true }, expect: 'threads' },
+		{ name: 'conformance-threads', base: isolated, cfg: { build: 'threads', numThreads: 2 } },
+		{ name: 'conformance-relaxed-threads', base: isolated, cfg: { numThreads: 2 }, expect: 'relaxed-threads' },
+		{ name: 'conformance-proxy', base: isolated, cfg: { numThreads: 2, proxy: true }, expect: 'relaxed-threads' },
 	];
 	for (const c of configs) {
 		if (!want(c.name)) continue;
@@ -141,38 +143,46 @@ async function badInput(browser, base) {
 	await p.close();
 }
 
+// Each pthreads build (SIMD128, and relaxed SIMD, which Chromium picks): 1 and 2 threads give
+// the same bits.
 async function threads(browser, base) {
-	const p = await newPage(browser, base);
-	const cfg = await inPage(p, 'configure', { numThreads: 2 });
-	check(cfg.crossOriginIsolated, 'threads: the test server makes the page cross-origin isolated');
-	const r = await inPage(p, 'threadsBitwise', 2);
-	for (const x of r)
-		check(x.differing === 0 && x.backendN.build === 'threads' && x.backendN.threads === 2 && x.backend1.threads === 1,
-			`threads: ${x.model} at 1 and 2 threads bitwise equal (${x.elements} floats)`, JSON.stringify(x));
-	const workers = p.workers().length;
-	check(workers >= 1, `threads: the threads build started its pthread workers (${workers} workers)`);
-	await p.close();
+	for (const build of ['threads', 'relaxed-threads']) {
+		const p = await newPage(browser, base);
+		const cfg = await inPage(p, 'configure', { build, numThreads: 2 });
+		check(cfg.crossOriginIsolated, `${build}: the test server makes the page cross-origin isolated`);
+		const r = await inPage(p, 'threadsBitwise', 2);
+		for (const x of r)
+			check(x.differing === 0 && x.backendN.build === build && x.backendN.threads === 2 && x.backend1.threads === 1,
+				`${build}: ${x.model} at 1 and 2 threads bitwise equal (${x.elements} floats)`, JSON.stringify(x));
+		const workers = p.workers().length;
+		check(workers >= 1, `${build}: the build started its pthread workers (${workers} workers)`);
+		await p.close();
+	}
 }
 
-async function relaxed(browser, base) {
-	const get = async (build) => {
+// The relaxed SIMD builds against their SIMD128 counterparts (single-threaded, and the
+// pthreads ones at 2 threads): within the op tests' tolerances.
+async function relaxed(browser, plain, isolated) {
+	const get = async (base, build, numThreads) => {
 		const p = await newPage(browser, base);
-		await inPage(p, 'configure', { build, numThreads: 1 });
+		await inPage(p, 'configure', { build, numThreads });
 		const r = await inPage(p, 'outputBits', '/models/symbolic_batch/model.onnx', [16, 3, 8, 8]);
 		await p.close();
 		return r;
 	};
-	const a = await get('simd'), b = await get('relaxed');
-	let maxRel = 0, differ = 0, maxAbs = 0;
-	for (let i = 0; i < a.data.length; i++) {
-		const d = Math.abs(a.data[i] - b.data[i]);
-		if (d) differ++;
-		maxAbs = Math.max(maxAbs, Math.abs(a.data[i]));
-		if (!(d <= 1e-7 + 1e-3 * Math.abs(a.data[i]))) maxRel = Infinity;
-		else if (a.data[i]) maxRel = Math.max(maxRel, d / Math.abs(a.data[i]));
+	for (const [base, plainBuild, relaxedBuild, numThreads] of [[plain, 'simd', 'relaxed', 1], [isolated, 'threads', 'relaxed-threads', 2]]) {
+		const a = await get(base, plainBuild, numThreads), b = await get(base, relaxedBuild, numThreads);
+		let maxRel = 0, differ = 0;
+		for (let i = 0; i < a.data.length; i++) {
+			const d = Math.abs(a.data[i] - b.data[i]);
+			if (d) differ++;
+			if (!(d <= 1e-7 + 1e-3 * Math.abs(a.data[i]))) maxRel = Infinity;
+			else if (a.data[i]) maxRel = Math.max(maxRel, d / Math.abs(a.data[i]));
+		}
+		check(a.backend.build === plainBuild && b.backend.build === relaxedBuild && a.data.length === b.data.length && maxRel !== Infinity,
+			`relaxed: ${relaxedBuild} outputs within rtol 1e-3 / atol 1e-7 of ${plainBuild} at ${numThreads} thread(s) ` +
+			`(${differ} of ${a.data.length} differ, largest rel ${maxRel.toExponential(1)})`);
 	}
-	check(a.backend.build === 'simd' && b.backend.build === 'relaxed' && a.data.length === b.data.length && maxRel !== Infinity,
-		`relaxed: relaxed SIMD outputs within rtol 1e-3 / atol 1e-7 of SIMD128 (${differ} of ${a.data.length} differ, largest rel ${maxRel.toExponential(1)})`);
 }
 
 async function worker(browser, base) {
@@ -353,7 +363,7 @@ if (isMain) {
 		await conformance(browser, isolated.url, plain.url);
 		if (want('bad-input')) await badInput(browser, plain.url);
 		if (want('threads')) await threads(browser, isolated.url);
-		if (want('relaxed')) await relaxed(browser, plain.url);
+		if (want('relaxed')) await relaxed(browser, plain.url, isolated.url);
 		if (want('worker')) await worker(browser, plain.url);
 		if (want('ort-compat')) await ortCompat(browser, plain.url);
 		if (want('pack')) await pack(browser);

@@ -21,7 +21,7 @@ async function example(url: string, bytes: Uint8Array): Promise<number> {
 	const y = out[session.outputNames[0]];
 	const data = y.data as Float32Array;
 	const dims: readonly number[] = y.dims;
-	const build: 'simd' | 'relaxed' | 'threads' | undefined = ort.env.wasm.build;
+	const build: 'simd' | 'relaxed' | 'threads' | 'relaxed-threads' | undefined = ort.env.wasm.build;
 	try {
 		await other.run({ x: i64, h: half, s, b, inferred });
 	} catch (e) {
