@@ -14,7 +14,8 @@
 // for WMS ms (default 300), then times runs (performance.now() around `await run`, output
 // copied to JS included for both; each output disposed before the next run, untimed) until
 // MS ms (default 500) and keeps the median (--keep-outputs 1: never disposed, so every run of
-// both gets a new output buffer); R rounds
+// both gets a new output buffer; then also the floor of such a run, a new output-sized buffer
+// holding a copy, timed the same way, and the ratio of the times above it); R rounds
 // (default 3) alternate which runtime goes first; the table gives the median of the round
 // medians. Outputs are compared (max |a - b| / max |b|; above 1e-3 fails). Needs js/dist
 // (js/tools/dist.sh), bench/build/models, and onnxruntime-web (`npm ci` in bench/) and
@@ -56,6 +57,11 @@ const ortDir = ['bench', 'tests/web'].map((d) => `${d}/node_modules/onnxruntime-
 if (!ortDir) throw new Error('onnxruntime-web is not installed (npm ci in bench/)');
 const ortVersion = JSON.parse(readFileSync(path.join(root, ortDir, '..', 'package.json'), 'utf8')).version;
 
+// ORT's time above the new-output floor over onnxrun's; none when onnxrun's run is within 5%
+// of the floor (what is left is below the floor's own run-to-run spread).
+const aboveFloor = (r) => r.onnxrun_ms > r.floor_ms * 1.05
+	? ((r.ort_web_ms - r.floor_ms) / (r.onnxrun_ms - r.floor_ms)).toFixed(2) : 'onnxrun within 5% of the floor';
+
 const server = await startServer({ root, port: 0, isolated: true });
 const browser = await launch(opt.chromium, path.join(root, 'build-web', 'chromium-bench-profile'));
 const results = [];
@@ -68,8 +74,9 @@ try {
 		const env = await page.evaluate(async (cfg) => (await import('/bench/browser_bench_page.mjs')).setup(cfg),
 			{ threads, ortUrl: `/${ortDir}ort.wasm.min.mjs`, ortWasm: `/${ortDir}` });
 		console.log(`\n${await browser.version()}, ${threads} thread(s), onnxruntime-web ${ortVersion}, crossOriginIsolated ${env.crossOriginIsolated}`);
-		console.log('| case | onnxrun ms | onnxruntime-web ms | ORT / onnxrun | onnxrun build | outputs max rel diff |');
-		console.log('|---|---|---|---|---|---|');
+		const floorCols = opt.keep ? ' new-output floor ms | ORT / onnxrun above the floor |' : '';
+		console.log(`| case | onnxrun ms | onnxruntime-web ms | ORT / onnxrun | onnxrun build | outputs max rel diff |${floorCols}`);
+		console.log(`|---|---|---|---|---|---|${opt.keep ? '---|---|' : ''}`);
 		for (const meta of cases) {
 			const dir = path.join(opt.models, meta.case);
 			const r = await page.evaluate(async (c) => (await import('/bench/browser_bench_page.mjs')).benchCase(c), {
@@ -78,7 +85,8 @@ try {
 			const row = { case: meta.case, threads, ...r, ratio: r.ort_web_ms / r.onnxrun_ms };
 			results.push(row);
 			console.log(`| ${meta.case} | ${r.onnxrun_ms.toFixed(2)} | ${r.ort_web_ms.toFixed(2)} | ${row.ratio.toFixed(2)} | ` +
-				`${r.backend.build}/${r.backend.threads} | ${r.max_rel_diff.toExponential(1)} |`);
+				`${r.backend.build}/${r.backend.threads} | ${r.max_rel_diff.toExponential(1)} |` +
+				(opt.keep ? ` ${r.floor_ms.toFixed(2)} | ${aboveFloor(r)} |` : ''));
 		}
 		await page.close();
 		const mine = results.filter((r) => r.threads === threads);

@@ -58,6 +58,18 @@ export async function benchCase({ modelUrl, inputUrl, dims, threads, rounds, min
 		ta.push(ra.median);
 		tb.push(rb.median);
 	}
+	// Kept outputs: what every run of either runtime must do at least, timed the same way: a
+	// new buffer of the output's size holding a copy of bytes already in memory (slice of a
+	// warm buffer, the cheapest copy the page has). On a machine whose first touch of a page is
+	// slow, this is most of a kept-output run.
+	let floor = null;
+	if (keep) {
+		const warm = new Float32Array(ra.out.length).fill(1);
+		const runFloor = async () => ({ data: new Float32Array(warm.buffer.slice(0)), dispose() {} });
+		const tf = [];
+		for (let r = 0; r < rounds; r++) tf.push((await timeIt(runFloor, minMs, warmupMs, true)).median);
+		floor = median(tf);
+	}
 	let maxd = 0, maxb = 0;
 	for (let i = 0; i < rb.out.length; i++) {
 		maxd = Math.max(maxd, Math.abs(ra.out[i] - rb.out[i]));
@@ -66,6 +78,6 @@ export async function benchCase({ modelUrl, inputUrl, dims, threads, rounds, min
 	const backend = a.backend;
 	await a.release();
 	await b.release();
-	return { onnxrun_rounds: ta, ort_web_rounds: tb, onnxrun_ms: median(ta), ort_web_ms: median(tb), backend,
+	return { onnxrun_rounds: ta, ort_web_rounds: tb, onnxrun_ms: median(ta), ort_web_ms: median(tb), floor_ms: floor, backend,
 		max_rel_diff: ra.out.length === rb.out.length ? maxd / (maxb || 1) : Infinity };
 }
