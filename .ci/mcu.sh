@@ -22,7 +22,8 @@
 #     the float32 conformance cases, the upsampler, the arena);
 #   - the footprint (-Os, Cortex-M4): flash of the linked example per component
 #     (targets/cortex-m/footprint.py), all ops and dtypes and the float32-only build, each
-#     printed against its target (96 KiB, 64 KiB; neither met yet, so not asserted).
+#     printed against its target: 96 KiB for the full build (asserted), 64 KiB for the
+#     float32-only one (not met yet, so printed only).
 # Dependencies: .ci/mcu_deps.sh (gcc-arm-none-eabi, newlib, qemu-system-arm; protobuf-c and
 # cmocka for the target from Debian's sources). MCU_BOARDS="cortex-m4" runs one board.
 set -euo pipefail
@@ -113,12 +114,16 @@ if [[ " ${MCU_BOARDS:-cortex-m4} " == *" cortex-m4 "* ]]; then
 			echo "mcu: no flash figure in $build/footprint.txt" >&2
 			exit 1
 		fi
-		# Neither build meets its target today (README, Microcontrollers: all ops and dtypes
-		# 1.4 KB over 96 KiB, float32-only 26 KB over 64 KiB): printed, not asserted, until
-		# they do.
 		met=missed
 		[ "$flash" -le $limit ] && met=met
 		echo "mcu: flash, $variant: $flash bytes (target $limit: $met)"
+		# The full build meets its target (README, Microcontrollers): the stage fails if it
+		# grows past it. The float32-only build does not yet (11 KB over 64 KiB): printed,
+		# not asserted, until it does.
+		if [ $variant = all ] && [ $met = missed ]; then
+			echo "mcu: the full build's flash ($flash bytes) is over its 96 KiB target" >&2
+			exit 1
+		fi
 	done
 fi
 echo "mcu: $(($(date +%s) - start)) s"

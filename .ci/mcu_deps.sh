@@ -31,6 +31,8 @@ command -v qemu-system-arm >/dev/null 2>&1 || need+=(qemu-system-arm)
 command -v dpkg-source >/dev/null 2>&1 || need+=(dpkg-dev)
 command -v protoc-c >/dev/null 2>&1 || need+=(protobuf-c-compiler)
 [ -f /usr/include/onnx/onnx.proto ] || need+=(libonnx-dev)
+# the reduced ONNX schema of bare-metal builds (proto/reduce_onnx_proto.py)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
 if [ ${#need[@]} -gt 0 ]; then
 	if [ $root = 1 ]; then
 		echo "$tag: installing ${need[*]}"

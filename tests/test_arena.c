@@ -100,6 +100,34 @@ static void test_arena_runs_a_model(void **state)
 	assert_int_equal(onnxrun_arena_used(&a), 0);
 }
 
+/* A decoded .pb tensor keeps the parse's raw_data block as its data: the arena then never
+ * holds two copies of the elements (a copy would leave a hole of their size behind the
+ * tensor, which later larger blocks cannot use). */
+static void test_decoded_tensor_takes_the_parsed_block(void **state)
+{
+	static _Alignas(64) unsigned char buf[1 << 16];
+	struct onnxrun_allocator a;
+	struct onnxrun_env *env;
+	struct onnxrun_tensor *x = NULL;
+	FILE *f = fopen(ONNXRUN_MODELS_DIR "/upsampler/test_data_set_0/input_0.pb", "rb");
+	static unsigned char pb[1 << 15];
+	size_t n, env_high;
+	(void)state;
+	assert_non_null(f);
+	n = fread(pb, 1, sizeof pb, f);
+	fclose(f);
+	assert_int_equal(onnxrun_arena_init(&a, buf, sizeof buf), ONNXRUN_OK);
+	assert_int_equal(onnxrun_env_create(&a, &env), ONNXRUN_OK);
+	env_high = onnxrun_arena_high_water(&a);
+	assert_int_equal(onnxrun_tensor_decode_pb(env, pb, n, &x), ONNXRUN_OK);
+	assert_int_equal(onnxrun_tensor_nbytes(x), 3 * 32 * 32 * 4);
+	/* the elements once, plus the message's small blocks and headers */
+	assert_true(onnxrun_arena_high_water(&a) - env_high < onnxrun_tensor_nbytes(x) + 4096);
+	onnxrun_tensor_free(x);
+	onnxrun_env_free(env);
+	assert_int_equal(onnxrun_arena_used(&a), 0);
+}
+
 /* ---- zero allocations in a run ---- */
 
 struct counting {
@@ -448,6 +476,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_arena_alignment_and_reuse),
 		cmocka_unit_test(test_arena_runs_a_model),
+		cmocka_unit_test(test_decoded_tensor_takes_the_parsed_block),
 		cmocka_unit_test(test_bundled_models_run_without_allocating),
 		cmocka_unit_test(test_conformance_cases_run_without_allocating),
 		cmocka_unit_test(test_every_dtype_runs_without_allocating),

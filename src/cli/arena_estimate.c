@@ -10,8 +10,9 @@
  * buffers are larger on a 64-bit host; tensors are the same), and this arena's headers are
  * at least a 32-bit one's, so the replay's high-water mark is an upper bound; the ops use
  * the host's kernels, whose scratch is what the workspace holds. The inputs are created
- * here; a firmware that decodes them from .pb (onnxrun_tensor_decode_pb) parses a copy of
- * each first, and the hole it leaves may not be reused: their bytes are added once more.
+ * here; a firmware that decodes them from .pb (onnxrun_tensor_decode_pb) gets the parse's
+ * raw_data block as the tensor's data, so the parse leaves no hole bigger than its small
+ * message blocks (covered by the headers' and pointers' margin above).
  * .ci/mcu.sh checks the figure against the upsampler's measured high-water mark on the
  * Cortex-M4 (an upper bound, at most 10% above).
  */
@@ -144,8 +145,6 @@ int cli_arena_estimate(const struct cli_options *opts, size_t *bytes)
 		ok = ok && onnxrun_session_prepare(s) == ONNXRUN_OK && !r.failed;
 	}
 	*bytes = onnxrun_arena_high_water(&r.arena);
-	for (size_t i = 0; i < n_in && i < 64; i++)
-		*bytes += onnxrun_tensor_nbytes(in[i]);
 	onnxrun_session_free(s);
 	for (size_t i = 0; i < 64; i++)
 		onnxrun_tensor_free(in[i]);

@@ -122,6 +122,7 @@ static void store_fence(void)
 /* The generic overlap-add (generic.h) with its inner loops in vectors: each tmp[q] still gets
  * the taps' values added one at a time in the same order, and each output is bias + tmp[q],
  * so the result is the scalar one bit for bit. */
+#ifndef ONNXRUN_FLOAT32_ONLY
 static void gather(const struct onnxrun__kgather *kg, const float *const *zrows, int64_t nrows, float *yrow,
                    int64_t o_lo, int64_t o_hi, float bias, float *tmp, int64_t zoff, int64_t zend)
 {
@@ -168,6 +169,7 @@ static void narrow(bool bf16, const float *src, uint16_t *dst, int64_t n)
 {
 	generic_narrow(bf16, src, dst, n);
 }
+#endif
 
 const struct onnxrun__kernels onnxrun__kernels_mve = {
 	.isa = ONNXRUN__ISA_MVE,
@@ -175,11 +177,15 @@ const struct onnxrun__kernels onnxrun__kernels_mve = {
 	.gemm = &onnxrun__gemm_mve,
 	.phase = { .pack = pack, .pack_rows = pack_rows, .pack_halves = NULL, .store = store,
 	           .store_pair = store_pair, .store_fence = store_fence },
+#ifndef ONNXRUN_FLOAT32_ONLY
+	/* the ConvTranspose entries that call these are left out of a float32-only build
+	 * (ops/conv_transpose/op.c), and so, with them NULL here, is their code */
 	.col2im_gather = gather,
 	.dw_rows = onnxrun__dw_rows_mve,
 	.f64 = &onnxrun__f64_scalar,
 	.widen = widen,
 	.narrow = narrow,
+#endif
 	.d2s = { .row2 = onnxrun__d2s_row2_mve, .row4 = onnxrun__d2s_row4_mve, .row2_stream = NULL,
 	         .row4_stream = NULL, .stream_fence = NULL },
 };

@@ -84,6 +84,50 @@ static enum onnxrun_status oom(struct builder *b)
 	return onnxrun__fail(b->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory while loading the model");
 }
 
+#if ONNXRUN_BAREMETAL
+static void count_name(const char **seen, size_t n_slots, const char *name, size_t *count)
+{
+	size_t i;
+	if (!name || !name[0])
+		return;
+	i = (size_t)hash_str(name) & (n_slots - 1);
+	while (seen[i] && strcmp(seen[i], name))
+		i = (i + 1) & (n_slots - 1);
+	if (!seen[i]) {
+		seen[i] = name;
+		(*count)++;
+	}
+}
+
+/* Bare metal: the distinct names the value table will hold (add_value's calls), so that it
+ * is allocated at its size. The sum alloc_tables starts from counts a name once per mention
+ * (a node's output again as each consumer's input): about twice as many records of ~540 B
+ * each on 32-bit, 5 KB of the upsampler's RAM. A host skips this second pass over the names
+ * (load time) and keeps the bound. The hash is freed before the tables are allocated, so
+ * their slots (the same size) take its place. */
+static enum onnxrun_status count_values(struct builder *b, const Onnx__GraphProto *g, size_t *n)
+{
+	const char **seen = onnxrun__calloc(b->m->env, b->n_slots, sizeof *seen);
+	size_t count = 0;
+	if (!seen)
+		return oom(b);
+	for (size_t i = 0; i < g->n_initializer; i++)
+		count_name(seen, b->n_slots, g->initializer[i]->name, &count);
+	for (size_t i = 0; i < g->n_input; i++)
+		count_name(seen, b->n_slots, g->input[i]->name, &count);
+	for (size_t i = 0; i < g->n_node; i++) {
+		const Onnx__NodeProto *np = g->node[i];
+		for (size_t k = 0; k < np->n_input; k++)
+			count_name(seen, b->n_slots, np->input[k], &count);
+		for (size_t k = 0; k < np->n_output; k++)
+			count_name(seen, b->n_slots, np->output[k], &count);
+	}
+	onnxrun__free(b->m->env, seen);
+	*n = count ? count : 1;
+	return ONNXRUN_OK;
+}
+#endif
+
 /* Sizes the value table and hash for every name the graph can mention. */
 static enum onnxrun_status alloc_tables(struct builder *b, const Onnx__GraphProto *g)
 {
@@ -100,10 +144,17 @@ static enum onnxrun_status alloc_tables(struct builder *b, const Onnx__GraphProt
 			                     np->name ? np->name : "", np->op_type ? np->op_type : "");
 		n += np->n_input + np->n_output;
 	}
-	b->cap_values = n;
 	b->n_slots = 16;
 	while (b->n_slots < 2 * n)
 		b->n_slots *= 2;
+#if ONNXRUN_BAREMETAL
+	{
+		enum onnxrun_status st = count_values(b, g, &n);
+		if (st)
+			return st;
+	}
+#endif
+	b->cap_values = n;
 	b->m->values = onnxrun__calloc(b->m->env, n, sizeof *b->m->values);
 	b->slots = onnxrun__malloc(b->m->env, b->n_slots * sizeof *b->slots);
 	b->m->nodes = onnxrun__calloc(b->m->env, g->n_node ? g->n_node : 1, sizeof *b->m->nodes);

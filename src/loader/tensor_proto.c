@@ -676,7 +676,10 @@ enum onnxrun_status onnxrun__tensor_pb_decode(const struct onnxrun_env *env, con
 		                   "tensor '%s': external data is not allowed in a tensor file",
 		                   tp->name ? tp->name : "");
 	} else {
-		st = onnxrun__tensor_from_proto(env, tp, NULL, err, out);
+		/* the unpacked message is ours: its raw_data block becomes the tensor's data (moved,
+		 * not copied), so freeing the rest of the parse leaves only small holes in an arena */
+		struct onnxrun__mem_budget budget = { 0, onnxrun__env_max_memory(env) };
+		st = onnxrun__tensor_from_proto_take(env, tp, NULL, &budget, err, out);
 		if (st == ONNXRUN_ERROR_INVALID_MODEL)
 			st = ONNXRUN_ERROR_INVALID_INPUT;
 	}

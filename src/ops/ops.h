@@ -32,6 +32,16 @@
 #define ONNXRUN__MCU_NOINLINE
 #endif
 
+/* The threads an op plans its work for: onnxrun_op_threads, and on bare metal 1, a constant
+ * (the one thread runs every item there whatever the session's setting), so the planning for
+ * several threads folds away (flash) and per-thread scratch is sized once (RAM). Results are
+ * the same for any thread count. */
+#ifdef ONNXRUN_BAREMETAL
+#define onnxrun__op_plan_threads(ctx) ((void)(ctx), 1)
+#else
+#define onnxrun__op_plan_threads(ctx) onnxrun_op_threads(ctx)
+#endif
+
 /* In a float32-only build, records on err that node's `what` has dtype t, which this build
  * leaves out, and returns ONNXRUN_ERROR_UNSUPPORTED; ONNXRUN_OK when t is built. */
 static inline enum onnxrun_status onnxrun__dtype_compiled_out(struct onnxrun__err *err,

@@ -869,19 +869,11 @@ static enum onnxrun_status prepare(struct onnxrun_session *s, uint64_t start)
 
 enum onnxrun_status onnxrun_session_prepare(struct onnxrun_session *s)
 {
-	enum onnxrun_status st;
 	if (!s)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;
 	onnxrun__err_clear(&s->err);
-	if ((st = prepare(s, ctl_start(s))))
-		return st;
-	/* with the inputs set, the ops' workspace now: a run then allocates nothing */
-	if (inputs_fed(s)) {
-		point_at_bindings(s);
-		if ((st = size_workspace(s)))
-			return st;
-	}
-	return ONNXRUN_OK;
+	/* prepare() sizes the ops' workspace when the inputs are set */
+	return prepare(s, ctl_start(s));
 }
 
 /* True when a fed tensor's dtype or shape differs from the one the plan was made for. */

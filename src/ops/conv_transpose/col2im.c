@@ -149,7 +149,7 @@ static enum onnxrun_status col2im_compute(const struct convt_call *c, const stru
 	float *y = c->y;
 	const int64_t nr0 = pk->kern->nr[0];
 	struct col_job j;
-	const int threads = onnxrun_op_threads(ctx);
+	const int threads = onnxrun__op_plan_threads(ctx);
 	int64_t ichunk, span, ca;
 	enum onnxrun_status st;
 	size_t bytes;

@@ -60,7 +60,7 @@ static enum onnxrun_status dw_compute(struct onnxrun_op_context *ctx, const stru
 {
 	struct dw_job j;
 	int64_t *tables, words = 0;
-	const int threads = onnxrun_op_threads(ctx);
+	const int threads = onnxrun__op_plan_threads(ctx);
 	enum onnxrun_status st;
 	memset(&j, 0, sizeof j);
 	j.k.x = x;

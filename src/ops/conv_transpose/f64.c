@@ -334,7 +334,7 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 	struct f64_job j;
 	enum onnxrun_status st = ONNXRUN_OK;
 	int64_t *buf = NULL, words = 0, scratch, items, grid = 1;
-	int threads = onnxrun_op_threads(ctx);
+	int threads = onnxrun__op_plan_threads(ctx);
 	double work;
 
 	memset(&j, 0, sizeof j);

@@ -59,7 +59,7 @@ static enum onnxrun_status convert(const struct convt_call *c, bool bf16, bool n
                                    int64_t n)
 {
 	struct convert_job j = { c->kt, bf16, narrow, src, dst, n };
-	return onnxrun__op_parallel(c->ctx, n <= CHUNK ? 1 : onnxrun_op_threads(c->ctx), (n + CHUNK - 1) / CHUNK,
+	return onnxrun__op_parallel(c->ctx, n <= CHUNK ? 1 : onnxrun__op_plan_threads(c->ctx), (n + CHUNK - 1) / CHUNK,
 	                            convert_items, &j);
 }
 

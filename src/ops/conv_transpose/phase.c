@@ -813,7 +813,7 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	const int64_t np = tp->nphase, nr0 = pk->kern->nr[0];
 	struct phase_job j;
 	int64_t *buf, r[S], items;
-	const int threads = onnxrun_op_threads(ctx);
+	const int threads = onnxrun__op_plan_threads(ctx);
 	const struct onnxrun__tuning *tn = onnxrun__tuning();
 	enum onnxrun_status st;
 	size_t bytes;

@@ -110,7 +110,7 @@ static enum onnxrun_status convt_scatter(struct onnxrun_op_context *ctx, const s
 {
 	const int64_t in_sz = convt_product(g->in, g->n), k_sz = convt_product(g->kernel, g->n), out_sz = convt_product(g->out, g->n);
 	const int64_t planes = g->batch * g->out_channels;
-	int threads = onnxrun_op_threads(ctx);
+	int threads = onnxrun__op_plan_threads(ctx);
 	double work;
 
 	if (in_sz == 0 || k_sz == 0 || out_sz == 0 || planes == 0 || g->in_channels == 0)

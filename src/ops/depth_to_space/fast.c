@@ -76,7 +76,7 @@ enum onnxrun_status onnxrun__d2s_fast(struct onnxrun_op_context *ctx, const stru
 {
 	const struct onnxrun__d2s_kernels *dk = &onnxrun__kernels_current()->d2s;
 	struct d2s_job j;
-	int threads = onnxrun_op_threads(ctx);
+	int threads = onnxrun__op_plan_threads(ctx);
 	int64_t items;
 	*done = false;
 	if (onnxrun_dtype_size(x->dtype) != 4 || x->dtype == ONNXRUN_DTYPE_STRING || b > 64 || b < 1)
