@@ -67,7 +67,9 @@ void _fini(void)
 {
 }
 
-static char cmdline[256];
+/* the test firmware's command line holds absolute paths of the checkout's files: room for a
+ * deep checkout (semihosting returns nothing when the line does not fit) */
+static char cmdline[2048];
 static char *argv_buf[16];
 
 static int split_cmdline(void)
