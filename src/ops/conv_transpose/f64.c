@@ -236,7 +236,7 @@ static bool f64_groupable(struct f64_job *j)
 	const struct onnxrun__convt_geom *g = j->g;
 	const int32_t L = j->last;
 	const int64_t sl = g->strides[L];
-	if (sl < 2)
+	if (sl < 2 || sl > 32) /* a group's offsets are tracked in a 64-bit mask */
 		return false;
 	for (int64_t ph0 = 0; ph0 < j->nphase; ph0 += sl) {
 		int64_t omin = 0, seen = 0;
