@@ -11,7 +11,11 @@
  * every MB block of its channels, adding into the item's accumulators. A chunk of one panel
  * stays in L1 while every channel block uses it; the weights (packing.h, f64 layout: packed
  * at load for an initializer W, else per run) stream from L2. Last, the bias is added and
- * each run of a panel stored into the phase's strided output positions.
+ * each run of a panel stored into the phase's strided output positions; or, where the
+ * strides[last] phases of the same residues on the other axes cover whole output lines
+ * together (f64_groupable: unet's k2s2, dcgan's k4s2p1), one item computes that group's
+ * phases for the same grid positions and stores their values interleaved, whole lines at a
+ * time, instead of each phase writing its own lanes of lines the others write too.
  *
  * Every output element is one dot product over its phase's K in order (the tiles add
  * chunk after chunk to the running value), however the items are split: results are
@@ -26,6 +30,8 @@
 /* Positions per work item (whole panels): enough to read each chunk of weights from L2
  * several times per load from memory. */
 #define F64_BLOCK_POSITIONS 128
+/* Most accumulator bytes per item when it computes a whole group of phases (below). */
+#define F64_GROUP_ACC_BYTES (512 * 1024)
 
 /* The tile among the ISA's (kernel table) for mg output channels per group and about q
  * positions per phase: the most channels (up to mg) the ISA has, then the width that pads q
@@ -73,6 +79,10 @@ struct f64_job {
 	int64_t *bl_phase, *bl_index;        /* per global block: its phase and index (order_blocks) */
 	int64_t *tfirst, *delta; /* per phase: first tap's index into delta (n per tap: delta per axis) */
 	int64_t kc, pb;          /* K entries per chunk, panels per block */
+	/* phases per item: the strides[last] phases whose outputs interleave along the last axis
+	 * (their grids the same size, their outputs q*s + r - pad at consecutive offsets), or 1 */
+	int64_t sgrp;
+	int64_t *jof; /* per phase: its output offset within the group's interleave */
 	int64_t tblk, mchunks, mchunk, wgroup;
 	char *scratch;
 	size_t scratch_stride, acc_bytes, xbuf_bytes;
@@ -101,7 +111,8 @@ static void f64_layout(struct f64_job *j, int64_t *buf)
 	j->npos = p;
 	j->nblk = p + j->nphase;
 	j->tfirst = p + 2 * j->nphase;
-	j->delta = p + 3 * j->nphase;
+	j->jof = p + 3 * j->nphase;
+	j->delta = p + 4 * j->nphase;
 	for (int64_t ph = 0; ph < j->nphase; ph++) {
 		const int64_t nt = j->nt[ph];
 		convt_phase_residues(&j->tp, ph, r);
@@ -215,6 +226,39 @@ static void pack_chunk(const struct f64_job *j, int64_t nb, int64_t grp, int64_t
 	}
 }
 
+/* Whether each group of strides[last] consecutive phases (the same residues on the other axes)
+ * can be one item: grids of the same size, the same start on the other axes, and outputs
+ * q*s + r - pad along the last axis at consecutive offsets for the same grid position. Then
+ * the item stores whole output lines (each phase's values interleaved) instead of every
+ * phase writing its own lanes of the same lines. Sets jof. */
+static bool f64_groupable(struct f64_job *j)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	const int32_t L = j->last;
+	const int64_t sl = g->strides[L];
+	if (sl < 2 || sl > 32) /* a group's offsets are tracked in a 64-bit mask */
+		return false;
+	for (int64_t ph0 = 0; ph0 < j->nphase; ph0 += sl) {
+		int64_t omin = 0, seen = 0;
+		for (int64_t ph = ph0; ph < ph0 + sl; ph++) {
+			int64_t r[S];
+			convt_phase_residues(&j->tp, ph, r);
+			for (int32_t a = 0; a < j->n; a++)
+				if (j->qn[ph * S + a] != j->qn[ph0 * S + a] || (a < L && j->qlo[ph * S + a] != j->qlo[ph0 * S + a]))
+					return false;
+			j->jof[ph] = j->qlo[ph * S + L] * sl + r[L] - g->pad_begin[L];
+			omin = ph == ph0 || j->jof[ph] < omin ? j->jof[ph] : omin;
+		}
+		for (int64_t ph = ph0; ph < ph0 + sl; ph++) {
+			j->jof[ph] -= omin;
+			if (j->jof[ph] < 0 || j->jof[ph] >= sl || (seen >> j->jof[ph] & 1))
+				return false;
+			seen |= INT64_C(1) << j->jof[ph];
+		}
+	}
+	return true;
+}
+
 /* The order of the blocks: block i of every phase, phase ascending, then block i + 1. The
  * pool gives each thread a contiguous range of items, so a thread's phases write the same
  * region of y: phases interleave their outputs (position q*s + r along each axis), and with
@@ -224,17 +268,75 @@ static void pack_chunk(const struct f64_job *j, int64_t nb, int64_t grp, int64_t
 static void order_blocks(struct f64_job *j)
 {
 	int64_t bg = 0, most = 0;
-	for (int64_t ph = 0; ph < j->nphase; ph++)
+	for (int64_t ph = 0; ph < j->nphase; ph += j->sgrp)
 		most = j->nblk[ph] > most ? j->nblk[ph] : most;
 	for (int64_t i = 0; i < most; i++)
-		for (int64_t ph = 0; ph < j->nphase; ph++)
+		for (int64_t ph = 0; ph < j->nphase; ph += j->sgrp)
 			if (i < j->nblk[ph]) {
 				j->bl_phase[bg] = ph;
 				j->bl_index[bg++] = i;
 			}
 }
 
-/* Items [begin, end): it = ((nb*group + grp)*tblk + block)*mchunks + channel chunk. */
+/* Phase ph's sums for the item's positions [p0, p0 + cnt) and channel blocks [mb0, mb1) into
+ * acc ([block][panel][tile]); its runs into runs. Returns their number. */
+static int64_t compute_phase(const struct f64_job *j, int64_t nb, int64_t grp, int64_t ph, int64_t p0, int64_t cnt,
+                             int64_t mb0, int64_t mb1, double *acc, double *xbuf, struct f64_run *runs)
+{
+	const int64_t MB = j->kern->mb, nw = j->kern->nw, tw = MB * nw;
+	const int64_t npan = (cnt + nw - 1) / nw, K = j->nt[ph] * j->cg;
+	const double *wph = j->wpk + grp * j->wgroup + j->woff[ph];
+	int64_t r[S], nrun;
+	convt_phase_residues(&j->tp, ph, r);
+	nrun = make_runs(j, ph, r, p0, cnt, runs);
+	memset(acc, 0, (size_t)((mb1 - mb0) * npan * tw) * sizeof *acc);
+	for (int64_t k0 = 0; k0 < K; k0 += j->kc) {
+		const int64_t kn = K - k0 < j->kc ? K - k0 : j->kc;
+		/* each panel's chunk packed right before every channel block runs over it */
+		for (int64_t pn = 0, ri = 0; pn < npan; pn++) {
+			const int64_t r0 = ri;
+			while (ri < nrun && runs[ri].col < (pn + 1) * nw)
+				ri++;
+			if (pn == npan - 1 && cnt % nw) /* columns past the positions */
+				memset(xbuf, 0, (size_t)(j->kc * nw) * sizeof *xbuf);
+			pack_chunk(j, nb, grp, ph, k0, kn, runs + r0, ri - r0, xbuf);
+			for (int64_t mb = mb0; mb < mb1; mb++) {
+				const int64_t woff = (k0 * j->nmb + mb * kn) * MB;
+				j->kern->fn(kn, xbuf, wph + woff, acc + ((mb - mb0) * npan + pn) * tw);
+			}
+		}
+	}
+	return nrun;
+}
+
+/* The group's sums (phase of offset jj at acc + jj*accn) + bias into whole output lines:
+ * y[yoff + e*sg + jj] of each run (the runs of the group's phase of offset 0). */
+static void store_group(const struct f64_job *j, const double *acc, int64_t accn, int64_t npan, int64_t mb,
+                        int64_t mb0, const struct f64_run *runs, int64_t nrun, double *ym, const double *bm,
+                        int64_t mcount)
+{
+	const int64_t nw = j->kern->nw, tw = j->kern->mb * nw, sg = j->sgrp;
+	for (int64_t ri = 0; ri < nrun; ri++) {
+		const struct f64_run *rn = &runs[ri];
+		const double *t = acc + ((mb - mb0) * npan + rn->col / nw) * tw + rn->col % nw;
+		for (int64_t m = 0; m < mcount; m++) {
+			const double b = bm ? bm[m] : 0.0, *tm = t + m * nw;
+			double *d = ym + m * j->out_sp + rn->yoff;
+			if (sg == 2)
+				for (int64_t e = 0; e < rn->len; e++) {
+					d[2 * e] = tm[e] + b;
+					d[2 * e + 1] = tm[accn + e] + b;
+				}
+			else
+				for (int64_t e = 0; e < rn->len; e++)
+					for (int64_t jj = 0; jj < sg; jj++)
+						d[e * sg + jj] = tm[jj * accn + e] + b;
+		}
+	}
+}
+
+/* Items [begin, end): it = ((nb*group + grp)*tblk + block)*mchunks + channel chunk; a block is
+ * of one phase, or of a group of sgrp phases. */
 static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 {
 	const struct f64_job *j = arg;
@@ -243,40 +345,35 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 	char *base = j->scratch + (size_t)tid * j->scratch_stride;
 	double *acc = (double *)base, *xbuf = (double *)(base + j->acc_bytes);
 	struct f64_run *runs = (struct f64_run *)(base + j->acc_bytes + j->xbuf_bytes);
-	int64_t r[S];
 
 	for (int64_t it = begin; it < end; it++) {
 		const int64_t mc = it % j->mchunks, bg = it / j->mchunks % j->tblk, nbg = it / j->mchunks / j->tblk;
-		const int64_t nb = nbg / g->group, grp = nbg % g->group, ph = j->bl_phase[bg];
+		const int64_t nb = nbg / g->group, grp = nbg % g->group, ph0 = j->bl_phase[bg];
 		const int64_t p0 = j->bl_index[bg] * j->pb * nw;
-		const int64_t cnt = p0 + j->pb * nw < j->npos[ph] ? j->pb * nw : j->npos[ph] - p0;
-		const int64_t npan = (cnt + nw - 1) / nw, K = j->nt[ph] * j->cg;
+		const int64_t cnt = p0 + j->pb * nw < j->npos[ph0] ? j->pb * nw : j->npos[ph0] - p0;
+		const int64_t npan = (cnt + nw - 1) / nw;
 		const int64_t mb0 = mc * j->mchunk, mb1 = mb0 + j->mchunk < j->nmb ? mb0 + j->mchunk : j->nmb;
-		const double *wph = j->wpk + grp * j->wgroup + j->woff[ph];
-		int64_t nrun;
-		convt_phase_residues(&j->tp, ph, r);
-		nrun = make_runs(j, ph, r, p0, cnt, runs);
-		memset(acc, 0, (size_t)((mb1 - mb0) * npan * tw) * sizeof *acc);
-		for (int64_t k0 = 0; k0 < K; k0 += j->kc) {
-			const int64_t kn = K - k0 < j->kc ? K - k0 : j->kc;
-			/* each panel's chunk packed right before every channel block runs over it */
-			for (int64_t pn = 0, ri = 0; pn < npan; pn++) {
-				const int64_t r0 = ri;
-				while (ri < nrun && runs[ri].col < (pn + 1) * nw)
-					ri++;
-				if (pn == npan - 1 && cnt % nw) /* columns past the positions */
-					memset(xbuf, 0, (size_t)(j->kc * nw) * sizeof *xbuf);
-				pack_chunk(j, nb, grp, ph, k0, kn, runs + r0, ri - r0, xbuf);
-				for (int64_t mb = mb0; mb < mb1; mb++) {
-					const int64_t woff = (k0 * j->nmb + mb * kn) * MB;
-					j->kern->fn(kn, xbuf, wph + woff, acc + ((mb - mb0) * npan + pn) * tw);
-				}
-			}
+		const int64_t accn = (mb1 - mb0) * npan * tw;
+		int64_t nrun = 0, lead = ph0;
+		if (j->sgrp == 1)
+			nrun = compute_phase(j, nb, grp, ph0, p0, cnt, mb0, mb1, acc, xbuf, runs);
+		else {
+			for (int64_t ph = ph0; ph < ph0 + j->sgrp; ph++)
+				if (j->jof[ph])
+					compute_phase(j, nb, grp, ph, p0, cnt, mb0, mb1, acc + j->jof[ph] * accn, xbuf, runs);
+				else
+					lead = ph;
+			/* the phase of offset 0 last: its runs locate the group's output lines */
+			nrun = compute_phase(j, nb, grp, lead, p0, cnt, mb0, mb1, acc, xbuf, runs);
 		}
 		for (int64_t mb = mb0; mb < mb1; mb++) {
 			const int64_t m0 = mb * MB, mcount = j->mg - m0 < MB ? j->mg - m0 : MB;
 			double *ym = j->y + (nb * g->out_channels + grp * j->mg + m0) * j->out_sp;
 			const double *bm = j->bias ? j->bias + grp * j->mg + m0 : NULL;
+			if (j->sgrp > 1) {
+				store_group(j, acc, accn, npan, mb, mb0, runs, nrun, ym, bm, mcount);
+				continue;
+			}
 			for (int64_t ri = 0; ri < nrun; ri++) {
 				const struct f64_run *rn = &runs[ri];
 				const double *t = acc + ((mb - mb0) * npan + rn->col / nw) * tw + rn->col % nw;
@@ -292,7 +389,7 @@ static bool f64_sizes(struct f64_job *j, int64_t *scratch)
 {
 	const int64_t nw = j->kern->nw, tw = j->kern->mb * nw;
 	int64_t acc;
-	if (!onnxrun__mul_i64(j->mchunk, j->pb * tw, &acc) || acc >= (INT64_C(1) << 56))
+	if (!onnxrun__mul_i64(j->mchunk * j->sgrp, j->pb * tw, &acc) || acc >= (INT64_C(1) << 56))
 		return false;
 	j->acc_bytes = (size_t)acc * sizeof(double);
 	j->xbuf_bytes = (size_t)(j->kc * nw) * sizeof(double);
@@ -312,7 +409,7 @@ static int64_t f64_split(struct f64_job *j, int threads)
 	j->tblk = 0;
 	for (int64_t ph = 0; ph < j->nphase; ph++) {
 		j->nblk[ph] = (j->npos[ph] + j->pb * nw - 1) / (j->pb * nw);
-		j->tblk += j->nblk[ph];
+		j->tblk += ph % j->sgrp ? 0 : j->nblk[ph];
 	}
 	items = g->batch * g->group * j->tblk;
 	j->mchunks = 1;
@@ -363,7 +460,7 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 	j.wpk = pk->a64;
 	j.woff = pk->a_off;
 	j.wgroup = pk->a_group;
-	words = j.nphase * (2 * S + 3) + j.kprod * j.n;
+	words = j.nphase * (2 * S + 4) + j.kprod * j.n;
 	if ((st = onnxrun__convt_taps_make(ctx->env, g, &j.tp)) == ONNXRUN_ERROR_OUT_OF_MEMORY)
 		goto oom;
 	if (st) /* more phases than the decomposition takes: accepts() keeps them away */
@@ -376,7 +473,17 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 	       (double)j.kprod / (double)j.nphase;
 	if (work < 65536.0)
 		threads = 1;
+	j.sgrp = f64_groupable(&j) ? g->strides[j.last] : 1;
 	items = f64_split(&j, threads);
+	/* not where the group's sums would not stay in L2, nor where the groups are too few to give
+	 * every thread several items without splitting channels (measured slower at 2 threads: the
+	 * items are twice as long) */
+	if (j.sgrp > 1 && ((double)j.mchunk * (double)(j.pb * j.kern->mb * j.kern->nw) * (double)j.sgrp * sizeof(double) >
+	                           F64_GROUP_ACC_BYTES ||
+	                   (threads > 1 && g->batch * g->group * j.tblk < 4 * threads))) {
+		j.sgrp = 1;
+		items = f64_split(&j, threads);
+	}
 	if (!(j.bl_phase = onnxrun__calloc(ctx->env, (size_t)(2 * j.tblk), sizeof *j.bl_phase)))
 		goto oom;
 	j.bl_index = j.bl_phase + j.tblk;
