@@ -100,8 +100,10 @@ struct onnxrun__gemm_kernels {
  * and one copy plan per tap and column). */
 #ifdef ONNXRUN_BAREMETAL
 typedef int32_t onnxrun__koff;
+typedef int16_t onnxrun__kcount; /* counts within one run: at most nr (<= 32) */
 #else
 typedef int64_t onnxrun__koff;
+typedef int32_t onnxrun__kcount;
 #endif
 
 struct onnxrun__krun {
@@ -112,7 +114,7 @@ struct onnxrun__krun {
  * outside x), after zlo zeros, n floats copied, then zhi zeros. */
 struct onnxrun__kcopy {
 	onnxrun__koff src;
-	int32_t zlo, n, zhi;
+	onnxrun__kcount zlo, n, zhi;
 };
 
 /* The sizes the panel and store routines need: cg input channels in_sp floats apart, output

@@ -148,14 +148,14 @@ static void plan_copies(const struct phase_job *j, const int64_t *delta, const s
 		hi = i0 + len > g->in[last] ? g->in[last] - i0 : len;
 		if (!inside || lo >= hi) {
 			c->src = -1;
-			c->zlo = (int32_t)len;
+			c->zlo = (onnxrun__kcount)len;
 			c->n = c->zhi = 0;
 			continue;
 		}
 		c->src = off + i0 + lo;
-		c->zlo = (int32_t)lo;
-		c->n = (int32_t)(hi - lo);
-		c->zhi = (int32_t)(len - hi);
+		c->zlo = (onnxrun__kcount)lo;
+		c->n = (onnxrun__kcount)(hi - lo);
+		c->zhi = (onnxrun__kcount)(len - hi);
 	}
 }
 
