@@ -50,8 +50,8 @@
 /* Where the runs of a panel start in the grid: batch b and grid position q[] of the run's
  * first element (the runs themselves, columns and output offsets, are struct onnxrun__krun). */
 struct seg {
-	int64_t q[S];
-	int64_t b;
+	onnxrun__koff q[S]; /* 32-bit on bare metal, like the runs (kernels.h) */
+	onnxrun__koff b;
 };
 
 struct phase_job {
@@ -266,7 +266,7 @@ static void stage_rows(const struct phase_job *j, const float *xg, int64_t i0, i
 
 /* Where grid position q (of input row i0's staging area stg) reads x for a tap at offset 0:
  * the B rows of a panel run from there by the offsets j->rel. */
-static const char *staged_at(const struct phase_job *j, const float *stg, int64_t i0, const int64_t *q)
+static const char *staged_at(const struct phase_job *j, const float *stg, int64_t i0, const onnxrun__koff *q)
 {
 	int64_t e = (q[0] - i0) * j->cg * j->st_plane;
 	for (int32_t a = 1; a < j->g->n; a++)
