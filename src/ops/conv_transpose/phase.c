@@ -367,18 +367,17 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	const struct onnxrun__phase_kernels *kph = &j->kt->phase;
 	const int64_t mr_max = kn->mr_max, nr0 = kn->nr[0], mg = pk->mg, kmax = j->cg * tp->tmax;
 	char *sc = j->scratch + (size_t)tid * j->scratch_stride;
-	const int64_t npanels = PANEL_SETS(j) * j->nb;
-	float *bp = (float *)sc, *tile = bp + npanels * kmax * nr0;
+	float *bp = (float *)sc, *tile = bp + PANEL_SETS(j) * j->nb * kmax * nr0;
 	float *tile2 = tile + mr_max * nr0;
 	struct onnxrun__krun *runs = (struct onnxrun__krun *)(tile2 + mr_max * nr0);
-	struct seg *segs = (struct seg *)(runs + npanels * nr0);
-	struct onnxrun__kcopy *cp = (struct onnxrun__kcopy *)(segs + npanels * nr0);
+	struct seg *segs = (struct seg *)(runs + PANEL_SETS(j) * j->nb * nr0);
+	struct onnxrun__kcopy *cp = (struct onnxrun__kcopy *)(segs + PANEL_SETS(j) * j->nb * nr0);
 	const float **brows = (const float **)(cp + tp->tmax * nr0);
-	uint16_t *bmask = (uint16_t *)(brows + npanels * 2 * kmax);
+	uint16_t *bmask = (uint16_t *)(brows + PANEL_SETS(j) * j->nb * 2 * kmax);
 	struct panel pn[2 * MAX_NB], *pn2 = pn + j->nb;
 	int64_t r[S], rq[S];
 
-	for (int64_t i = 0; i < npanels; i++) {
+	for (int64_t i = 0; i < PANEL_SETS(j) * j->nb; i++) {
 		pn[i].runs = runs + i * nr0;
 		pn[i].segs = segs + i * nr0;
 		pn[i].brows = brows + i * 2 * kmax;
@@ -900,11 +899,10 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		j.rows = pk->kern->ind[0] && uses <= tn->in_place_calls;
 	}
 	items = g->group * j.ntiles * j.nclass * j.mchunks;
-	const int64_t npanels = PANEL_SETS(&j) * j.nb;
-	bytes = (size_t)(npanels * j.cg * tp->tmax * nr0 + 2 * pk->kern->mr_max * nr0) * sizeof(float) +
-	        (size_t)(npanels * nr0) * (sizeof(struct onnxrun__krun) + sizeof(struct seg)) +
+	bytes = (size_t)(PANEL_SETS(&j) * j.nb * j.cg * tp->tmax * nr0 + 2 * pk->kern->mr_max * nr0) * sizeof(float) +
+	        (size_t)(PANEL_SETS(&j) * j.nb * nr0) * (sizeof(struct onnxrun__krun) + sizeof(struct seg)) +
 	        (size_t)(tp->tmax * nr0) * sizeof(struct onnxrun__kcopy) +
-	        (size_t)(npanels * 2 * j.cg * tp->tmax) * (sizeof(float *) + sizeof(uint16_t));
+	        (size_t)(PANEL_SETS(&j) * j.nb * 2 * j.cg * tp->tmax) * (sizeof(float *) + sizeof(uint16_t));
 	if (stage_wanted(&j, uses) && !plan_staging(&j, ctx, &bytes)) {
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
@@ -932,7 +930,7 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 static const char *phase_accepts(const struct convt_query *q)
 {
 	const struct onnxrun__convt_geom *g = q->g;
-	if (g->n > S)
+	if (S < ONNXRUN__CONVT_MAX_SPATIAL && g->n > S) /* bare metal only; folds away elsewhere */
 		return "more than 3 spatial axes (the phase path's limit on bare metal)";
 	if (!onnxrun__convt_taps_fit(g))
 		return "more phases or kernel positions than the decomposition takes";
