@@ -12,7 +12,7 @@
 #     DepthToSpace of every dtype);
 #   - `onnxrun --info` (a host build) on the upsampler: its arena figure for a 32-bit
 #     bare-metal build must be an upper bound of test_mcu_arena's measured high-water mark,
-#     at most 10% above;
+#     at most 10% above; RAM beyond the tensors printed against its 16 KiB target;
 #   - `arm-none-eabi-nm -u libonnxrun.a` names no malloc, calloc, realloc, free or
 #     posix_memalign;
 #   - the deepest stack of load, prepare and runs (test_mcu_arena, painted stack) <= 4 KiB;
@@ -20,6 +20,8 @@
 #   - the float32-only build (ONNXRUN_FLOAT32_ONLY, Cortex-M4): its tests under qemu
 #     (test_mcu_float32_only: other dtypes refused with UNSUPPORTED naming node and dtype;
 #     the float32 conformance cases, the upsampler, the arena);
+#   - a host build with the reduced ONNX schema under ASan and UBSan running test_malformed,
+#     test_metadata and test_tensor_proto (hostile input through the bare-metal loader's schema);
 #   - the footprint (-Os, Cortex-M4): flash of the linked example per component
 #     (targets/cortex-m/footprint.py), all ops and dtypes and the float32-only build, each
 #     printed against its target: 96 KiB for the full build (asserted), 64 KiB for the
@@ -38,7 +40,8 @@ echo "== mcu: host CLI (onnxrun --info: the arena a 32-bit bare-metal build need
 cmake -S . -B build-mcu/host -DCMAKE_BUILD_TYPE=Release -DONNXRUN_BUILD_TESTS=OFF >/dev/null
 cmake --build build-mcu/host -j"$jobs" --target onnxrun_cli >/dev/null
 up=models/upsampler
-estimate=$(build-mcu/host/onnxrun --info $up/model.onnx |
+# (with the portable kernels --info plans with unless ONNXRUN_KERNEL is set: unset here)
+estimate=$(env -u ONNXRUN_KERNEL build-mcu/host/onnxrun --info $up/model.onnx |
 	sed -n 's/^arena for a 32-bit bare-metal build (load + one session): \([0-9]*\) bytes.*/\1/p')
 echo "onnxrun --info $up/model.onnx: $estimate bytes"
 
@@ -76,6 +79,12 @@ for cpu in ${MCU_BOARDS:-cortex-m4 cortex-m55}; do
 		$up/test_data_set_0/input_0.pb $up/test_data_set_0/output_0.pb "$estimate" | tee "$build/arena.out"
 	grep -qx "arena PASS" "$build/arena.out"
 	stack=$(sed -n 's/^arena: high-water .*; stack \([0-9]*\) bytes$/\1/p' "$build/arena.out")
+	rest=$(sed -n 's/^arena: high-water .*, the rest \([0-9]*\); stack .*/\1/p' "$build/arena.out")
+	ram=missed
+	[ -n "$rest" ] && [ "$rest" -le 16384 ] && ram=met
+	# RAM beyond the tensors (README, Microcontrollers): printed against its 16 KiB target,
+	# not asserted until both boards meet it
+	echo "mcu: $cpu: RAM beyond the tensors $rest bytes (target 16384: $ram)"
 	echo "mcu: $cpu: deepest stack $stack bytes (limit 4096)"
 	if [ -z "$stack" ] || [ "$stack" -gt 4096 ]; then
 		echo "mcu: $cpu: the deepest stack ($stack bytes) is over 4 KiB" >&2
@@ -126,4 +135,12 @@ if [[ " ${MCU_BOARDS:-cortex-m4} " == *" cortex-m4 "* ]]; then
 		fi
 	done
 fi
+
+# The reduced ONNX schema's behaviour on hostile input, cheaply on the host: the loader's
+# malformed-file, metadata and TensorProto tests built with it under ASan and UBSan.
+echo "== mcu: host (ASan, UBSan), the reduced ONNX schema: test_malformed, test_metadata, test_tensor_proto"
+cmake -S . -B build-mcu/host-reduced -DCMAKE_BUILD_TYPE=Debug -DONNXRUN_WERROR=ON -DONNXRUN_SANITIZE=ON \
+	-DONNXRUN_REDUCED_ONNX_SCHEMA=ON >/dev/null
+cmake --build build-mcu/host-reduced -j"$jobs" --target test_malformed test_metadata test_tensor_proto >/dev/null
+(cd build-mcu/host-reduced && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -R '^(test_malformed|test_metadata|test_tensor_proto)$')
 echo "mcu: $(($(date +%s) - start)) s"

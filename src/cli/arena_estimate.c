@@ -8,8 +8,14 @@
  * library block is its payload plus a 16-byte header at 16-byte alignment there, 64 and 64
  * here. Every payload here is at least its 32-bit size (pointers, size_t and message
  * buffers are larger on a 64-bit host; tensors are the same), and this arena's headers are
- * at least a 32-bit one's, so the replay's high-water mark is an upper bound; the ops use
- * the host's kernels, whose scratch is what the workspace holds. The inputs are created
+ * at least a 32-bit one's, so the replay's high-water mark is an upper bound. The ops plan
+ * with the portable kernels whatever this CPU has (the CLI sets ONNXRUN_KERNEL=scalar for
+ * --info unless the user set it), so the figure does not depend on the host: before, an
+ * AVX2 host gave less than a Cortex-M55 measures and an AVX-512 one 7% more. The host's
+ * records of those plans are larger than a bare-metal build's (64-bit offsets, ten spatial
+ * axes, both panel sets: ops/conv_transpose/phase.c); a Helium build (Cortex-M55) plans
+ * wider tiles and stages x where the portable one may not (kernels/cpu.c: stage_bytes
+ * 8 KiB), so HELIUM_STAGING is added. The inputs are created
  * here; a firmware that decodes them from .pb (onnxrun_tensor_decode_pb) gets the parse's
  * raw_data block as the tensor's data, so the parse leaves no hole bigger than its small
  * message blocks (covered by the headers' and pointers' margin above).
@@ -25,6 +31,8 @@
 
 #define HOST_HDR 64 /* the library's block header here */
 #define MCU_HDR 16  /* ... and on bare metal (src/runtime/core.c) */
+/* A Helium build's staging area of x (its tuning's stage_bytes) and the area's 64-byte key */
+#define HELIUM_STAGING ((size_t)(8 << 10) + 64)
 
 /* malloc'd blocks at an alignment (C11's aligned_alloc is missing from MinGW): the block's
  * start is kept just below the aligned pointer */
@@ -144,7 +152,7 @@ int cli_arena_estimate(const struct cli_options *opts, size_t *bytes)
 		}
 		ok = ok && onnxrun_session_prepare(s) == ONNXRUN_OK && !r.failed;
 	}
-	*bytes = onnxrun_arena_high_water(&r.arena);
+	*bytes = onnxrun_arena_high_water(&r.arena) + HELIUM_STAGING;
 	onnxrun_session_free(s);
 	for (size_t i = 0; i < 64; i++)
 		onnxrun_tensor_free(in[i]);

@@ -180,14 +180,29 @@ done:
 }
 
 /* Loads the model and does what the options ask; returns the exit code. */
+/* ONNXRUN_KERNEL=scalar for this process (read when the library first picks its kernels). */
+static void cli_use_portable_kernels(void)
+{
+#ifdef _WIN32
+	_putenv_s("ONNXRUN_KERNEL", "scalar");
+#else
+	setenv("ONNXRUN_KERNEL", "scalar", 0);
+#endif
+}
+
 static int run_tool(const struct cli_options *opts)
 {
 	struct onnxrun_env *env = NULL;
 	struct onnxrun_model *model = NULL;
 	struct cli_data data;
 	int code = CLI_EXIT_ERROR;
-	enum onnxrun_status st = onnxrun_env_create(NULL, &env);
+	enum onnxrun_status st;
 
+	/* --info's arena figure is for a bare-metal build: its ops plan with the portable
+	 * kernels, whatever this CPU has (arena_estimate.c). ONNXRUN_KERNEL, when set, wins. */
+	if (opts->info && !getenv("ONNXRUN_KERNEL"))
+		cli_use_portable_kernels();
+	st = onnxrun_env_create(NULL, &env);
 	memset(&data, 0, sizeof data);
 	if (st != ONNXRUN_OK) {
 		cli_error("cannot create the environment: %s", onnxrun_status_str(st));

@@ -94,15 +94,27 @@ struct onnxrun__gemm_kernels {
  * a run are `sl` floats apart (the last axis's stride). */
 
 /* A run of panel columns [col, col + len) whose outputs start at element yoff. */
+/* Element offsets and counts in the panel and store records: int64_t, or int32_t on bare
+ * metal, where a 32-bit address space bounds them (a float tensor has fewer than 2^30
+ * elements) and the records are workspace RAM (the phase path keeps nr of each per panel
+ * and one copy plan per tap and column). */
+#ifdef ONNXRUN_BAREMETAL
+typedef int32_t onnxrun__koff;
+typedef int16_t onnxrun__kcount; /* counts within one run: at most nr (<= 32) */
+#else
+typedef int64_t onnxrun__koff;
+typedef int32_t onnxrun__kcount;
+#endif
+
 struct onnxrun__krun {
-	int64_t col, len, yoff;
+	onnxrun__koff col, len, yoff;
 };
 
 /* Where one tap's run reads x: element src (for channel 0; -1 when the run lies wholly
  * outside x), after zlo zeros, n floats copied, then zhi zeros. */
 struct onnxrun__kcopy {
-	int64_t src;
-	int32_t zlo, n, zhi;
+	onnxrun__koff src;
+	onnxrun__kcount zlo, n, zhi;
 };
 
 /* The sizes the panel and store routines need: cg input channels in_sp floats apart, output

@@ -57,6 +57,7 @@ void onnxrun__model_destroy(struct onnxrun_model *m)
 		onnxrun_tensor_free(m->values[v].init);
 	}
 	onnxrun__free(env, m->values);
+	onnxrun__free(env, m->pub_dims);
 	for (size_t i = 0; i < m->n_opsets; i++)
 		onnxrun__free(env, m->opsets[i].domain);
 	onnxrun__free(env, m->opsets);
@@ -80,11 +81,20 @@ int32_t onnxrun__model_find_value(const struct onnxrun_model *m, const char *nam
 	return -1;
 }
 
-/* Builds the borrowed name and dim tables the query functions return. */
+/* Builds the borrowed name and dim tables the query functions return. The dims are one
+ * block of exactly the values' ranks (a table of ONNXRUN_MAX_RANK per value was 192 B each
+ * on a microcontroller, most of it unused). */
 static enum onnxrun_status build_name_tables(struct onnxrun_model *m, struct onnxrun__err *err)
 {
+	size_t ndims = 1, at = 0;
+	for (size_t v = 0; v < m->n_values; v++)
+		ndims += m->values[v].type.shape.rank > 0 ? (size_t)m->values[v].type.shape.rank : 0;
+	if (!(m->pub_dims = onnxrun__malloc(m->env, ndims * sizeof *m->pub_dims)))
+		return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
 	for (size_t v = 0; v < m->n_values; v++) {
 		const struct onnxrun_shape *s = &m->values[v].type.shape;
+		m->values[v].pub_dims = m->pub_dims + at;
+		at += s->rank > 0 ? (size_t)s->rank : 0;
 		for (int32_t i = 0; i < s->rank; i++) {
 			m->values[v].pub_dims[i].value = s->dims[i];
 			m->values[v].pub_dims[i].param = s->dims[i] < 0 ? s->params[i] : NULL;

@@ -373,7 +373,8 @@ struct onnxrun__value {
 	bool has_declared;            /* declared type from input/output/value_info */
 	struct onnxrun_type declared;
 	struct onnxrun_type type;    /* inferred at load (symbolic) */
-	struct onnxrun_dim pub_dims[ONNXRUN_MAX_RANK]; /* for onnxrun_value_info */
+	struct onnxrun_dim *pub_dims; /* for onnxrun_value_info: type.shape.rank entries of the
+	                               * model's pub_dims block (never NULL after a load) */
 };
 
 struct onnxrun__opset {
@@ -407,6 +408,7 @@ struct onnxrun_model {
 	int32_t *outputs; /* value indices of graph outputs */
 	size_t n_params;
 	char **params;    /* every dim_param name seen, owned */
+	struct onnxrun_dim *pub_dims; /* every value's dims, one block sized to their ranks */
 	/* onnxrun_model_inspect_*: nodes with no implementation are kept (op NULL, their
 	 * outputs' types guessed); the model answers queries but never runs
 	 * (onnxrun__graph_infer_node refuses it) and its ops' init was not called. */

@@ -34,8 +34,10 @@ struct onnxrun_session {
 	struct onnxrun_type *types;         /* per value: concrete types after prepare */
 	struct onnxrun_type *scratch;       /* infer_node scratch */
 	struct onnxrun_tensor **tensors;     /* per value: node outputs */
-	struct onnxrun_type *fed;           /* per value: feed types at the last prepare */
-	struct onnxrun_dim *pub_dims;        /* per value * ONNXRUN_MAX_RANK, for value_info */
+	struct onnxrun_type *fed;           /* per value fed or constant (kind not INTERMEDIATE),
+	                                     * in value order: its type at the last prepare */
+	struct onnxrun_dim pub_dims[ONNXRUN_MAX_RANK]; /* value_info's dims (borrowed until the
+	                                                * next call on the session) */
 	const struct onnxrun_tensor **in_ptrs;
 	struct onnxrun_tensor **out_ptrs;
 	bool prepared, ran;
@@ -61,12 +63,14 @@ enum onnxrun_status onnxrun_session_create(const struct onnxrun_model *m, struct
 {
 	const struct onnxrun_env *env;
 	struct onnxrun_session *s;
-	size_t nv, io;
+	size_t nv, io, nfed = 1;
 	if (!m || !out)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;
 	env = m->env;
 	nv = m->n_values ? m->n_values : 1;
 	io = onnxrun__graph_max_io(m);
+	for (size_t v = 0; v < m->n_values; v++)
+		nfed += m->values[v].kind != ONNXRUN__VALUE_INTERMEDIATE;
 	s = onnxrun__calloc(env, 1, sizeof *s);
 	if (!s)
 		return ONNXRUN_ERROR_OUT_OF_MEMORY;
@@ -75,10 +79,9 @@ enum onnxrun_status onnxrun_session_create(const struct onnxrun_model *m, struct
 	s->threads = 1;
 	s->feeds = onnxrun__calloc(env, nv, sizeof *s->feeds);
 	s->types = onnxrun__calloc(env, nv, sizeof *s->types);
-	s->fed = onnxrun__calloc(env, nv, sizeof *s->fed);
+	s->fed = onnxrun__calloc(env, nfed, sizeof *s->fed);
 	s->scratch = onnxrun__calloc(env, io, sizeof *s->scratch);
 	s->tensors = onnxrun__calloc(env, nv, sizeof *s->tensors);
-	s->pub_dims = onnxrun__calloc(env, nv * ONNXRUN_MAX_RANK, sizeof *s->pub_dims);
 	s->in_ptrs = onnxrun__calloc(env, io, sizeof *s->in_ptrs);
 	s->out_ptrs = onnxrun__calloc(env, io, sizeof *s->out_ptrs);
 	s->bound = onnxrun__calloc(env, m->n_outputs ? m->n_outputs : 1, sizeof *s->bound);
@@ -86,7 +89,7 @@ enum onnxrun_status onnxrun_session_create(const struct onnxrun_model *m, struct
 	atomic_init(&s->cancel, 0);
 	s->ctl.cancel = &s->cancel;
 	atomic_init(&s->ctl.stopped, ONNXRUN__STOP_NONE);
-	if (!s->feeds || !s->types || !s->fed || !s->scratch || !s->tensors || !s->pub_dims || !s->in_ptrs ||
+	if (!s->feeds || !s->types || !s->fed || !s->scratch || !s->tensors || !s->in_ptrs ||
 	    !s->out_ptrs || !s->bound || !s->primary) {
 		onnxrun_session_free(s);
 		return ONNXRUN_ERROR_OUT_OF_MEMORY;
@@ -128,7 +131,6 @@ void onnxrun_session_free(struct onnxrun_session *s)
 	onnxrun__free(env, s->fed);
 	onnxrun__free(env, s->scratch);
 	onnxrun__free(env, s->tensors);
-	onnxrun__free(env, s->pub_dims);
 	onnxrun__free(env, s->prof_ns);
 	onnxrun__free(env, s->in_ptrs);
 	onnxrun__free(env, s->out_ptrs);
@@ -855,8 +857,9 @@ static enum onnxrun_status prepare(struct onnxrun_session *s, uint64_t start)
 		release_buffers(s);
 		return run_stopped(s, m->n_nodes, WHILE_PREPARING, start);
 	}
-	for (size_t v = 0; v < m->n_values; v++)
-		s->fed[v] = s->types[v];
+	for (size_t v = 0, k = 0; v < m->n_values; v++)
+		if (m->values[v].kind != ONNXRUN__VALUE_INTERMEDIATE)
+			s->fed[k++] = s->types[v];
 	s->prepared = true;
 	/* with the inputs set, the ops' workspace now: a run then allocates nothing */
 	if (inputs_fed(s)) {
@@ -880,13 +883,15 @@ enum onnxrun_status onnxrun_session_prepare(struct onnxrun_session *s)
 static bool feeds_changed(const struct onnxrun_session *s)
 {
 	const struct onnxrun_model *m = s->model;
-	for (size_t v = 0; v < m->n_values; v++) {
+	for (size_t v = 0, k = 0; v < m->n_values; v++) {
 		const struct onnxrun_tensor *t;
+		const struct onnxrun_type *was;
 		if (m->values[v].kind == ONNXRUN__VALUE_INTERMEDIATE)
 			continue;
+		was = &s->fed[k++];
 		t = value_tensor(s, (int32_t)v);
-		if (!t || t->dtype != s->fed[v].dtype || t->rank != s->fed[v].shape.rank ||
-		    memcmp(t->dims, s->fed[v].shape.dims, (size_t)t->rank * sizeof *t->dims))
+		if (!t || t->dtype != was->dtype || t->rank != was->shape.rank ||
+		    memcmp(t->dims, was->shape.dims, (size_t)t->rank * sizeof *t->dims))
 			return true;
 	}
 	return false;
@@ -1075,14 +1080,14 @@ enum onnxrun_status onnxrun_session_output(const struct onnxrun_session *s, size
 enum onnxrun_status onnxrun_session_value_info(const struct onnxrun_session *cs, const char *name,
                                                struct onnxrun_value_info *out)
 {
-	struct onnxrun_session *s = (struct onnxrun_session *)cs; /* pub_dims: a per-session cache */
+	struct onnxrun_session *s = (struct onnxrun_session *)cs; /* pub_dims: the session's buffer */
 	struct onnxrun_dim *dims;
 	int32_t v;
 	if (!s || !name || !out || !s->prepared)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;
 	if ((v = onnxrun__model_find_value(s->model, name)) < 0)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;
-	dims = &s->pub_dims[(size_t)v * ONNXRUN_MAX_RANK];
+	dims = s->pub_dims;
 	for (int32_t i = 0; i < s->types[v].shape.rank; i++) {
 		dims[i].value = s->types[v].shape.dims[i];
 		dims[i].param = NULL;

@@ -14,7 +14,23 @@
 
 #include "impl.h"
 
+/* Spatial axes the phase path takes. On bare metal 3 (1-D to 3-D convolutions; the scatter
+ * takes more): its per-panel segment records and plan arrays are sized by it, and on a
+ * microcontroller they are RAM (32 segments of 10 axes were 2.8 KB of the upsampler's
+ * workspace). */
+#ifdef ONNXRUN_BAREMETAL
+#define S 3
+#else
 #define S ONNXRUN__CONVT_MAX_SPATIAL
+#endif
+/* Sets of B panels an item prepares: the class's and, for a pair (pair_classes), its
+ * partner's. On bare metal only as many as the job uses (RAM); elsewhere always both, the
+ * scratch layout the x86 tuning was measured with. */
+#ifdef ONNXRUN_BAREMETAL
+#define PANEL_SETS(j) ((j)->paired ? 2 : 1)
+#else
+#define PANEL_SETS(j) 2
+#endif
 /* most B panels prepared at a time (two sets of struct panel on the stack of each item: a
  * microcontroller's stack gets fewer) */
 #ifdef ONNXRUN_BAREMETAL
@@ -34,8 +50,8 @@
 /* Where the runs of a panel start in the grid: batch b and grid position q[] of the run's
  * first element (the runs themselves, columns and output offsets, are struct onnxrun__krun). */
 struct seg {
-	int64_t q[S];
-	int64_t b;
+	onnxrun__koff q[S]; /* 32-bit on bare metal, like the runs (kernels.h) */
+	onnxrun__koff b;
 };
 
 struct phase_job {
@@ -132,14 +148,14 @@ static void plan_copies(const struct phase_job *j, const int64_t *delta, const s
 		hi = i0 + len > g->in[last] ? g->in[last] - i0 : len;
 		if (!inside || lo >= hi) {
 			c->src = -1;
-			c->zlo = (int32_t)len;
+			c->zlo = (onnxrun__kcount)len;
 			c->n = c->zhi = 0;
 			continue;
 		}
 		c->src = off + i0 + lo;
-		c->zlo = (int32_t)lo;
-		c->n = (int32_t)(hi - lo);
-		c->zhi = (int32_t)(len - hi);
+		c->zlo = (onnxrun__kcount)lo;
+		c->n = (onnxrun__kcount)(hi - lo);
+		c->zhi = (onnxrun__kcount)(len - hi);
 	}
 }
 
@@ -215,6 +231,8 @@ static bool halves_plan(const float *xg, int64_t nt, const struct onnxrun__krun 
 static void stage_axis(const struct phase_job *j, int32_t a, const float *src, float *d)
 {
 	const struct onnxrun__convt_geom *g = j->g;
+	if (S < ONNXRUN__CONVT_MAX_SPATIAL && a >= S) /* never (phase_accepts); folds away elsewhere */
+		return;
 	const int64_t pad = j->st_pad[a], in = g->in[a], ext = j->st_ext[a];
 	if (a == g->n - 1) {
 		for (int64_t k = 0; k < pad; k++)
@@ -248,7 +266,7 @@ static void stage_rows(const struct phase_job *j, const float *xg, int64_t i0, i
 
 /* Where grid position q (of input row i0's staging area stg) reads x for a tap at offset 0:
  * the B rows of a panel run from there by the offsets j->rel. */
-static const char *staged_at(const struct phase_job *j, const float *stg, int64_t i0, const int64_t *q)
+static const char *staged_at(const struct phase_job *j, const float *stg, int64_t i0, const onnxrun__koff *q)
 {
 	int64_t e = (q[0] - i0) * j->cg * j->st_plane;
 	for (int32_t a = 1; a < j->g->n; a++)
@@ -349,17 +367,17 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	const struct onnxrun__phase_kernels *kph = &j->kt->phase;
 	const int64_t mr_max = kn->mr_max, nr0 = kn->nr[0], mg = pk->mg, kmax = j->cg * tp->tmax;
 	char *sc = j->scratch + (size_t)tid * j->scratch_stride;
-	float *bp = (float *)sc, *tile = bp + 2 * j->nb * kmax * nr0;
+	float *bp = (float *)sc, *tile = bp + PANEL_SETS(j) * j->nb * kmax * nr0;
 	float *tile2 = tile + mr_max * nr0;
 	struct onnxrun__krun *runs = (struct onnxrun__krun *)(tile2 + mr_max * nr0);
-	struct seg *segs = (struct seg *)(runs + 2 * j->nb * nr0);
-	struct onnxrun__kcopy *cp = (struct onnxrun__kcopy *)(segs + 2 * j->nb * nr0);
+	struct seg *segs = (struct seg *)(runs + PANEL_SETS(j) * j->nb * nr0);
+	struct onnxrun__kcopy *cp = (struct onnxrun__kcopy *)(segs + PANEL_SETS(j) * j->nb * nr0);
 	const float **brows = (const float **)(cp + tp->tmax * nr0);
-	uint16_t *bmask = (uint16_t *)(brows + 2 * j->nb * 2 * kmax);
+	uint16_t *bmask = (uint16_t *)(brows + PANEL_SETS(j) * j->nb * 2 * kmax);
 	struct panel pn[2 * MAX_NB], *pn2 = pn + j->nb;
 	int64_t r[S], rq[S];
 
-	for (int64_t i = 0; i < 2 * j->nb; i++) {
+	for (int64_t i = 0; i < PANEL_SETS(j) * j->nb; i++) {
 		pn[i].runs = runs + i * nr0;
 		pn[i].segs = segs + i * nr0;
 		pn[i].brows = brows + i * 2 * kmax;
@@ -881,10 +899,10 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		j.rows = pk->kern->ind[0] && uses <= tn->in_place_calls;
 	}
 	items = g->group * j.ntiles * j.nclass * j.mchunks;
-	bytes = (size_t)(2 * j.nb * j.cg * tp->tmax * nr0 + 2 * pk->kern->mr_max * nr0) * sizeof(float) +
-	        (size_t)(2 * j.nb * nr0) * (sizeof(struct onnxrun__krun) + sizeof(struct seg)) +
+	bytes = (size_t)(PANEL_SETS(&j) * j.nb * j.cg * tp->tmax * nr0 + 2 * pk->kern->mr_max * nr0) * sizeof(float) +
+	        (size_t)(PANEL_SETS(&j) * j.nb * nr0) * (sizeof(struct onnxrun__krun) + sizeof(struct seg)) +
 	        (size_t)(tp->tmax * nr0) * sizeof(struct onnxrun__kcopy) +
-	        (size_t)(2 * j.nb * 2 * j.cg * tp->tmax) * (sizeof(float *) + sizeof(uint16_t));
+	        (size_t)(PANEL_SETS(&j) * j.nb * 2 * j.cg * tp->tmax) * (sizeof(float *) + sizeof(uint16_t));
 	if (stage_wanted(&j, uses) && !plan_staging(&j, ctx, &bytes)) {
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
@@ -912,6 +930,8 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 static const char *phase_accepts(const struct convt_query *q)
 {
 	const struct onnxrun__convt_geom *g = q->g;
+	if (S < ONNXRUN__CONVT_MAX_SPATIAL && g->n > S) /* bare metal only; folds away elsewhere */
+		return "more than 3 spatial axes (the phase path's limit on bare metal)";
 	if (!onnxrun__convt_taps_fit(g))
 		return "more phases or kernel positions than the decomposition takes";
 	return onnxrun__convt_positions_decline(g, true);
