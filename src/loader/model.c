@@ -74,7 +74,6 @@ static int32_t add_value(struct builder *b, const char *name)
 		return -1;
 	v->producer = -1;
 	onnxrun__shape_unknown(&v->type.shape);
-	onnxrun__shape_unknown(&v->declared.shape);
 	b->slots[slot_of(b, name)] = (int32_t)m->n_values;
 	return (int32_t)m->n_values++;
 }
@@ -297,6 +296,22 @@ static enum onnxrun_status load_declared(struct builder *b, const Onnx__ValueInf
 	return ONNXRUN_OK;
 }
 
+/* Sets v->declared from a ValueInfoProto when it declares a tensor type (left NULL when it
+ * declares none); the type is read on the stack and kept in an allocation of its own. */
+static enum onnxrun_status declare(struct builder *b, const Onnx__ValueInfoProto *vi, struct onnxrun__value *v,
+                                   const char *what)
+{
+	struct onnxrun_type t;
+	bool has;
+	enum onnxrun_status st = load_declared(b, vi, &t, &has, what);
+	if (st || !has)
+		return st;
+	if (!(v->declared = onnxrun__malloc(b->m->env, sizeof *v->declared)))
+		return oom(b);
+	*v->declared = t;
+	return ONNXRUN_OK;
+}
+
 /* ---- initializers and graph inputs ---- */
 
 static void type_of_tensor(const struct onnxrun_tensor *t, struct onnxrun_type *out)
@@ -348,7 +363,7 @@ static enum onnxrun_status load_initializers(struct builder *b, const Onnx__Grap
 /* A graph input's declaration must agree with its initializer (its default value). */
 static enum onnxrun_status check_default(struct builder *b, const struct onnxrun__value *v)
 {
-	const struct onnxrun_type *d = &v->declared;
+	const struct onnxrun_type *d = onnxrun__declared(v);
 	const struct onnxrun_tensor *t = v->init;
 	char a[256], c[256];
 	bool same = d->shape.rank < 0 || d->shape.rank == t->rank;
@@ -385,7 +400,7 @@ static enum onnxrun_status load_inputs(struct builder *b, const Onnx__GraphProto
 		if (v < 0 && (v = add_value(b, name)) < 0)
 			return oom(b);
 		val = &m->values[v];
-		st = load_declared(b, g->input[i], &val->declared, &val->has_declared, "graph input");
+		st = declare(b, g->input[i], val, "graph input");
 		if (st)
 			return st;
 		if (val->kind == ONNXRUN__VALUE_INITIALIZER) {
@@ -394,7 +409,7 @@ static enum onnxrun_status load_inputs(struct builder *b, const Onnx__GraphProto
 				return st;
 		} else {
 			val->kind = ONNXRUN__VALUE_INPUT;
-			val->type = val->declared;
+			val->type = *onnxrun__declared(val);
 			m->inputs[m->n_inputs++] = v;
 		}
 	}
@@ -729,7 +744,7 @@ static enum onnxrun_status load_outputs(struct builder *b, const Onnx__GraphProt
 			                     name);
 		val->is_output = true;
 		if (val->kind == ONNXRUN__VALUE_INTERMEDIATE) {
-			st = load_declared(b, g->output[i], &val->declared, &val->has_declared, "graph output");
+			st = declare(b, g->output[i], val, "graph output");
 			if (st)
 				return st;
 		}
@@ -748,9 +763,9 @@ static enum onnxrun_status load_value_info(struct builder *b, const Onnx__GraphP
 		if (v < 0)
 			continue; /* describes a value the graph does not use */
 		val = &b->m->values[v];
-		if (val->kind != ONNXRUN__VALUE_INTERMEDIATE || val->has_declared)
+		if (val->kind != ONNXRUN__VALUE_INTERMEDIATE || val->declared)
 			continue;
-		if ((st = load_declared(b, vi, &val->declared, &val->has_declared, "value_info")))
+		if ((st = declare(b, vi, val, "value_info")))
 			return st;
 	}
 	return ONNXRUN_OK;

@@ -271,9 +271,9 @@ size_t onnxrun__graph_max_io(const struct onnxrun_model *m)
 static enum onnxrun_status merge_declared(const struct onnxrun__node *node, const struct onnxrun__value *v,
                                           struct onnxrun_type *t, struct onnxrun__err *err)
 {
-	const struct onnxrun_type *d = &v->declared;
+	const struct onnxrun_type *d = v->declared;
 	char a[256], b[256];
-	if (!v->has_declared)
+	if (!d)
 		return ONNXRUN_OK;
 	if (d->dtype && t->dtype && d->dtype != t->dtype)
 		return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
@@ -377,9 +377,9 @@ static void guess_outputs(const struct onnxrun_model *m, size_t k, struct onnxru
 			continue;
 		val = &m->values[v];
 		memset(&types[v], 0, sizeof types[v]);
-		types[v].dtype = val->has_declared && val->declared.dtype ? val->declared.dtype : dtype;
-		if (val->has_declared && val->declared.shape.rank >= 0)
-			types[v].shape = val->declared.shape;
+		types[v].dtype = val->declared && val->declared->dtype ? val->declared->dtype : dtype;
+		if (val->declared && val->declared->shape.rank >= 0)
+			types[v].shape = val->declared->shape;
 		else
 			types[v].shape.rank = -1;
 		guessed[v] = true;

@@ -43,6 +43,8 @@ static void free_node(const struct onnxrun_env *env, struct onnxrun__node *node)
 	onnxrun__free(env, node->output_names);
 }
 
+const struct onnxrun_type onnxrun__type_unknown = { ONNXRUN_DTYPE_UNDEFINED, { -1, { 0 }, { 0 } } };
+
 void onnxrun__model_destroy(struct onnxrun_model *m)
 {
 	const struct onnxrun_env *env;
@@ -55,6 +57,7 @@ void onnxrun__model_destroy(struct onnxrun_model *m)
 	for (size_t v = 0; v < m->n_values; v++) {
 		onnxrun__free(env, m->values[v].name);
 		onnxrun_tensor_free(m->values[v].init);
+		onnxrun__free(env, m->values[v].declared);
 	}
 	onnxrun__free(env, m->values);
 	onnxrun__free(env, m->pub_dims);
