@@ -73,7 +73,7 @@ static int32_t add_value(struct builder *b, const char *name)
 	if (!v->name)
 		return -1;
 	v->producer = -1;
-	onnxrun__shape_unknown(&v->type.shape);
+	onnxrun__shape_unknown(&m->load_types[m->n_values].shape);
 	b->slots[slot_of(b, name)] = (int32_t)m->n_values;
 	return (int32_t)m->n_values++;
 }
@@ -155,9 +155,10 @@ static enum onnxrun_status alloc_tables(struct builder *b, const Onnx__GraphProt
 #endif
 	b->cap_values = n;
 	b->m->values = onnxrun__calloc(b->m->env, n, sizeof *b->m->values);
+	b->m->load_types = onnxrun__calloc(b->m->env, n, sizeof *b->m->load_types);
 	b->slots = onnxrun__malloc(b->m->env, b->n_slots * sizeof *b->slots);
 	b->m->nodes = onnxrun__calloc(b->m->env, g->n_node ? g->n_node : 1, sizeof *b->m->nodes);
-	if (!b->m->values || !b->slots || !b->m->nodes)
+	if (!b->m->values || !b->m->load_types || !b->slots || !b->m->nodes)
 		return oom(b);
 	memset(b->slots, 0xff, b->n_slots * sizeof *b->slots);
 	return ONNXRUN_OK;
@@ -355,7 +356,7 @@ static enum onnxrun_status load_initializers(struct builder *b, const Onnx__Grap
 		}
 		if (st)
 			return st;
-		type_of_tensor(b->m->values[v].init, &b->m->values[v].type);
+		type_of_tensor(b->m->values[v].init, &b->m->load_types[v]);
 	}
 	return ONNXRUN_OK;
 }
@@ -377,7 +378,7 @@ static enum onnxrun_status check_default(struct builder *b, const struct onnxrun
 		return onnxrun__fail(b->err, ONNXRUN_ERROR_INVALID_MODEL,
 		                     "graph input '%s' is declared with shape %s but its initializer has shape %s",
 		                     v->name, onnxrun__shape_str(&d->shape, a, sizeof a),
-		                     onnxrun__shape_str(&v->type.shape, c, sizeof c));
+		                     onnxrun__shape_str(&b->m->load_types[v - b->m->values].shape, c, sizeof c));
 	return ONNXRUN_OK;
 }
 
@@ -409,7 +410,7 @@ static enum onnxrun_status load_inputs(struct builder *b, const Onnx__GraphProto
 				return st;
 		} else {
 			val->kind = ONNXRUN__VALUE_INPUT;
-			val->type = *onnxrun__declared(val);
+			m->load_types[v] = *onnxrun__declared(val);
 			m->inputs[m->n_inputs++] = v;
 		}
 	}

@@ -438,12 +438,12 @@ enum onnxrun_status onnxrun__graph_infer(struct onnxrun_model *m, struct onnxrun
 		goto fail;
 	}
 	for (size_t v = 0; v < m->n_values; v++)
-		types[v] = m->values[v].type;
+		types[v] = m->load_types[v];
 	for (size_t k = 0; k < m->n_nodes && !st; k++)
 		st = k % 64 == 63 && onnxrun__load_should_stop(m->env) ? onnxrun__load_stopped(m->env, err)
 		                                                       : infer_at_load(m, k, types, scratch, guessed, err);
 	for (size_t v = 0; v < m->n_values && !st; v++)
-		m->values[v].type = types[v];
+		m->load_types[v] = types[v];
 fail:
 	onnxrun__free(m->env, types);
 	onnxrun__free(m->env, scratch);

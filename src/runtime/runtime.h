@@ -377,10 +377,17 @@ struct onnxrun__value {
 	 * the model declares none (most intermediates: 160 B of a 32-bit record saved each);
 	 * onnxrun__declared reads it as unknown then. */
 	struct onnxrun_type *declared;
-	struct onnxrun_type type;    /* inferred at load (symbolic) */
-	struct onnxrun_dim *pub_dims; /* for onnxrun_value_info: type.shape.rank entries of the
-	                               * model's pub_dims block (never NULL after a load) */
+	/* The type inferred at load (symbolic): its dtype and rank here, its dims and dim
+	 * params in pub_dims (onnxrun__value_type gives it whole); a 160-byte struct
+	 * onnxrun_type per value before. */
+	enum onnxrun_dtype dtype;
+	int32_t rank;
+	struct onnxrun_dim *pub_dims; /* for onnxrun_value_info: rank entries of the model's
+	                               * pub_dims block (never NULL after a load) */
 };
+
+/* A value's type as inferred at load (after the load; during it, the model's load_types). */
+ONNXRUN__HIDDEN void onnxrun__value_type(const struct onnxrun__value *v, struct onnxrun_type *out);
 
 /* A value's declared type, or an unknown one (dtype UNDEFINED, rank -1) when it has none. */
 ONNXRUN__HIDDEN extern const struct onnxrun_type onnxrun__type_unknown;
@@ -421,6 +428,9 @@ struct onnxrun_model {
 	size_t n_params;
 	char **params;    /* every dim_param name seen, owned */
 	struct onnxrun_dim *pub_dims; /* every value's dims, one block sized to their ranks */
+	struct onnxrun_type *load_types; /* during the load only: per value (the loader's capacity
+	                                  * of them), its type as inferred so far; then kept in
+	                                  * the values' dtype, rank and pub_dims and freed */
 	/* onnxrun_model_inspect_*: nodes with no implementation are kept (op NULL, their
 	 * outputs' types guessed); the model answers queries but never runs
 	 * (onnxrun__graph_infer_node refuses it) and its ops' init was not called. */

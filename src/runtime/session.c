@@ -297,9 +297,12 @@ static enum onnxrun_status check_feed(struct onnxrun_session *s, const struct on
                                       const struct onnxrun_tensor *t)
 {
 	const struct onnxrun_type *d = onnxrun__declared(v);
+	struct onnxrun_type inferred;
 	char a[256];
-	if (v->kind == ONNXRUN__VALUE_DEFAULTED && !v->declared)
-		d = &v->type;
+	if (v->kind == ONNXRUN__VALUE_DEFAULTED && !v->declared) {
+		onnxrun__value_type(v, &inferred);
+		d = &inferred;
+	}
 	if (d->dtype && t->dtype != d->dtype)
 		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_INPUT, "%s '%s': expected dtype %s, got %s",
 		                     input_word(v), v->name, onnxrun_dtype_name(d->dtype),
@@ -411,8 +414,12 @@ enum onnxrun_status onnxrun_session_set_output(struct onnxrun_session *s, size_t
 		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT,
 		                     "output '%s' (index %zu): string outputs cannot be bound",
 		                     m->values[m->outputs[i]].name, i);
-	if (t && (st = check_bound(s, i, t, &m->values[m->outputs[i]].type)))
-		return st;
+	if (t) {
+		struct onnxrun_type want;
+		onnxrun__value_type(&m->values[m->outputs[i]], &want);
+		if ((st = check_bound(s, i, t, &want)))
+			return st;
+	}
 	if (!t != !s->bound[i])
 		s->prepared = false; /* the plan allocates unbound outputs only */
 	if (t != s->bound[i])
