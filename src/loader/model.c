@@ -73,8 +73,7 @@ static int32_t add_value(struct builder *b, const char *name)
 	if (!v->name)
 		return -1;
 	v->producer = -1;
-	onnxrun__shape_unknown(&v->type.shape);
-	onnxrun__shape_unknown(&v->declared.shape);
+	onnxrun__shape_unknown(&m->load_types[m->n_values].shape);
 	b->slots[slot_of(b, name)] = (int32_t)m->n_values;
 	return (int32_t)m->n_values++;
 }
@@ -156,9 +155,10 @@ static enum onnxrun_status alloc_tables(struct builder *b, const Onnx__GraphProt
 #endif
 	b->cap_values = n;
 	b->m->values = onnxrun__calloc(b->m->env, n, sizeof *b->m->values);
+	b->m->load_types = onnxrun__calloc(b->m->env, n, sizeof *b->m->load_types);
 	b->slots = onnxrun__malloc(b->m->env, b->n_slots * sizeof *b->slots);
 	b->m->nodes = onnxrun__calloc(b->m->env, g->n_node ? g->n_node : 1, sizeof *b->m->nodes);
-	if (!b->m->values || !b->slots || !b->m->nodes)
+	if (!b->m->values || !b->m->load_types || !b->slots || !b->m->nodes)
 		return oom(b);
 	memset(b->slots, 0xff, b->n_slots * sizeof *b->slots);
 	return ONNXRUN_OK;
@@ -297,6 +297,22 @@ static enum onnxrun_status load_declared(struct builder *b, const Onnx__ValueInf
 	return ONNXRUN_OK;
 }
 
+/* Sets v->declared from a ValueInfoProto when it declares a tensor type (left NULL when it
+ * declares none); the type is read on the stack and kept in an allocation of its own. */
+static enum onnxrun_status declare(struct builder *b, const Onnx__ValueInfoProto *vi, struct onnxrun__value *v,
+                                   const char *what)
+{
+	struct onnxrun_type t;
+	bool has;
+	enum onnxrun_status st = load_declared(b, vi, &t, &has, what);
+	if (st || !has)
+		return st;
+	if (!(v->declared = onnxrun__malloc(b->m->env, sizeof *v->declared)))
+		return oom(b);
+	*v->declared = t;
+	return ONNXRUN_OK;
+}
+
 /* ---- initializers and graph inputs ---- */
 
 static void type_of_tensor(const struct onnxrun_tensor *t, struct onnxrun_type *out)
@@ -340,7 +356,7 @@ static enum onnxrun_status load_initializers(struct builder *b, const Onnx__Grap
 		}
 		if (st)
 			return st;
-		type_of_tensor(b->m->values[v].init, &b->m->values[v].type);
+		type_of_tensor(b->m->values[v].init, &b->m->load_types[v]);
 	}
 	return ONNXRUN_OK;
 }
@@ -348,7 +364,7 @@ static enum onnxrun_status load_initializers(struct builder *b, const Onnx__Grap
 /* A graph input's declaration must agree with its initializer (its default value). */
 static enum onnxrun_status check_default(struct builder *b, const struct onnxrun__value *v)
 {
-	const struct onnxrun_type *d = &v->declared;
+	const struct onnxrun_type *d = onnxrun__declared(v);
 	const struct onnxrun_tensor *t = v->init;
 	char a[256], c[256];
 	bool same = d->shape.rank < 0 || d->shape.rank == t->rank;
@@ -362,7 +378,7 @@ static enum onnxrun_status check_default(struct builder *b, const struct onnxrun
 		return onnxrun__fail(b->err, ONNXRUN_ERROR_INVALID_MODEL,
 		                     "graph input '%s' is declared with shape %s but its initializer has shape %s",
 		                     v->name, onnxrun__shape_str(&d->shape, a, sizeof a),
-		                     onnxrun__shape_str(&v->type.shape, c, sizeof c));
+		                     onnxrun__shape_str(&b->m->load_types[v - b->m->values].shape, c, sizeof c));
 	return ONNXRUN_OK;
 }
 
@@ -385,7 +401,7 @@ static enum onnxrun_status load_inputs(struct builder *b, const Onnx__GraphProto
 		if (v < 0 && (v = add_value(b, name)) < 0)
 			return oom(b);
 		val = &m->values[v];
-		st = load_declared(b, g->input[i], &val->declared, &val->has_declared, "graph input");
+		st = declare(b, g->input[i], val, "graph input");
 		if (st)
 			return st;
 		if (val->kind == ONNXRUN__VALUE_INITIALIZER) {
@@ -394,7 +410,7 @@ static enum onnxrun_status load_inputs(struct builder *b, const Onnx__GraphProto
 				return st;
 		} else {
 			val->kind = ONNXRUN__VALUE_INPUT;
-			val->type = val->declared;
+			m->load_types[v] = *onnxrun__declared(val);
 			m->inputs[m->n_inputs++] = v;
 		}
 	}
@@ -729,7 +745,7 @@ static enum onnxrun_status load_outputs(struct builder *b, const Onnx__GraphProt
 			                     name);
 		val->is_output = true;
 		if (val->kind == ONNXRUN__VALUE_INTERMEDIATE) {
-			st = load_declared(b, g->output[i], &val->declared, &val->has_declared, "graph output");
+			st = declare(b, g->output[i], val, "graph output");
 			if (st)
 				return st;
 		}
@@ -748,9 +764,9 @@ static enum onnxrun_status load_value_info(struct builder *b, const Onnx__GraphP
 		if (v < 0)
 			continue; /* describes a value the graph does not use */
 		val = &b->m->values[v];
-		if (val->kind != ONNXRUN__VALUE_INTERMEDIATE || val->has_declared)
+		if (val->kind != ONNXRUN__VALUE_INTERMEDIATE || val->declared)
 			continue;
-		if ((st = load_declared(b, vi, &val->declared, &val->has_declared, "value_info")))
+		if ((st = declare(b, vi, val, "value_info")))
 			return st;
 	}
 	return ONNXRUN_OK;

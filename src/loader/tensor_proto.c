@@ -81,7 +81,7 @@ static enum onnxrun_status tensor_fail(struct onnxrun__err *err, enum onnxrun_st
 static void *pb_alloc(void *ctx, size_t size)
 {
 	struct onnxrun__pb_allocator *a = ctx;
-	void *p = onnxrun__malloc(a->env, size);
+	void *p = onnxrun__malloc_aligned(a->env, size); /* raw_data blocks become tensor data */
 	if (!p)
 		a->oom = true;
 	return p;

@@ -271,9 +271,9 @@ size_t onnxrun__graph_max_io(const struct onnxrun_model *m)
 static enum onnxrun_status merge_declared(const struct onnxrun__node *node, const struct onnxrun__value *v,
                                           struct onnxrun_type *t, struct onnxrun__err *err)
 {
-	const struct onnxrun_type *d = &v->declared;
+	const struct onnxrun_type *d = v->declared;
 	char a[256], b[256];
-	if (!v->has_declared)
+	if (!d)
 		return ONNXRUN_OK;
 	if (d->dtype && t->dtype && d->dtype != t->dtype)
 		return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
@@ -377,9 +377,9 @@ static void guess_outputs(const struct onnxrun_model *m, size_t k, struct onnxru
 			continue;
 		val = &m->values[v];
 		memset(&types[v], 0, sizeof types[v]);
-		types[v].dtype = val->has_declared && val->declared.dtype ? val->declared.dtype : dtype;
-		if (val->has_declared && val->declared.shape.rank >= 0)
-			types[v].shape = val->declared.shape;
+		types[v].dtype = val->declared && val->declared->dtype ? val->declared->dtype : dtype;
+		if (val->declared && val->declared->shape.rank >= 0)
+			types[v].shape = val->declared->shape;
 		else
 			types[v].shape.rank = -1;
 		guessed[v] = true;
@@ -438,12 +438,12 @@ enum onnxrun_status onnxrun__graph_infer(struct onnxrun_model *m, struct onnxrun
 		goto fail;
 	}
 	for (size_t v = 0; v < m->n_values; v++)
-		types[v] = m->values[v].type;
+		types[v] = m->load_types[v];
 	for (size_t k = 0; k < m->n_nodes && !st; k++)
 		st = k % 64 == 63 && onnxrun__load_should_stop(m->env) ? onnxrun__load_stopped(m->env, err)
 		                                                       : infer_at_load(m, k, types, scratch, guessed, err);
 	for (size_t v = 0; v < m->n_values && !st; v++)
-		m->values[v].type = types[v];
+		m->load_types[v] = types[v];
 fail:
 	onnxrun__free(m->env, types);
 	onnxrun__free(m->env, scratch);

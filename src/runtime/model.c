@@ -43,6 +43,8 @@ static void free_node(const struct onnxrun_env *env, struct onnxrun__node *node)
 	onnxrun__free(env, node->output_names);
 }
 
+const struct onnxrun_type onnxrun__type_unknown = { ONNXRUN_DTYPE_UNDEFINED, { -1, { 0 }, { 0 } } };
+
 void onnxrun__model_destroy(struct onnxrun_model *m)
 {
 	const struct onnxrun_env *env;
@@ -55,9 +57,11 @@ void onnxrun__model_destroy(struct onnxrun_model *m)
 	for (size_t v = 0; v < m->n_values; v++) {
 		onnxrun__free(env, m->values[v].name);
 		onnxrun_tensor_free(m->values[v].init);
+		onnxrun__free(env, m->values[v].declared);
 	}
 	onnxrun__free(env, m->values);
 	onnxrun__free(env, m->pub_dims);
+	onnxrun__free(env, m->load_types);
 	for (size_t i = 0; i < m->n_opsets; i++)
 		onnxrun__free(env, m->opsets[i].domain);
 	onnxrun__free(env, m->opsets);
@@ -88,11 +92,13 @@ static enum onnxrun_status build_name_tables(struct onnxrun_model *m, struct onn
 {
 	size_t ndims = 1, at = 0;
 	for (size_t v = 0; v < m->n_values; v++)
-		ndims += m->values[v].type.shape.rank > 0 ? (size_t)m->values[v].type.shape.rank : 0;
+		ndims += m->load_types[v].shape.rank > 0 ? (size_t)m->load_types[v].shape.rank : 0;
 	if (!(m->pub_dims = onnxrun__malloc(m->env, ndims * sizeof *m->pub_dims)))
 		return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
 	for (size_t v = 0; v < m->n_values; v++) {
-		const struct onnxrun_shape *s = &m->values[v].type.shape;
+		const struct onnxrun_shape *s = &m->load_types[v].shape;
+		m->values[v].dtype = m->load_types[v].dtype;
+		m->values[v].rank = s->rank;
 		m->values[v].pub_dims = m->pub_dims + at;
 		at += s->rank > 0 ? (size_t)s->rank : 0;
 		for (int32_t i = 0; i < s->rank; i++) {
@@ -111,6 +117,8 @@ static enum onnxrun_status build_name_tables(struct onnxrun_model *m, struct onn
 		for (size_t i = 0; i < node->n_outputs; i++)
 			node->output_names[i] = node->outputs[i] >= 0 ? m->values[node->outputs[i]].name : "";
 	}
+	onnxrun__free(m->env, m->load_types); /* the values hold them now */
+	m->load_types = NULL;
 	return ONNXRUN_OK;
 }
 
@@ -303,12 +311,22 @@ void onnxrun_model_free(struct onnxrun_model *m)
 
 /* ---- queries ---- */
 
+void onnxrun__value_type(const struct onnxrun__value *v, struct onnxrun_type *out)
+{
+	memset(out, 0, sizeof *out);
+	out->dtype = v->dtype;
+	out->shape.rank = v->rank;
+	for (int32_t i = 0; i < v->rank; i++) {
+		out->shape.dims[i] = v->pub_dims[i].value;
+		out->shape.params[i] = v->pub_dims[i].param;
+	}
+}
+
 static void fill_info(const struct onnxrun__value *v, struct onnxrun_value_info *out)
 {
-	const struct onnxrun_shape *s = &v->type.shape;
 	out->name = v->name;
-	out->dtype = v->type.dtype;
-	out->rank = s->rank;
+	out->dtype = v->dtype;
+	out->rank = v->rank;
 	out->dims = v->pub_dims;
 }
 

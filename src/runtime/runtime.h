@@ -85,6 +85,9 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__load_stopped(const struct onnxrun_e
 /* All library memory goes through these. Blocks are 64-byte aligned (16 on bare metal); the size is kept in a
  * header so onnxrun__free needs no size. malloc(0) returns a valid unique block. */
 ONNXRUN__HIDDEN void *onnxrun__malloc(const struct onnxrun_env *env, size_t size);
+/* The same, for element data: on bare metal onnxrun__malloc's blocks outside a workspace are
+ * only 8-byte aligned (small headers, core.c); these are 16-byte aligned there too. */
+ONNXRUN__HIDDEN void *onnxrun__malloc_aligned(const struct onnxrun_env *env, size_t size);
 ONNXRUN__HIDDEN void *onnxrun__calloc(const struct onnxrun_env *env, size_t count, size_t size);
 ONNXRUN__HIDDEN void onnxrun__free(const struct onnxrun_env *env, void *ptr);
 /* A session's workspace for what ops allocate while they compute (scratch, plans, packed
@@ -370,12 +373,28 @@ struct onnxrun__value {
 	bool is_output;               /* listed as a graph output */
 	int32_t producer;             /* node index (execution order) or -1 */
 	struct onnxrun_tensor *init;  /* INITIALIZER / DEFAULTED data */
-	bool has_declared;            /* declared type from input/output/value_info */
-	struct onnxrun_type declared;
-	struct onnxrun_type type;    /* inferred at load (symbolic) */
-	struct onnxrun_dim *pub_dims; /* for onnxrun_value_info: type.shape.rank entries of the
-	                               * model's pub_dims block (never NULL after a load) */
+	/* The type declared by input/output/value_info, in its own allocation, or NULL when
+	 * the model declares none (most intermediates: 160 B of a 32-bit record saved each);
+	 * onnxrun__declared reads it as unknown then. */
+	struct onnxrun_type *declared;
+	/* The type inferred at load (symbolic): its dtype and rank here, its dims and dim
+	 * params in pub_dims (onnxrun__value_type gives it whole); a 160-byte struct
+	 * onnxrun_type per value before. */
+	enum onnxrun_dtype dtype;
+	int32_t rank;
+	struct onnxrun_dim *pub_dims; /* for onnxrun_value_info: rank entries of the model's
+	                               * pub_dims block (never NULL after a load) */
 };
+
+/* A value's type as inferred at load (after the load; during it, the model's load_types). */
+ONNXRUN__HIDDEN void onnxrun__value_type(const struct onnxrun__value *v, struct onnxrun_type *out);
+
+/* A value's declared type, or an unknown one (dtype UNDEFINED, rank -1) when it has none. */
+ONNXRUN__HIDDEN extern const struct onnxrun_type onnxrun__type_unknown;
+static inline const struct onnxrun_type *onnxrun__declared(const struct onnxrun__value *v)
+{
+	return v->declared ? v->declared : &onnxrun__type_unknown;
+}
 
 struct onnxrun__opset {
 	char *domain; /* normalized: "" for ai.onnx */
@@ -409,6 +428,9 @@ struct onnxrun_model {
 	size_t n_params;
 	char **params;    /* every dim_param name seen, owned */
 	struct onnxrun_dim *pub_dims; /* every value's dims, one block sized to their ranks */
+	struct onnxrun_type *load_types; /* during the load only: per value (the loader's capacity
+	                                  * of them), its type as inferred so far; then kept in
+	                                  * the values' dtype, rank and pub_dims and freed */
 	/* onnxrun_model_inspect_*: nodes with no implementation are kept (op NULL, their
 	 * outputs' types guessed); the model answers queries but never runs
 	 * (onnxrun__graph_infer_node refuses it) and its ops' init was not called. */

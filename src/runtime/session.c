@@ -34,8 +34,9 @@ struct onnxrun_session {
 	struct onnxrun_type *types;         /* per value: concrete types after prepare */
 	struct onnxrun_type *scratch;       /* infer_node scratch */
 	struct onnxrun_tensor **tensors;     /* per value: node outputs */
-	struct onnxrun_type *fed;           /* per value fed or constant (kind not INTERMEDIATE),
-	                                     * in value order: its type at the last prepare */
+	struct onnxrun_type *fed;           /* per graph input (kind INPUT or DEFAULTED), in value
+	                                     * order: its type at the last prepare (initializers
+	                                     * cannot change, so they have none) */
 	struct onnxrun_dim pub_dims[ONNXRUN_MAX_RANK]; /* value_info's dims (borrowed until the
 	                                                * next call on the session) */
 	const struct onnxrun_tensor **in_ptrs;
@@ -51,6 +52,12 @@ struct onnxrun_session {
 	uint64_t *prof_run;  /* per node: its time in the current run (in prof_ns's block) */
 	uint64_t prof_runs;
 };
+
+/* Whether a value is a graph input, the values whose type can change between runs. */
+static bool is_input(const struct onnxrun__value *v)
+{
+	return v->kind == ONNXRUN__VALUE_INPUT || v->kind == ONNXRUN__VALUE_DEFAULTED;
+}
 
 static const char *input_word(const struct onnxrun__value *v)
 {
@@ -70,7 +77,7 @@ enum onnxrun_status onnxrun_session_create(const struct onnxrun_model *m, struct
 	nv = m->n_values ? m->n_values : 1;
 	io = onnxrun__graph_max_io(m);
 	for (size_t v = 0; v < m->n_values; v++)
-		nfed += m->values[v].kind != ONNXRUN__VALUE_INTERMEDIATE;
+		nfed += is_input(&m->values[v]);
 	s = onnxrun__calloc(env, 1, sizeof *s);
 	if (!s)
 		return ONNXRUN_ERROR_OUT_OF_MEMORY;
@@ -289,10 +296,13 @@ enum onnxrun_status onnxrun_session_bind_dim(struct onnxrun_session *s, const ch
 static enum onnxrun_status check_feed(struct onnxrun_session *s, const struct onnxrun__value *v,
                                       const struct onnxrun_tensor *t)
 {
-	const struct onnxrun_type *d = &v->declared;
+	const struct onnxrun_type *d = onnxrun__declared(v);
+	struct onnxrun_type inferred;
 	char a[256];
-	if (v->kind == ONNXRUN__VALUE_DEFAULTED && !v->has_declared)
-		d = &v->type;
+	if (v->kind == ONNXRUN__VALUE_DEFAULTED && !v->declared) {
+		onnxrun__value_type(v, &inferred);
+		d = &inferred;
+	}
 	if (d->dtype && t->dtype != d->dtype)
 		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_INPUT, "%s '%s': expected dtype %s, got %s",
 		                     input_word(v), v->name, onnxrun_dtype_name(d->dtype),
@@ -404,8 +414,12 @@ enum onnxrun_status onnxrun_session_set_output(struct onnxrun_session *s, size_t
 		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_ARGUMENT,
 		                     "output '%s' (index %zu): string outputs cannot be bound",
 		                     m->values[m->outputs[i]].name, i);
-	if (t && (st = check_bound(s, i, t, &m->values[m->outputs[i]].type)))
-		return st;
+	if (t) {
+		struct onnxrun_type want;
+		onnxrun__value_type(&m->values[m->outputs[i]], &want);
+		if ((st = check_bound(s, i, t, &want)))
+			return st;
+	}
 	if (!t != !s->bound[i])
 		s->prepared = false; /* the plan allocates unbound outputs only */
 	if (t != s->bound[i])
@@ -525,7 +539,7 @@ static void type_of(const struct onnxrun_tensor *t, struct onnxrun_type *out)
 static enum onnxrun_status unfed_type(struct onnxrun_session *s, const struct onnxrun__value *v,
                                       struct onnxrun_type *t)
 {
-	*t = v->declared;
+	*t = *onnxrun__declared(v);
 	if (!t->dtype || t->shape.rank < 0)
 		return onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_INPUT,
 		                     "input '%s' is not set and its type is not declared", v->name);
@@ -576,12 +590,13 @@ static enum onnxrun_status check_params(struct onnxrun_session *s)
 		return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
 	for (size_t i = 0; i < m->n_inputs && !st; i++) {
 		const struct onnxrun__value *a = &m->values[m->inputs[i]];
-		for (int32_t d = 0; d < a->declared.shape.rank && !st; d++) {
-			const char *p = a->declared.shape.params[d];
+		const struct onnxrun_shape *declared = &onnxrun__declared(a)->shape;
+		for (int32_t d = 0; d < declared->rank && !st; d++) {
+			const char *p = declared->params[d];
 			struct param_seen *e;
 			const struct onnxrun__value *b;
 			int64_t va = s->types[m->inputs[i]].shape.dims[d], vb;
-			if (!p || a->declared.shape.dims[d] >= 0)
+			if (!p || declared->dims[d] >= 0)
 				continue;
 			e = &t[seen_slot(t, n, p)];
 			if (!e->param) {
@@ -795,7 +810,7 @@ static enum onnxrun_status allocate(struct onnxrun_session *s)
 	memset(item_of, 0xff, nv * sizeof *item_of); /* -1: not in the arena */
 	if ((st = plan_arena(s, items, item_value, item_of, &n_items, &arena_size)))
 		goto fail;
-	if (arena_size && !(s->arena = onnxrun__malloc(s->env, arena_size))) {
+	if (arena_size && !(s->arena = onnxrun__malloc_aligned(s->env, arena_size))) {
 		st = onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY,
 		                   "out of memory allocating the %zu-byte arena", arena_size);
 		goto fail;
@@ -858,7 +873,7 @@ static enum onnxrun_status prepare(struct onnxrun_session *s, uint64_t start)
 		return run_stopped(s, m->n_nodes, WHILE_PREPARING, start);
 	}
 	for (size_t v = 0, k = 0; v < m->n_values; v++)
-		if (m->values[v].kind != ONNXRUN__VALUE_INTERMEDIATE)
+		if (is_input(&m->values[v]))
 			s->fed[k++] = s->types[v];
 	s->prepared = true;
 	/* with the inputs set, the ops' workspace now: a run then allocates nothing */
@@ -886,7 +901,7 @@ static bool feeds_changed(const struct onnxrun_session *s)
 	for (size_t v = 0, k = 0; v < m->n_values; v++) {
 		const struct onnxrun_tensor *t;
 		const struct onnxrun_type *was;
-		if (m->values[v].kind == ONNXRUN__VALUE_INTERMEDIATE)
+		if (!is_input(&m->values[v]))
 			continue;
 		was = &s->fed[k++];
 		t = value_tensor(s, (int32_t)v);
@@ -961,7 +976,7 @@ static enum onnxrun_status size_workspace(struct onnxrun_session *s)
 	if (meas.overflows)
 		return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY,
 		                     "out of memory measuring the workspace of the ops");
-	if (meas.need && !(s->ws.base = onnxrun__malloc(s->env, meas.need)))
+	if (meas.need && !(s->ws.base = onnxrun__malloc_aligned(s->env, meas.need)))
 		return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY,
 		                     "out of memory allocating the %zu-byte workspace of the ops", meas.need);
 	s->ws.size = meas.need;

@@ -117,7 +117,9 @@ static enum onnxrun_status tensor_make(const struct onnxrun_env *env, enum onnxr
 	if (borrowed) {
 		t->data = borrowed;
 	} else if (nbytes) {
-		t->data = zero ? onnxrun__calloc(env, 1, nbytes) : onnxrun__malloc(env, nbytes);
+		t->data = onnxrun__malloc_aligned(env, nbytes);
+		if (t->data && zero)
+			memset(t->data, 0, nbytes);
 		if (!t->data) {
 			onnxrun__free(env, t);
 			return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY,
@@ -229,7 +231,7 @@ enum onnxrun_status onnxrun__tensor_materialize(struct onnxrun_tensor *t, struct
 	if (!t->pending)
 		return ONNXRUN_OK;
 	/* only float32 is ever pending: its bytes need no normalizing (bool's would) */
-	if (!(p = onnxrun__malloc(t->env, t->nbytes))) {
+	if (!(p = onnxrun__malloc_aligned(t->env, t->nbytes))) {
 		t->pending_failed = true;
 		return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY,
 		                     "out of memory copying initializer '%s' (%zu bytes)", t->name ? t->name : "",

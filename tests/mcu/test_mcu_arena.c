@@ -12,6 +12,7 @@
  * Arguments: MODEL.onnx INPUT.pb EXPECTED.pb [ESTIMATE]
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +97,23 @@ int main(int argc, char **argv)
 	CHECK(onnxrun_session_planned_bytes(s, &planned) == ONNXRUN_OK, "planned bytes");
 	/* the expected output is decoded into another buffer: the figures are the library's */
 	CHECK(onnxrun_session_output(s, 0, &got) == ONNXRUN_OK, "output");
+	/* element data keeps its documented 16-byte alignment while the records beside it take
+	 * 8-byte headers (src/runtime/core.c): the decoded input, the planned output and a
+	 * created tensor (two, one after the other) */
+	CHECK((uintptr_t)onnxrun_tensor_data(in) % 16 == 0, "input data at %p", onnxrun_tensor_data(in));
+	CHECK((uintptr_t)onnxrun_tensor_data(got) % 16 == 0, "output data at %p", onnxrun_tensor_data(got));
+	{
+		const int64_t dims[1] = { 3 };
+		struct onnxrun_tensor *t[2] = { NULL, NULL };
+		for (int k = 0; k < 2; k++) {
+			CHECK(onnxrun_tensor_create(env, ONNXRUN_DTYPE_FLOAT, 1, dims, &t[k]) == ONNXRUN_OK, "tensor");
+			if (t[k])
+				CHECK((uintptr_t)onnxrun_tensor_data(t[k]) % 16 == 0, "created tensor %d's data at %p", k,
+				      onnxrun_tensor_data(t[k]));
+		}
+		onnxrun_tensor_free(t[0]);
+		onnxrun_tensor_free(t[1]);
+	}
 	{
 		struct onnxrun_env *env2 = NULL;
 		void *buf2 = mcu_big_alloc(512u << 10, 8);

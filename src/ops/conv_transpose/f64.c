@@ -241,7 +241,7 @@ static bool f64_groupable(struct f64_job *j)
 	for (int64_t ph0 = 0; ph0 < j->nphase; ph0 += sl) {
 		int64_t omin = 0, seen = 0;
 		for (int64_t ph = ph0; ph < ph0 + sl; ph++) {
-			int64_t r[S];
+			int64_t r[S] = { 0 }; /* (gcc 12 for Arm sees r[L] maybe unset: convt_phase_residues sets j->n >= L + 1 axes) */
 			convt_phase_residues(&j->tp, ph, r);
 			for (int32_t a = 0; a < j->n; a++)
 				if (j->qn[ph * S + a] != j->qn[ph0 * S + a] || (a < L && j->qlo[ph * S + a] != j->qlo[ph0 * S + a]))

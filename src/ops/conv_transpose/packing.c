@@ -222,7 +222,7 @@ enum onnxrun_status onnxrun__convt_pack_stoppable(const struct onnxrun_env *env,
 		*out = pk;
 		return done ? ONNXRUN_OK : ONNXRUN_ERROR_CANCELLED;
 	}
-	if (!(pk->a = onnxrun__malloc(env, (size_t)(pk->a_group * pk->group) * sizeof(float))) ||
+	if (!(pk->a = onnxrun__malloc_aligned(env, (size_t)(pk->a_group * pk->group) * sizeof(float))) ||
 	    !(kfs = onnxrun__malloc(env, (size_t)(pk->taps.tmax > 0 ? pk->taps.tmax : 1) * sizeof *kfs))) {
 		onnxrun__convt_packed_free(pk);
 		return ONNXRUN_ERROR_OUT_OF_MEMORY;
