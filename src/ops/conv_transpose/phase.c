@@ -31,6 +31,17 @@
 #else
 #define PANEL_SETS(j) 2
 #endif
+/* On bare metal an item's scratch holds only what the job uses (RAM): copy plans, runs and
+ * segments for the most segments a panel can have (not nr of each), the second tile only
+ * when a pair is stored, the row pointers only for the modes that read them, and for a
+ * staged job whose panels all lie in whole grid rows (every panel at base + offset) no
+ * packed panels or copy plans at all; the staging area holds the rows the tiles read.
+ * Elsewhere the layout the x86 tuning was measured with. */
+#ifdef ONNXRUN_BAREMETAL
+#define SIZED_SCRATCH 1
+#else
+#define SIZED_SCRATCH 0
+#endif
 /* most B panels prepared at a time (two sets of struct panel on the stack of each item: a
  * microcontroller's stack gets fewer) */
 #ifdef ONNXRUN_BAREMETAL
@@ -85,7 +96,30 @@ struct phase_job {
 	bool in_place_rel;
 	int64_t *rx_d;
 	int64_t *rel;     /* per phase (cg * tmax apart): byte offset of B row k from the panel's base */
+	/* SIZED_SCRATCH: the most segments of a panel, whether the second tile and the row
+	 * pointers are used, and whether every panel is staged (PANEL_REL only) */
+	int64_t segmax;
+	bool tile2, ptrs, rel_only;
 };
+
+/* Element counts of an item's scratch, in its order: packed B panels, two tiles, runs and
+ * segments, copy plans, row pointers and masks. */
+struct scratch_counts {
+	int64_t bp, tile, tile2, runs, cp, ptrs;
+};
+
+static void scratch_counts(const struct phase_job *j, struct scratch_counts *n)
+{
+	const int64_t nr0 = j->pk->kern->nr[0], kmax = j->cg * j->pk->taps.tmax, sets = PANEL_SETS(j) * j->nb;
+	const int64_t segs = SIZED_SCRATCH ? j->segmax : nr0;
+	const bool rel_only = SIZED_SCRATCH && j->rel_only;
+	n->bp = rel_only ? 0 : sets * kmax * nr0;
+	n->tile = j->pk->kern->mr_max * nr0;
+	n->tile2 = !SIZED_SCRATCH || j->tile2 ? n->tile : 0;
+	n->runs = sets * segs;
+	n->cp = rel_only ? 0 : j->pk->taps.tmax * segs;
+	n->ptrs = !SIZED_SCRATCH || j->ptrs ? sets * 2 * kmax : 0;
+}
 
 /* Splits positions [p0, p0 + cnt) of phase ph into runs along the last axis: their columns
  * and output offsets (runs) and where they start in the grid (segs). */
@@ -367,22 +401,25 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	const struct onnxrun__phase_kernels *kph = &j->kt->phase;
 	const int64_t mr_max = kn->mr_max, nr0 = kn->nr[0], mg = pk->mg, kmax = j->cg * tp->tmax;
 	char *sc = j->scratch + (size_t)tid * j->scratch_stride;
-	float *bp = (float *)sc, *tile = bp + PANEL_SETS(j) * j->nb * kmax * nr0;
-	float *tile2 = tile + mr_max * nr0;
-	struct onnxrun__krun *runs = (struct onnxrun__krun *)(tile2 + mr_max * nr0);
-	struct seg *segs = (struct seg *)(runs + PANEL_SETS(j) * j->nb * nr0);
-	struct onnxrun__kcopy *cp = (struct onnxrun__kcopy *)(segs + PANEL_SETS(j) * j->nb * nr0);
-	const float **brows = (const float **)(cp + tp->tmax * nr0);
-	uint16_t *bmask = (uint16_t *)(brows + PANEL_SETS(j) * j->nb * 2 * kmax);
+	struct scratch_counts n;
+	scratch_counts(j, &n);
+	const int64_t segs_max = SIZED_SCRATCH ? j->segmax : nr0;
+	float *bp = (float *)sc, *tile = bp + n.bp;
+	float *tile2 = tile + n.tile;
+	struct onnxrun__krun *runs = (struct onnxrun__krun *)(tile2 + n.tile2);
+	struct seg *segs = (struct seg *)(runs + n.runs);
+	struct onnxrun__kcopy *cp = (struct onnxrun__kcopy *)(segs + n.runs);
+	const float **brows = (const float **)(cp + n.cp);
+	uint16_t *bmask = (uint16_t *)(brows + n.ptrs);
 	struct panel pn[2 * MAX_NB], *pn2 = pn + j->nb;
 	int64_t r[S], rq[S];
 
 	for (int64_t i = 0; i < PANEL_SETS(j) * j->nb; i++) {
-		pn[i].runs = runs + i * nr0;
-		pn[i].segs = segs + i * nr0;
-		pn[i].brows = brows + i * 2 * kmax;
-		pn[i].bmask = bmask + i * 2 * kmax;
-		pn[i].bp = bp + i * kmax * nr0;
+		pn[i].runs = runs + i * segs_max;
+		pn[i].segs = segs + i * segs_max;
+		pn[i].brows = n.ptrs ? brows + i * 2 * kmax : NULL;
+		pn[i].bmask = n.ptrs ? bmask + i * 2 * kmax : NULL;
+		pn[i].bp = n.bp ? bp + i * kmax * nr0 : NULL;
 	}
 	for (int64_t it = begin; it < end; it++) {
 		/* it = ((grp * ntiles + tile) * nclass + class) * mchunks + mchunk */
@@ -772,6 +809,16 @@ static ONNXRUN__MCU_NOINLINE bool plan_staging(struct phase_job *j, struct onnxr
 	j->st_dymin = dymin;
 	j->st_dymax = dymax;
 	j->st_rows = j->trows / g->strides[0] + 3 + (dymax - dymin); /* an item's rows fit (checked) */
+	if (SIZED_SCRATCH) { /* exactly the most rows a tile reads (phase_items' i0 .. i1) */
+		const int64_t s0 = g->strides[0], p0 = g->pad_begin[0];
+		j->st_rows = 0;
+		for (int64_t R0 = 0; R0 < j->nrows; R0 += j->trows) {
+			const int64_t R1 = R0 + j->trows < j->nrows ? R0 + j->trows : j->nrows;
+			const int64_t rows = convt_floor_div(R1 - 1 + p0, s0) - convt_floor_div(R0 + p0 - (s0 - 1), s0) +
+			                     dymax - dymin + 1;
+			j->st_rows = rows > j->st_rows ? rows : j->st_rows;
+		}
+	}
 	if ((size_t)(j->st_rows * j->cg * plane) * sizeof(float) > onnxrun__tuning()->stage_bytes)
 		return true;
 	if (!(j->rel = onnxrun__calloc(ctx->env, (size_t)(tp->nphase * j->cg * tp->tmax), sizeof *j->rel)))
@@ -789,6 +836,22 @@ static ONNXRUN__MCU_NOINLINE bool plan_staging(struct phase_job *j, struct onnxr
 		}
 	}
 	j->staged = true;
+	if (SIZED_SCRATCH) {
+		/* panels in whole grid rows of every phase (nr0 positions from a row's start) are
+		 * all staged: no packed panels, copy plans or row pointers */
+		const int64_t nr0 = j->pk->kern->nr[0];
+		struct scratch_counts c;
+		j->rel_only = true;
+		for (int64_t ph = 0; ph < tp->nphase; ph++)
+			if (j->npos[ph] && j->qn[ph * S + n - 1] % nr0)
+				j->rel_only = false;
+		if (j->rel_only) {
+			j->ptrs = false;
+			scratch_counts(j, &c);
+			*bytes = (size_t)(c.bp + c.tile + c.tile2) * sizeof(float) +
+			         (size_t)c.runs * (sizeof(struct onnxrun__krun) + sizeof(struct seg));
+		}
+	}
 	j->st_offset = (*bytes + 63) / 64 * 64;
 	*bytes = j->st_offset + 64 + (size_t)(j->st_rows * j->cg * plane) * sizeof(float);
 	return true;
@@ -899,10 +962,31 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		j.rows = pk->kern->ind[0] && uses <= tn->in_place_calls;
 	}
 	items = g->group * j.ntiles * j.nclass * j.mchunks;
-	bytes = (size_t)(PANEL_SETS(&j) * j.nb * j.cg * tp->tmax * nr0 + 2 * pk->kern->mr_max * nr0) * sizeof(float) +
-	        (size_t)(PANEL_SETS(&j) * j.nb * nr0) * (sizeof(struct onnxrun__krun) + sizeof(struct seg)) +
-	        (size_t)(tp->tmax * nr0) * sizeof(struct onnxrun__kcopy) +
-	        (size_t)(PANEL_SETS(&j) * j.nb * 2 * j.cg * tp->tmax) * (sizeof(float *) + sizeof(uint16_t));
+	if (SIZED_SCRATCH) {
+		/* a panel of nr0 positions from offset o of grid rows L long has ceil((o + nr0) / L)
+		 * segments, at most (L - 1 + nr0 + L - 1) / L */
+		j.segmax = 1;
+		for (int64_t ph = 0; ph < np; ph++) {
+			const int64_t len = j.qn[ph * S + g->n - 1];
+			if (j.npos[ph] && len > 0) {
+				const int64_t most = (2 * len - 2 + nr0) / len;
+				j.segmax = most > j.segmax ? most : j.segmax;
+			}
+		}
+		j.segmax = j.segmax > nr0 ? nr0 : j.segmax;
+		/* the second tile: a pair, or stride-2 last-axis phases sharing B stored together */
+		j.tile2 = j.paired;
+		for (int64_t q = 0; !j.tile2 && j.kt->phase.store_pair && tp->s[g->n - 1] == 2 && q + 1 < np; q++)
+			j.tile2 = j.rep[q + 1] == j.rep[q];
+		j.ptrs = j.rows || j.halves || (j.kt->phase.pack_halves && nr0 == 32);
+	}
+	{
+		struct scratch_counts sc;
+		scratch_counts(&j, &sc);
+		bytes = (size_t)(sc.bp + sc.tile + sc.tile2) * sizeof(float) +
+		        (size_t)sc.runs * (sizeof(struct onnxrun__krun) + sizeof(struct seg)) +
+		        (size_t)sc.cp * sizeof(struct onnxrun__kcopy) + (size_t)sc.ptrs * (sizeof(float *) + sizeof(uint16_t));
+	}
 	if (stage_wanted(&j, uses) && !plan_staging(&j, ctx, &bytes)) {
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
