@@ -32,7 +32,6 @@ struct onnxrun_session {
 	size_t n_fed_defaults;        /* inputs with a default that the caller fed */
 	const struct onnxrun_tensor **feeds; /* per value: caller tensors of inputs */
 	struct onnxrun_type *types;         /* per value: concrete types after prepare */
-	struct onnxrun_type *scratch;       /* infer_node scratch */
 	struct onnxrun_tensor **tensors;     /* per value: node outputs */
 	struct onnxrun_type *fed;           /* per graph input (kind INPUT or DEFAULTED), in value
 	                                     * order: its type at the last prepare (initializers
@@ -87,7 +86,6 @@ enum onnxrun_status onnxrun_session_create(const struct onnxrun_model *m, struct
 	s->feeds = onnxrun__calloc(env, nv, sizeof *s->feeds);
 	s->types = onnxrun__calloc(env, nv, sizeof *s->types);
 	s->fed = onnxrun__calloc(env, nfed, sizeof *s->fed);
-	s->scratch = onnxrun__calloc(env, io, sizeof *s->scratch);
 	s->tensors = onnxrun__calloc(env, nv, sizeof *s->tensors);
 	s->in_ptrs = onnxrun__calloc(env, io, sizeof *s->in_ptrs);
 	s->out_ptrs = onnxrun__calloc(env, io, sizeof *s->out_ptrs);
@@ -96,7 +94,7 @@ enum onnxrun_status onnxrun_session_create(const struct onnxrun_model *m, struct
 	atomic_init(&s->cancel, 0);
 	s->ctl.cancel = &s->cancel;
 	atomic_init(&s->ctl.stopped, ONNXRUN__STOP_NONE);
-	if (!s->feeds || !s->types || !s->fed || !s->scratch || !s->tensors || !s->in_ptrs ||
+	if (!s->feeds || !s->types || !s->fed || !s->tensors || !s->in_ptrs ||
 	    !s->out_ptrs || !s->bound || !s->primary) {
 		onnxrun_session_free(s);
 		return ONNXRUN_ERROR_OUT_OF_MEMORY;
@@ -136,7 +134,6 @@ void onnxrun_session_free(struct onnxrun_session *s)
 	onnxrun__free(env, s->feeds);
 	onnxrun__free(env, s->types);
 	onnxrun__free(env, s->fed);
-	onnxrun__free(env, s->scratch);
 	onnxrun__free(env, s->tensors);
 	onnxrun__free(env, s->prof_ns);
 	onnxrun__free(env, s->in_ptrs);
@@ -852,10 +849,22 @@ static enum onnxrun_status prepare(struct onnxrun_session *s, uint64_t start)
 		return run_stopped(s, m->n_nodes, WHILE_PREPARING, start);
 	if ((st = source_types(s)))
 		return st;
-	for (size_t k = 0; k < m->n_nodes; k++) {
-		if (k % 64 == 63 && onnxrun__runctl_check(&s->ctl))
-			return run_stopped(s, m->n_nodes, WHILE_PREPARING, start);
-		if ((st = onnxrun__graph_infer_node(m, k, s->types, s->scratch, &s->err)))
+	{
+		/* the infer calls' types (a node's inputs and outputs), only for these calls: its
+		 * bytes serve the tensors' records after it (a microcontroller's arena) */
+		struct onnxrun_type *scratch = onnxrun__calloc(s->env, onnxrun__graph_max_io(m), sizeof *scratch);
+		if (!scratch)
+			return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
+		for (size_t k = 0; k < m->n_nodes; k++) {
+			if (k % 64 == 63 && onnxrun__runctl_check(&s->ctl))
+				st = run_stopped(s, m->n_nodes, WHILE_PREPARING, start);
+			else
+				st = onnxrun__graph_infer_node(m, k, s->types, scratch, &s->err);
+			if (st)
+				break;
+		}
+		onnxrun__free(s->env, scratch);
+		if (st)
 			return st;
 	}
 	for (size_t v = 0; v < m->n_values; v++)
