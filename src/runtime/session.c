@@ -69,7 +69,7 @@ enum onnxrun_status onnxrun_session_create(const struct onnxrun_model *m, struct
 {
 	const struct onnxrun_env *env;
 	struct onnxrun_session *s;
-	size_t nv, io, nfed = 1;
+	size_t nv, io, nfed = 0;
 	if (!m || !out)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;
 	env = m->env;
@@ -85,7 +85,7 @@ enum onnxrun_status onnxrun_session_create(const struct onnxrun_model *m, struct
 	s->threads = 1;
 	s->feeds = onnxrun__calloc(env, nv, sizeof *s->feeds);
 	s->types = onnxrun__calloc(env, nv, sizeof *s->types);
-	s->fed = onnxrun__calloc(env, nfed, sizeof *s->fed);
+	s->fed = onnxrun__calloc(env, nfed ? nfed : 1, sizeof *s->fed);
 	s->tensors = onnxrun__calloc(env, nv, sizeof *s->tensors);
 	s->in_ptrs = onnxrun__calloc(env, io, sizeof *s->in_ptrs);
 	s->out_ptrs = onnxrun__calloc(env, io, sizeof *s->out_ptrs);
