@@ -96,12 +96,15 @@ struct phase_job {
 	bool in_place_rel;
 	int64_t *rx_d;
 	int64_t *rel;     /* per phase (cg * tmax apart): byte offset of B row k from the panel's base */
-	/* SIZED_SCRATCH: the most segments of a panel, whether the second tile and the row
-	 * pointers are used, and whether every panel is staged (PANEL_REL only) */
+#if SIZED_SCRATCH
+	/* the most segments of a panel, whether the second tile and the row pointers are used,
+	 * and whether every panel is staged (PANEL_REL only) */
 	int64_t segmax;
 	bool tile2, ptrs, rel_only;
+#endif
 };
 
+#if SIZED_SCRATCH
 /* Element counts of an item's scratch, in its order: packed B panels, two tiles, runs and
  * segments, copy plans, row pointers and masks. */
 struct scratch_counts {
@@ -111,15 +114,14 @@ struct scratch_counts {
 static void scratch_counts(const struct phase_job *j, struct scratch_counts *n)
 {
 	const int64_t nr0 = j->pk->kern->nr[0], kmax = j->cg * j->pk->taps.tmax, sets = PANEL_SETS(j) * j->nb;
-	const int64_t segs = SIZED_SCRATCH ? j->segmax : nr0;
-	const bool rel_only = SIZED_SCRATCH && j->rel_only;
-	n->bp = rel_only ? 0 : sets * kmax * nr0;
+	n->bp = j->rel_only ? 0 : sets * kmax * nr0;
 	n->tile = j->pk->kern->mr_max * nr0;
-	n->tile2 = !SIZED_SCRATCH || j->tile2 ? n->tile : 0;
-	n->runs = sets * segs;
-	n->cp = rel_only ? 0 : j->pk->taps.tmax * segs;
-	n->ptrs = !SIZED_SCRATCH || j->ptrs ? sets * 2 * kmax : 0;
+	n->tile2 = j->tile2 ? n->tile : 0;
+	n->runs = sets * j->segmax;
+	n->cp = j->rel_only ? 0 : j->pk->taps.tmax * j->segmax;
+	n->ptrs = j->ptrs ? sets * 2 * kmax : 0;
 }
+#endif
 
 /* Splits positions [p0, p0 + cnt) of phase ph into runs along the last axis: their columns
  * and output offsets (runs) and where they start in the grid (segs). */
@@ -401,9 +403,10 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	const struct onnxrun__phase_kernels *kph = &j->kt->phase;
 	const int64_t mr_max = kn->mr_max, nr0 = kn->nr[0], mg = pk->mg, kmax = j->cg * tp->tmax;
 	char *sc = j->scratch + (size_t)tid * j->scratch_stride;
+#if SIZED_SCRATCH
 	struct scratch_counts n;
 	scratch_counts(j, &n);
-	const int64_t segs_max = SIZED_SCRATCH ? j->segmax : nr0;
+	const int64_t segs_max = j->segmax;
 	float *bp = (float *)sc, *tile = bp + n.bp;
 	float *tile2 = tile + n.tile;
 	struct onnxrun__krun *runs = (struct onnxrun__krun *)(tile2 + n.tile2);
@@ -411,15 +414,31 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	struct onnxrun__kcopy *cp = (struct onnxrun__kcopy *)(segs + n.runs);
 	const float **brows = (const float **)(cp + n.cp);
 	uint16_t *bmask = (uint16_t *)(brows + n.ptrs);
+#else
+	const int64_t segs_max = nr0;
+	float *bp = (float *)sc, *tile = bp + PANEL_SETS(j) * j->nb * kmax * nr0;
+	float *tile2 = tile + mr_max * nr0;
+	struct onnxrun__krun *runs = (struct onnxrun__krun *)(tile2 + mr_max * nr0);
+	struct seg *segs = (struct seg *)(runs + PANEL_SETS(j) * j->nb * nr0);
+	struct onnxrun__kcopy *cp = (struct onnxrun__kcopy *)(segs + PANEL_SETS(j) * j->nb * nr0);
+	const float **brows = (const float **)(cp + tp->tmax * nr0);
+	uint16_t *bmask = (uint16_t *)(brows + PANEL_SETS(j) * j->nb * 2 * kmax);
+#endif
 	struct panel pn[2 * MAX_NB], *pn2 = pn + j->nb;
 	int64_t r[S], rq[S];
 
 	for (int64_t i = 0; i < PANEL_SETS(j) * j->nb; i++) {
 		pn[i].runs = runs + i * segs_max;
 		pn[i].segs = segs + i * segs_max;
+#if SIZED_SCRATCH
 		pn[i].brows = n.ptrs ? brows + i * 2 * kmax : NULL;
 		pn[i].bmask = n.ptrs ? bmask + i * 2 * kmax : NULL;
 		pn[i].bp = n.bp ? bp + i * kmax * nr0 : NULL;
+#else
+		pn[i].brows = brows + i * 2 * kmax;
+		pn[i].bmask = bmask + i * 2 * kmax;
+		pn[i].bp = bp + i * kmax * nr0;
+#endif
 	}
 	for (int64_t it = begin; it < end; it++) {
 		/* it = ((grp * ntiles + tile) * nclass + class) * mchunks + mchunk */
@@ -809,7 +828,8 @@ static ONNXRUN__MCU_NOINLINE bool plan_staging(struct phase_job *j, struct onnxr
 	j->st_dymin = dymin;
 	j->st_dymax = dymax;
 	j->st_rows = j->trows / g->strides[0] + 3 + (dymax - dymin); /* an item's rows fit (checked) */
-	if (SIZED_SCRATCH) { /* exactly the most rows a tile reads (phase_items' i0 .. i1) */
+#if SIZED_SCRATCH
+	{ /* exactly the most rows a tile reads (phase_items' i0 .. i1) */
 		const int64_t s0 = g->strides[0], p0 = g->pad_begin[0];
 		j->st_rows = 0;
 		for (int64_t R0 = 0; R0 < j->nrows; R0 += j->trows) {
@@ -819,6 +839,7 @@ static ONNXRUN__MCU_NOINLINE bool plan_staging(struct phase_job *j, struct onnxr
 			j->st_rows = rows > j->st_rows ? rows : j->st_rows;
 		}
 	}
+#endif
 	if ((size_t)(j->st_rows * j->cg * plane) * sizeof(float) > onnxrun__tuning()->stage_bytes)
 		return true;
 	if (!(j->rel = onnxrun__calloc(ctx->env, (size_t)(tp->nphase * j->cg * tp->tmax), sizeof *j->rel)))
@@ -836,7 +857,8 @@ static ONNXRUN__MCU_NOINLINE bool plan_staging(struct phase_job *j, struct onnxr
 		}
 	}
 	j->staged = true;
-	if (SIZED_SCRATCH) {
+#if SIZED_SCRATCH
+	{
 		/* panels in whole grid rows of every phase (nr0 positions from a row's start) are
 		 * all staged: no packed panels, copy plans or row pointers */
 		const int64_t nr0 = j->pk->kern->nr[0];
@@ -852,6 +874,7 @@ static ONNXRUN__MCU_NOINLINE bool plan_staging(struct phase_job *j, struct onnxr
 			         (size_t)c.runs * (sizeof(struct onnxrun__krun) + sizeof(struct seg));
 		}
 	}
+#endif
 	j->st_offset = (*bytes + 63) / 64 * 64;
 	*bytes = j->st_offset + 64 + (size_t)(j->st_rows * j->cg * plane) * sizeof(float);
 	return true;
@@ -962,7 +985,8 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		j.rows = pk->kern->ind[0] && uses <= tn->in_place_calls;
 	}
 	items = g->group * j.ntiles * j.nclass * j.mchunks;
-	if (SIZED_SCRATCH) {
+#if SIZED_SCRATCH
+	{
 		/* a panel of nr0 positions from offset o of grid rows L long has ceil((o + nr0) / L)
 		 * segments, at most (L - 1 + nr0 + L - 1) / L */
 		j.segmax = 1;
@@ -987,6 +1011,12 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		        (size_t)sc.runs * (sizeof(struct onnxrun__krun) + sizeof(struct seg)) +
 		        (size_t)sc.cp * sizeof(struct onnxrun__kcopy) + (size_t)sc.ptrs * (sizeof(float *) + sizeof(uint16_t));
 	}
+#else
+	bytes = (size_t)(PANEL_SETS(&j) * j.nb * j.cg * tp->tmax * nr0 + 2 * pk->kern->mr_max * nr0) * sizeof(float) +
+	        (size_t)(PANEL_SETS(&j) * j.nb * nr0) * (sizeof(struct onnxrun__krun) + sizeof(struct seg)) +
+	        (size_t)(tp->tmax * nr0) * sizeof(struct onnxrun__kcopy) +
+	        (size_t)(PANEL_SETS(&j) * j.nb * 2 * j.cg * tp->tmax) * (sizeof(float *) + sizeof(uint16_t));
+#endif
 	if (stage_wanted(&j, uses) && !plan_staging(&j, ctx, &bytes)) {
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
