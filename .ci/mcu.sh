@@ -22,7 +22,9 @@
 #     (test_mcu_float32_only: other dtypes refused with UNSUPPORTED naming node and dtype;
 #     the float32 conformance cases, the upsampler, the arena);
 #   - a host build with the reduced ONNX schema under ASan and UBSan running test_malformed,
-#     test_metadata and test_tensor_proto (hostile input through the bare-metal loader's schema);
+#     test_metadata and test_tensor_proto (hostile input through the bare-metal loader's schema),
+#     and with the phase path's bare-metal scratch sizing (ONNXRUN_SIZED_PHASE_SCRATCH)
+#     test_op_conv_transpose (its bounds under ASan, which the boards cannot run);
 #   - the footprint (-Os, Cortex-M4): flash of the linked example per component
 #     (targets/cortex-m/footprint.py), all ops and dtypes and the float32-only build, each
 #     printed against its target: 96 KiB for the full build (asserted), 64 KiB for the
@@ -143,10 +145,13 @@ if [[ " ${MCU_BOARDS:-cortex-m4} " == *" cortex-m4 "* ]]; then
 fi
 
 # The reduced ONNX schema's behaviour on hostile input, cheaply on the host: the loader's
-# malformed-file, metadata and TensorProto tests built with it under ASan and UBSan.
-echo "== mcu: host (ASan, UBSan), the reduced ONNX schema: test_malformed, test_metadata, test_tensor_proto"
+# malformed-file, metadata and TensorProto tests built with it under ASan and UBSan; and the
+# phase path's scratch sized as on bare metal, under ASan through the ConvTranspose tests.
+echo "== mcu: host (ASan, UBSan), the reduced ONNX schema and the bare-metal phase scratch: test_malformed, test_metadata, test_tensor_proto, test_op_conv_transpose"
 cmake -S . -B build-mcu/host-reduced -DCMAKE_BUILD_TYPE=Debug -DONNXRUN_WERROR=ON -DONNXRUN_SANITIZE=ON \
-	-DONNXRUN_REDUCED_ONNX_SCHEMA=ON >/dev/null
-cmake --build build-mcu/host-reduced -j"$jobs" --target test_malformed test_metadata test_tensor_proto >/dev/null
-(cd build-mcu/host-reduced && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -R '^(test_malformed|test_metadata|test_tensor_proto)$')
+	-DONNXRUN_REDUCED_ONNX_SCHEMA=ON -DONNXRUN_SIZED_PHASE_SCRATCH=ON >/dev/null
+cmake --build build-mcu/host-reduced -j"$jobs" --target test_malformed test_metadata test_tensor_proto \
+	test_op_conv_transpose >/dev/null
+(cd build-mcu/host-reduced && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" \
+	-R '^(test_malformed|test_metadata|test_tensor_proto|test_op_conv_transpose)$')
 echo "mcu: $(($(date +%s) - start)) s"

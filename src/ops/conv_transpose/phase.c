@@ -37,8 +37,8 @@
  * staged job whose panels all lie in whole grid rows (every panel at base + offset) no
  * packed panels or copy plans at all; the staging area holds the rows the tiles read.
  * Elsewhere the layout the x86 tuning was measured with. */
-#ifdef ONNXRUN_BAREMETAL
-#define SIZED_SCRATCH 1
+#if defined(ONNXRUN_BAREMETAL) || defined(ONNXRUN_SIZED_PHASE_SCRATCH)
+#define SIZED_SCRATCH 1 /* ONNXRUN_SIZED_PHASE_SCRATCH: a host build's ASan checks it */
 #else
 #define SIZED_SCRATCH 0
 #endif
