@@ -139,23 +139,24 @@ static bool dw_e_plan_make(const struct onnxrun__kdw_axis *a1, struct dw_e_plan 
 		pl->wpb[l] = pl->wpa[l] + 2;
 	}
 	for (int64_t k = 0; k < pl->nbo; k++) {
-		const int64_t s = 8 * k + ph;
-		unsigned ma = 0, mb = 0, sm = 0;
+		/* lane l reads x[s + ((l + pe) >> 1)] (E) and the one before (F): E's is inside x for
+		 * -2s - pe <= l <= 2(in - s) - 1 - pe, F's for lanes two higher */
+		const int64_t s = 8 * k + ph, lo = -2 * s - pe, hi = 2 * (a1->in - s) - 1 - pe;
 		pl->src[k] = s;
+		/* both sources' 16 lanes inside x and all 16 outputs inside y: full masks (the plan
+		 * is made per call, so it is kept short) */
+		pl->whole[k] = s >= 1 && s + 15 < a1->in && 16 * k + 15 < a1->out;
+		if (pl->whole[k]) {
+			pl->lm[k] = pl->lf[k] = 0x1FF;
+			pl->ma[k] = pl->mb[k] = pl->sm[k] = 0xFFFF;
+			continue;
+		}
+		const __mmask16 sm = dw_lanes(0, a1->out - 1 - 16 * k);
 		pl->lm[k] = (__mmask16)(dw_lanes(-s, a1->in - 1 - s) & 0x1FF);
 		pl->lf[k] = (__mmask16)(dw_lanes(1 - s, a1->in - s) & 0x1FF);
-		for (int l = 0; l < 16; l++) {
-			const int64_t o = 16 * k + l, i = s + ((l + pe) >> 1);
-			if (o >= a1->out)
-				continue;
-			sm |= 1u << l;
-			ma |= (unsigned)(i >= 0 && i < a1->in) << l;
-			mb |= (unsigned)(i >= 1 && i <= a1->in) << l;
-		}
-		pl->ma[k] = (__mmask16)ma;
-		pl->mb[k] = (__mmask16)mb;
-		pl->sm[k] = (__mmask16)sm;
-		pl->whole[k] = (ma & mb & sm) == 0xFFFF && s >= 1 && s + 15 < a1->in;
+		pl->ma[k] = dw_lanes(lo, hi) & sm;
+		pl->mb[k] = dw_lanes(lo + 2, hi + 2) & sm;
+		pl->sm[k] = sm;
 	}
 	return true;
 }
