@@ -196,7 +196,7 @@ T512 static void dw_e_row(const struct dw_e_plan *pl, int64_t n0, const float *c
 			dw_ef(pl, pat, xr[i], k, whole, &e, &f);
 			acc = dw_ef_fma(acc, w[i][0], w[i][1], e, f, whole, pl->ma[k], pl->mb[k]);
 		}
-		if (whole)
+		if (pl->sm[k] == 0xFFFF)
 			_mm512_storeu_ps(yr + 16 * k, acc);
 		else
 			_mm512_mask_storeu_ps(yr + 16 * k, pl->sm[k], acc);
@@ -222,7 +222,7 @@ T512 static inline __attribute__((always_inline)) void dw_e_band(const struct dw
 		dw_ef(pl, pat, xa + m * xstep, k, whole, &ec, &fc);
 		const __m512 s0 = dw_ef_fma(dw_ef_fma(b, a00, a01, ec, fc, whole, ma, mb), a10, a11, ep, fp, whole, ma, mb);
 		const __m512 s1 = dw_ef_fma(dw_ef_fma(b, b00, b01, ec, fc, whole, ma, mb), b10, b11, ep, fp, whole, ma, mb);
-		if (whole) {
+		if (whole || sm == 0xFFFF) { /* a masked store costs more than a plain one here */
 			_mm512_storeu_ps(y0, s0);
 			_mm512_storeu_ps(y0 + ystep, s1);
 		} else {
