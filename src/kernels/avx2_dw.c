@@ -227,7 +227,7 @@ T256 static void dw2_e_row(const struct dw2_e_plan *pl, int64_t n0, const float 
 			dw2_ef(pl, pat, xr[i], k, whole, &e, &f);
 			acc = dw2_ef_fma(acc, w[i][0], w[i][1], e, f, whole, ma, mb);
 		}
-		if (whole)
+		if (pl->sm[k] == 0xFF)
 			_mm256_storeu_ps(yr + 8 * k, acc);
 		else
 			_mm256_maskstore_ps(yr + 8 * k, dw2_mask(pl->sm[k]), acc);
@@ -250,7 +250,7 @@ T256 static inline __attribute__((always_inline)) void dw2_e_band(const struct d
 		dw2_ef(pl, pat, xa + m * xstep, k, whole, &ec, &fc);
 		const __m256 s0 = dw2_ef_fma(dw2_ef_fma(b, a00, a01, ec, fc, whole, ma, mb), a10, a11, ep, fp, whole, ma, mb);
 		const __m256 s1 = dw2_ef_fma(dw2_ef_fma(b, b00, b01, ec, fc, whole, ma, mb), b10, b11, ep, fp, whole, ma, mb);
-		if (whole) {
+		if (whole || pl->sm[k] == 0xFF) { /* a masked store costs more than a plain one */
 			_mm256_storeu_ps(y0, s0);
 			_mm256_storeu_ps(y0 + ystep, s1);
 		} else {
