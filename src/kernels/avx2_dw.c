@@ -1,7 +1,8 @@
 /*
  * avx2_dw.c - the AVX2+FMA depthwise ConvTranspose rows (depthwise.h). Stride 2 with kernel 4
- * on the last axis: both phases of 8 grid positions in two registers, interleaved into 16
- * consecutive outputs (whole stores), the last axis's taps and lane masks worked out once per
+ * on the last axis: rows in output order, 8 outputs a register, as in avx512_dw.c (dw2_e_*);
+ * rows under other than one or two x rows: both phases of 8 grid positions in two registers,
+ * interleaved into 16 outputs (dw2_row). The last axis's lane masks are worked out once per
  * call. Other last axes: the generic rows compiled for AVX2.
  */
 #include "generic_dw.h"
@@ -12,7 +13,7 @@
 
 #define T256 __attribute__((target("avx2,fma")))
 
-/* Most 8-position blocks of a row (dw2_rows_s2). */
+/* Most 8-position blocks of a row (dw2_plan). */
 #define DW2_BLOCKS 256
 
 /* Bits lo..hi (clamped to 0..7) set. */

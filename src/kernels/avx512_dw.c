@@ -1,9 +1,12 @@
 /*
  * avx512_dw.c - the AVX-512 depthwise ConvTranspose rows (depthwise.h). Stride 2 with kernel
- * 4 on the last axis: both phases of 16 grid positions in two registers, interleaved into 32
- * consecutive outputs (whole stores), the last axis's taps and lane masks worked out once per
- * call. Other last axes: 16 grid positions of one phase in a register over all taps, then
- * permuted masked stores into the strided outputs.
+ * 4 on the last axis: each row computed in output order, 16 outputs a register, from x
+ * vectors with each value twice (a lane permute), the last axis's lane masks worked out once
+ * per call; a plane's pairs of rows over the same x rows in bands, 16 columns at a time
+ * (dw_e_*). Rows under other than one or two x rows: both phases of 16 grid positions in two
+ * registers, interleaved into 32 outputs (dw_s2_row_any). Other last axes: 16 grid positions
+ * of one phase in a register over all taps, then permuted masked stores into the strided
+ * outputs.
  */
 #include "generic_dw.h"
 #include "parts.h"
@@ -23,10 +26,10 @@ static inline __mmask16 dw_lanes(int64_t lo, int64_t hi)
 	return (__mmask16)(((1u << (hi + 1)) - 1u) & ~((1u << lo) - 1u));
 }
 
-/* Most 16-position blocks of a row (dw_rows_s2). */
+/* Most 16-position blocks of a row (dw_s2_plan). */
 #define DW_S2_BLOCKS 64
 
-/* What every row of one stride-2 call shares. Output y[2p + c] (phase c = 0, 1) sums two
+/* What every row of one stride-2 call shares, for dw_s2_row_any. Output y[2p + c] (phase c = 0, 1) sums two
  * taps per x row, kernel columns kk[c][0], kk[c][1] at x[p + off[c]] and x[p + off[c] - 1]
  * (kernel 4, dilation 1), with off[1] = off[0] + de, de 0 or 1. Blocks of positions
  * [16*k, 16*k + 16), k < nb, with the lanes inside the x row of the taps at off[0],
@@ -348,7 +351,7 @@ T512 static void dw_rows_e(const struct onnxrun__kdw *j, const struct dw_e_plan 
 		}
 	}
 }
-/* AVX-512 rows: stride 2 with kernel 4 on the last axis by dw_rows_s2; otherwise 16 grid
+/* AVX-512 rows: stride 2 with kernel 4 on the last axis by dw_rows_e; otherwise 16 grid
  * positions per register over all taps, then s1 permuted masked stores (strides 1, 2, 4;
  * other strides use the generic rows). */
 T512 void onnxrun__dw_rows_avx512(const struct onnxrun__kdw *j, int64_t begin, int64_t end, float *tmp)
