@@ -5,7 +5,8 @@
 # as it is, uncommitted changes included), generates the suite's models once, then times
 # every case in alternating processes: OLD, NEW, OLD, NEW... (AB_ROUNDS rounds, a fresh
 # process each), so that a slow spell of the host hits both sides. Prints, per case, the
-# median over the rounds of each side's median time and NEW/OLD. Only onnxrun is timed; the
+# median over the rounds of each side's median time, NEW/OLD, and the range of each side's
+# round medians. Only onnxrun is timed; the
 # peers are run.sh's job.
 #
 # Variables: AB_ROUNDS (default 7), AB_THREADS (default 1), AB_MIN_TIME_MS (default 300: each
@@ -72,6 +73,9 @@ for c in "${cases[@]}"; do
 	done
 	mo=$(printf '%s\n' "${o[@]}" | median)
 	mn=$(printf '%s\n' "${n[@]}" | median)
-	awk -v c="$c" -v o="$mo" -v n="$mn" \
-		'BEGIN { printf "%-36s old %8.3f  new %8.3f  new/old %.3f\n", c, o, n, n / o }'
+	# the range of each side's round medians: the spread behind the median
+	ro=$(printf '%s\n' "${o[@]}" | sort -g | sed -n '1p;$p' | paste -sd-)
+	rn=$(printf '%s\n' "${n[@]}" | sort -g | sed -n '1p;$p' | paste -sd-)
+	awk -v c="$c" -v o="$mo" -v n="$mn" -v ro="$ro" -v rn="$rn" \
+		'BEGIN { printf "%-36s old %8.3f  new %8.3f  new/old %.3f  (rounds: old %s, new %s)\n", c, o, n, n / o, ro, rn }'
 done

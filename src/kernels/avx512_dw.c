@@ -1,9 +1,12 @@
 /*
  * avx512_dw.c - the AVX-512 depthwise ConvTranspose rows (depthwise.h). Stride 2 with kernel
- * 4 on the last axis: both phases of 16 grid positions in two registers, interleaved into 32
- * consecutive outputs (whole stores), the last axis's taps and lane masks worked out once per
- * call. Other last axes: 16 grid positions of one phase in a register over all taps, then
- * permuted masked stores into the strided outputs.
+ * 4 on the last axis: each row computed in output order, 16 outputs a register, from x
+ * vectors with each value twice (a lane permute), the last axis's lane masks worked out once
+ * per call; a plane's pairs of rows over the same x rows in bands, 16 columns at a time
+ * (dw_e_*). Rows under other than one or two x rows: both phases of 16 grid positions in two
+ * registers, interleaved into 32 outputs (dw_s2_row_any). Other last axes: 16 grid positions
+ * of one phase in a register over all taps, then permuted masked stores into the strided
+ * outputs.
  */
 #include "generic_dw.h"
 #include "parts.h"
@@ -23,10 +26,10 @@ static inline __mmask16 dw_lanes(int64_t lo, int64_t hi)
 	return (__mmask16)(((1u << (hi + 1)) - 1u) & ~((1u << lo) - 1u));
 }
 
-/* Most 16-position blocks of a row (dw_rows_s2). */
+/* Most 16-position blocks of a row (dw_s2_plan). */
 #define DW_S2_BLOCKS 64
 
-/* What every row of one stride-2 call shares. Output y[2p + c] (phase c = 0, 1) sums two
+/* What every row of one stride-2 call shares, for dw_s2_row_any. Output y[2p + c] (phase c = 0, 1) sums two
  * taps per x row, kernel columns kk[c][0], kk[c][1] at x[p + off[c]] and x[p + off[c] - 1]
  * (kernel 4, dilation 1), with off[1] = off[0] + de, de 0 or 1. Blocks of positions
  * [16*k, 16*k + 16), k < nb, with the lanes inside the x row of the taps at off[0],
@@ -101,156 +104,171 @@ T512 static void dw_s2_row_any(const struct dw_s2_plan *pl, int64_t n0, const fl
 	}
 }
 
-/* dw_s2_row for two taps per phase at x offsets o and o - 1 (kernel 4, dilation 1), phase 1's o
- * being phase 0's plus de (0 or 1): blocks at positions 16*k, so that output blocks are
- * 64-byte aligned when y's rows are; one x pointer per x row and constant displacements, so
- * that pointers and weights stay in registers. Blocks with a tap lane outside the x row mask
- * those lanes (masked loads, and FMAs that leave such a lane's sum as it is). n0 (1 or 2) and
- * de are constants where inlined. */
-T512 static inline __attribute__((always_inline)) void dw_s2_row_k4(const struct dw_s2_plan *pl, int64_t n0,
-                                                                    int64_t de, const float *const *xr,
-                                                                    const float *const *wr, __m512 b, float *yr)
+/* The rows of a stride-2 kernel-4 last axis in output order. Output o of a row sums, per x
+ * row, the taps k1 = (o + pb) mod 2 at x[i] and k1 + 2 at x[i - 1], i = floor((o + pb) / 2).
+ * With E[o] = x[i] and F[o] = x[i - 1] (each x value twice, in output order: one lane permute
+ * of an x vector each), 16 consecutive outputs are two FMAs per x row with weight vectors
+ * alternating the two kernel columns, stored as they are: no interleave of phases, and the
+ * bias is where each sum starts. Per output: bias, then per x row (k0 ascending) the k1 tap,
+ * then the k1 + 2 tap. */
+
+/* Most 16-output blocks of a y row. */
+#define DW_E_BLOCKS (2 * DW_S2_BLOCKS)
+
+/* Pairs of rows per band: a band's rows are computed 16 columns at a time, down the band, so
+ * that each x row's E and F vectors serve both pairs that read it (see dw_e_pairs). */
+#define DW_E_BAND 4
+
+struct dw_e_plan {
+	int64_t nbo;                            /* 16-output blocks of a y row */
+	int64_t src[DW_E_BLOCKS];               /* block k: x offset of E's source vector (F's: one lower) */
+	__mmask16 lm[DW_E_BLOCKS], lf[DW_E_BLOCKS]; /* E's and F's source lanes inside x (of lanes 0..8) */
+	__mmask16 ma[DW_E_BLOCKS], mb[DW_E_BLOCKS]; /* outputs whose E, F tap is inside x */
+	__mmask16 sm[DW_E_BLOCKS];              /* outputs inside the y row */
+	bool whole[DW_E_BLOCKS];                /* all masks full and both sources' 16 lanes inside x */
+	int32_t epat[16], wpa[16], wpb[16];     /* lane l: source lane (l + pe) >> 1; kernel columns */
+};
+
+/* Fills the plan (stride 2, kernel 4, dilation 1 on the last axis); false when rows are too long. */
+static bool dw_e_plan_make(const struct onnxrun__kdw_axis *a1, struct dw_e_plan *pl)
 {
-	const __m512i ilo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-	const __m512i ihi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-	const int64_t o = pl->off[0];
-	const float *x0 = xr[0] + o, *x1 = xr[n0 - 1] + o;
-	const __m512 w0a = _mm512_set1_ps(wr[0][pl->kk[0][0]]), w0b = _mm512_set1_ps(wr[0][pl->kk[0][1]]);
-	const __m512 w0c = _mm512_set1_ps(wr[0][pl->kk[1][0]]), w0d = _mm512_set1_ps(wr[0][pl->kk[1][1]]);
-	const __m512 w1a = _mm512_set1_ps(wr[n0 - 1][pl->kk[0][0]]), w1b = _mm512_set1_ps(wr[n0 - 1][pl->kk[0][1]]);
-	const __m512 w1c = _mm512_set1_ps(wr[n0 - 1][pl->kk[1][0]]), w1d = _mm512_set1_ps(wr[n0 - 1][pl->kk[1][1]]);
-	for (int64_t k = 0; k < pl->nb; k++) {
-		const int64_t p = 16 * k;
-		__m512 acc0, acc1;
-		if (pl->whole_load[k]) {
-			acc0 = _mm512_fmadd_ps(w0a, _mm512_loadu_ps(x0 + p), _mm512_setzero_ps());
-			acc1 = _mm512_fmadd_ps(w0c, _mm512_loadu_ps(x0 + p + de), _mm512_setzero_ps());
-			acc0 = _mm512_fmadd_ps(w0b, _mm512_loadu_ps(x0 + p - 1), acc0);
-			acc1 = _mm512_fmadd_ps(w0d, _mm512_loadu_ps(x0 + p + de - 1), acc1);
-			if (n0 == 2) {
-				acc0 = _mm512_fmadd_ps(w1a, _mm512_loadu_ps(x1 + p), acc0);
-				acc1 = _mm512_fmadd_ps(w1c, _mm512_loadu_ps(x1 + p + de), acc1);
-				acc0 = _mm512_fmadd_ps(w1b, _mm512_loadu_ps(x1 + p - 1), acc0);
-				acc1 = _mm512_fmadd_ps(w1d, _mm512_loadu_ps(x1 + p + de - 1), acc1);
-			}
-		} else {
-			const __mmask16 ma = pl->lm[k][0], mb = pl->lm[k][1], mc = pl->lm[k][2], md = pl->lm[k][3];
-			acc0 = _mm512_mask3_fmadd_ps(w0a, _mm512_maskz_loadu_ps(ma, x0 + p), _mm512_setzero_ps(), ma);
-			acc1 = _mm512_mask3_fmadd_ps(w0c, _mm512_maskz_loadu_ps(mc, x0 + p + de), _mm512_setzero_ps(), mc);
-			acc0 = _mm512_mask3_fmadd_ps(w0b, _mm512_maskz_loadu_ps(mb, x0 + p - 1), acc0, mb);
-			acc1 = _mm512_mask3_fmadd_ps(w0d, _mm512_maskz_loadu_ps(md, x0 + p + de - 1), acc1, md);
-			if (n0 == 2) {
-				acc0 = _mm512_mask3_fmadd_ps(w1a, _mm512_maskz_loadu_ps(ma, x1 + p), acc0, ma);
-				acc1 = _mm512_mask3_fmadd_ps(w1c, _mm512_maskz_loadu_ps(mc, x1 + p + de), acc1, mc);
-				acc0 = _mm512_mask3_fmadd_ps(w1b, _mm512_maskz_loadu_ps(mb, x1 + p - 1), acc0, mb);
-				acc1 = _mm512_mask3_fmadd_ps(w1d, _mm512_maskz_loadu_ps(md, x1 + p + de - 1), acc1, md);
-			}
+	const int64_t pe = ((a1->pb % 2) + 2) % 2, ph = (a1->pb - pe) / 2;
+	pl->nbo = (a1->out + 15) / 16;
+	if (a1->s != 2 || a1->k != 4 || a1->d != 1 || pl->nbo > DW_E_BLOCKS)
+		return false;
+	for (int l = 0; l < 16; l++) {
+		pl->epat[l] = (int32_t)((l + pe) >> 1);
+		pl->wpa[l] = (int32_t)((l + pe) & 1);
+		pl->wpb[l] = pl->wpa[l] + 2;
+	}
+	for (int64_t k = 0; k < pl->nbo; k++) {
+		/* lane l reads x[s + ((l + pe) >> 1)] (E) and the one before (F): E's is inside x for
+		 * -2s - pe <= l <= 2(in - s) - 1 - pe, F's for lanes two higher */
+		const int64_t s = 8 * k + ph, lo = -2 * s - pe, hi = 2 * (a1->in - s) - 1 - pe;
+		pl->src[k] = s;
+		/* both sources' 16 lanes inside x and all 16 outputs inside y: full masks (the plan
+		 * is made per call, so it is kept short) */
+		pl->whole[k] = s >= 1 && s + 15 < a1->in && 16 * k + 15 < a1->out;
+		if (pl->whole[k]) {
+			pl->lm[k] = pl->lf[k] = 0x1FF;
+			pl->ma[k] = pl->mb[k] = pl->sm[k] = 0xFFFF;
+			continue;
 		}
-		acc0 = _mm512_add_ps(b, acc0);
-		acc1 = _mm512_add_ps(b, acc1);
-		const __m512 lo = _mm512_permutex2var_ps(acc0, ilo, acc1), hi = _mm512_permutex2var_ps(acc0, ihi, acc1);
-		if (pl->whole_store[k]) {
-			_mm512_storeu_ps(yr + 2 * p, lo);
-			_mm512_storeu_ps(yr + 2 * p + 16, hi);
+		const __mmask16 sm = dw_lanes(0, a1->out - 1 - 16 * k);
+		pl->lm[k] = (__mmask16)(dw_lanes(-s, a1->in - 1 - s) & 0x1FF);
+		pl->lf[k] = (__mmask16)(dw_lanes(1 - s, a1->in - s) & 0x1FF);
+		pl->ma[k] = dw_lanes(lo, hi) & sm;
+		pl->mb[k] = dw_lanes(lo + 2, hi + 2) & sm;
+		pl->sm[k] = sm;
+	}
+	return true;
+}
+
+/* E and F of block k of x row xr (not whole: lanes outside x read as zero). */
+T512 static inline __attribute__((always_inline)) void dw_ef(const struct dw_e_plan *pl, __m512i pat, const float *xr,
+                                                             int64_t k, bool whole, __m512 *e, __m512 *f)
+{
+	const float *s = xr + pl->src[k];
+	if (whole) {
+		*e = _mm512_permutexvar_ps(pat, _mm512_loadu_ps(s));
+		*f = _mm512_permutexvar_ps(pat, _mm512_loadu_ps(s - 1));
+	} else {
+		*e = _mm512_permutexvar_ps(pat, _mm512_maskz_loadu_ps(pl->lm[k], s));
+		*f = _mm512_permutexvar_ps(pat, _mm512_maskz_loadu_ps(pl->lf[k], s - 1));
+	}
+}
+
+/* acc + wa * e + wb * f, in that order; not whole: lanes outside ma (mb) skip that tap. */
+T512 static inline __attribute__((always_inline)) __m512 dw_ef_fma(__m512 acc, __m512 wa, __m512 wb, __m512 e, __m512 f,
+                                                                   bool whole, __mmask16 ma, __mmask16 mb)
+{
+	if (whole)
+		return _mm512_fmadd_ps(wb, f, _mm512_fmadd_ps(wa, e, acc));
+	return _mm512_mask3_fmadd_ps(wb, f, _mm512_mask3_fmadd_ps(wa, e, acc, ma), mb);
+}
+
+/* One output row over n0 (1 or 2) x rows xr[i] with weights w[i] (E tap, F tap). */
+T512 static void dw_e_row(const struct dw_e_plan *pl, int64_t n0, const float *const *xr, const __m512 (*w)[2],
+                          __m512 b, float *yr)
+{
+	const __m512i pat = _mm512_loadu_si512(pl->epat);
+	for (int64_t k = 0; k < pl->nbo; k++) {
+		const bool whole = pl->whole[k];
+		__m512 acc = b, e, f;
+		for (int64_t i = 0; i < n0; i++) {
+			dw_ef(pl, pat, xr[i], k, whole, &e, &f);
+			acc = dw_ef_fma(acc, w[i][0], w[i][1], e, f, whole, pl->ma[k], pl->mb[k]);
+		}
+		if (pl->sm[k] == 0xFFFF)
+			_mm512_storeu_ps(yr + 16 * k, acc);
+		else
+			_mm512_mask_storeu_ps(yr + 16 * k, pl->sm[k], acc);
+	}
+}
+
+/* Block k of a band of pairs: pair m (m < n) is the rows ya + 2m*ystep and the next, over x
+ * rows xa + m*xstep (its x row 0) and the one above (x row 1), weights w[row][x row][tap].
+ * Each x row's E and F are made once and used by the two pairs that read it. whole is a
+ * constant where inlined. */
+T512 static inline __attribute__((always_inline)) void dw_e_band(const struct dw_e_plan *pl, __m512i pat, int64_t k,
+                                                                 bool whole, const float *xa, int64_t xstep,
+                                                                 const __m512 (*w)[2][2], __m512 b, float *ya,
+                                                                 int64_t ystep, int64_t n)
+{
+	const __mmask16 ma = pl->ma[k], mb = pl->mb[k], sm = pl->sm[k];
+	const __m512 a00 = w[0][0][0], a01 = w[0][0][1], a10 = w[0][1][0], a11 = w[0][1][1];
+	const __m512 b00 = w[1][0][0], b01 = w[1][0][1], b10 = w[1][1][0], b11 = w[1][1][1];
+	__m512 ep, fp, ec, fc;
+	dw_ef(pl, pat, xa - xstep, k, whole, &ep, &fp);
+	for (int64_t m = 0; m < n; m++) {
+		float *y0 = ya + 2 * m * ystep + 16 * k;
+		dw_ef(pl, pat, xa + m * xstep, k, whole, &ec, &fc);
+		const __m512 s0 = dw_ef_fma(dw_ef_fma(b, a00, a01, ec, fc, whole, ma, mb), a10, a11, ep, fp, whole, ma, mb);
+		const __m512 s1 = dw_ef_fma(dw_ef_fma(b, b00, b01, ec, fc, whole, ma, mb), b10, b11, ep, fp, whole, ma, mb);
+		if (whole || sm == 0xFFFF) { /* a masked store costs more than a plain one here */
+			_mm512_storeu_ps(y0, s0);
+			_mm512_storeu_ps(y0 + ystep, s1);
 		} else {
-			_mm512_mask_storeu_ps(yr + 2 * p, pl->sm[k][0], lo);
-			_mm512_mask_storeu_ps(yr + 2 * p + 16, pl->sm[k][1], hi);
+			_mm512_mask_storeu_ps(y0, sm, s0);
+			_mm512_mask_storeu_ps(y0 + ystep, sm, s1);
+		}
+		ep = ec;
+		fp = fc;
+	}
+}
+
+/* npairs consecutive pairs at stride 2 on axis 0 (each pair's rows as dw_e_row computes them,
+ * x rows 0 and 1 being consecutive rows of x), in bands of DW_E_BAND pairs, 16 columns at a
+ * time down a band. The weights stay in registers over the run. */
+T512 static void dw_e_pairs(const struct dw_e_plan *pl, const float *xa, int64_t xstep, const __m512 (*w)[2][2],
+                            __m512 b, float *ya, int64_t ystep, int64_t npairs)
+{
+	const __m512i pat = _mm512_loadu_si512(pl->epat);
+	for (int64_t m0 = 0; m0 < npairs; m0 += DW_E_BAND) {
+		const int64_t n = npairs - m0 < DW_E_BAND ? npairs - m0 : DW_E_BAND;
+		const float *xb = xa + m0 * xstep;
+		float *yb = ya + 2 * m0 * ystep;
+		for (int64_t k = 0; k < pl->nbo; k++) {
+			if (pl->whole[k])
+				dw_e_band(pl, pat, k, true, xb, xstep, w, b, yb, ystep, n);
+			else
+				dw_e_band(pl, pat, k, false, xb, xstep, w, b, yb, ystep, n);
 		}
 	}
 }
 
-/* Two rows of dw_s2_row_k4 (two x rows each) that read the same two x rows with their own
- * weights (wa, wb): each x vector is loaded once for both rows and all four taps. Each row's
- * sums are those of dw_s2_row_k4. Then the next npairs - 1 pairs with the same weights, each
- * one x row (xstep floats) further and two y rows (2 * ystep) down: the weights stay in
- * registers over a whole plane's pairs. de (0 or 1) is a constant where inlined. */
-T512 static inline __attribute__((always_inline)) void dw_s2_pair_k4(const struct dw_s2_plan *pl, int64_t de,
-                                                                     const float *const *xr, const float *const *wa,
-                                                                     const float *const *wb, __m512 b, float *ya,
-                                                                     int64_t npairs, int64_t xstep, int64_t ystep)
-{
-	const __m512i ilo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-	const __m512i ihi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-	const int64_t o = pl->off[0], k0 = pl->kk[0][0], k1 = pl->kk[0][1], k2 = pl->kk[1][0], k3 = pl->kk[1][1];
-	const float *x0 = xr[0] + o, *x1 = xr[1] + o;
-	float *yb = ya + ystep;
-	/* weights: [row][x row][tap], taps at o, o - 1 (phase 0) and o + de, o + de - 1 (phase 1) */
-	const __m512 a00 = _mm512_set1_ps(wa[0][k0]), a01 = _mm512_set1_ps(wa[0][k1]);
-	const __m512 a02 = _mm512_set1_ps(wa[0][k2]), a03 = _mm512_set1_ps(wa[0][k3]);
-	const __m512 a10 = _mm512_set1_ps(wa[1][k0]), a11 = _mm512_set1_ps(wa[1][k1]);
-	const __m512 a12 = _mm512_set1_ps(wa[1][k2]), a13 = _mm512_set1_ps(wa[1][k3]);
-	const __m512 b00 = _mm512_set1_ps(wb[0][k0]), b01 = _mm512_set1_ps(wb[0][k1]);
-	const __m512 b02 = _mm512_set1_ps(wb[0][k2]), b03 = _mm512_set1_ps(wb[0][k3]);
-	const __m512 b10 = _mm512_set1_ps(wb[1][k0]), b11 = _mm512_set1_ps(wb[1][k1]);
-	const __m512 b12 = _mm512_set1_ps(wb[1][k2]), b13 = _mm512_set1_ps(wb[1][k3]);
-	const __m512 z = _mm512_setzero_ps();
-	for (int64_t pi = 0; pi < npairs; pi++, x0 += xstep, x1 += xstep, ya += 2 * ystep, yb += 2 * ystep) {
-		for (int64_t k = 0; k < pl->nb; k++) {
-			const int64_t p = 16 * k;
-			__m512 pa0, pa1, pb0, pb1;
-			if (pl->whole_load[k]) {
-				const __m512 u0 = _mm512_loadu_ps(x0 + p), v0 = _mm512_loadu_ps(x0 + p - 1);
-				const __m512 s0 = de ? _mm512_loadu_ps(x0 + p + 1) : u0, t0 = de ? u0 : v0;
-				const __m512 u1 = _mm512_loadu_ps(x1 + p), v1 = _mm512_loadu_ps(x1 + p - 1);
-				const __m512 s1 = de ? _mm512_loadu_ps(x1 + p + 1) : u1, t1 = de ? u1 : v1;
-				pa0 = _mm512_fmadd_ps(a01, v0, _mm512_fmadd_ps(a00, u0, z));
-				pa1 = _mm512_fmadd_ps(a03, t0, _mm512_fmadd_ps(a02, s0, z));
-				pb0 = _mm512_fmadd_ps(b01, v0, _mm512_fmadd_ps(b00, u0, z));
-				pb1 = _mm512_fmadd_ps(b03, t0, _mm512_fmadd_ps(b02, s0, z));
-				pa0 = _mm512_fmadd_ps(a11, v1, _mm512_fmadd_ps(a10, u1, pa0));
-				pa1 = _mm512_fmadd_ps(a13, t1, _mm512_fmadd_ps(a12, s1, pa1));
-				pb0 = _mm512_fmadd_ps(b11, v1, _mm512_fmadd_ps(b10, u1, pb0));
-				pb1 = _mm512_fmadd_ps(b13, t1, _mm512_fmadd_ps(b12, s1, pb1));
-			} else {
-				const __mmask16 ma = pl->lm[k][0], mb = pl->lm[k][1], mc = pl->lm[k][2], md = pl->lm[k][3];
-				const __m512 u0 = _mm512_maskz_loadu_ps(ma, x0 + p), v0 = _mm512_maskz_loadu_ps(mb, x0 + p - 1);
-				const __m512 s0 = _mm512_maskz_loadu_ps(mc, x0 + p + de);
-				const __m512 t0 = _mm512_maskz_loadu_ps(md, x0 + p + de - 1);
-				const __m512 u1 = _mm512_maskz_loadu_ps(ma, x1 + p), v1 = _mm512_maskz_loadu_ps(mb, x1 + p - 1);
-				const __m512 s1 = _mm512_maskz_loadu_ps(mc, x1 + p + de);
-				const __m512 t1 = _mm512_maskz_loadu_ps(md, x1 + p + de - 1);
-				pa0 = _mm512_mask3_fmadd_ps(a01, v0, _mm512_mask3_fmadd_ps(a00, u0, z, ma), mb);
-				pa1 = _mm512_mask3_fmadd_ps(a03, t0, _mm512_mask3_fmadd_ps(a02, s0, z, mc), md);
-				pb0 = _mm512_mask3_fmadd_ps(b01, v0, _mm512_mask3_fmadd_ps(b00, u0, z, ma), mb);
-				pb1 = _mm512_mask3_fmadd_ps(b03, t0, _mm512_mask3_fmadd_ps(b02, s0, z, mc), md);
-				pa0 = _mm512_mask3_fmadd_ps(a11, v1, _mm512_mask3_fmadd_ps(a10, u1, pa0, ma), mb);
-				pa1 = _mm512_mask3_fmadd_ps(a13, t1, _mm512_mask3_fmadd_ps(a12, s1, pa1, mc), md);
-				pb0 = _mm512_mask3_fmadd_ps(b11, v1, _mm512_mask3_fmadd_ps(b10, u1, pb0, ma), mb);
-				pb1 = _mm512_mask3_fmadd_ps(b13, t1, _mm512_mask3_fmadd_ps(b12, s1, pb1, mc), md);
-			}
-			pa0 = _mm512_add_ps(b, pa0);
-			pa1 = _mm512_add_ps(b, pa1);
-			pb0 = _mm512_add_ps(b, pb0);
-			pb1 = _mm512_add_ps(b, pb1);
-			const __m512 la = _mm512_permutex2var_ps(pa0, ilo, pa1), ha = _mm512_permutex2var_ps(pa0, ihi, pa1);
-			const __m512 lb = _mm512_permutex2var_ps(pb0, ilo, pb1), hb = _mm512_permutex2var_ps(pb0, ihi, pb1);
-			if (pl->whole_store[k]) {
-				_mm512_storeu_ps(ya + 2 * p, la);
-				_mm512_storeu_ps(ya + 2 * p + 16, ha);
-				_mm512_storeu_ps(yb + 2 * p, lb);
-				_mm512_storeu_ps(yb + 2 * p + 16, hb);
-			} else {
-				_mm512_mask_storeu_ps(ya + 2 * p, pl->sm[k][0], la);
-				_mm512_mask_storeu_ps(ya + 2 * p + 16, pl->sm[k][1], ha);
-				_mm512_mask_storeu_ps(yb + 2 * p, pl->sm[k][0], lb);
-				_mm512_mask_storeu_ps(yb + 2 * p + 16, pl->sm[k][1], hb);
-			}
-		}
-	}
-}
-
-/* Stride 2, kernel 4 and dilation 1 on the last axis (the plan): output y[2p + c] (c = 0, 1)
- * is grid position p + e of phase (c + pb) mod 2, so both phases of 16 consecutive p fill 32
- * consecutive outputs. Each phase sums its taps (k0 then k1 ascending, from zero, bias added
- * last) in its own register; two lane interleaves then give two whole 16-float stores. Rows
- * with one or two x rows keep weights in registers; two rows on the same x rows run as a
- * pair, and at stride 2 a plane's consecutive pairs run as one call (per-call setup is as
- * much work as a pair of 64-wide rows). */
-T512 static void dw_rows_s2(const struct onnxrun__kdw *j, const struct dw_s2_plan *pl, int64_t begin, int64_t end)
+/* Stride 2, kernel 4 and dilation 1 on the last axis, in output order (dw_e_row): rows with
+ * one or two x rows; at stride 2 on axis 0, a plane's consecutive pairs of rows over the same
+ * two consecutive x rows run as one dw_e_pairs call (per-call set-up is as much work as a pair
+ * of 64-wide rows). Rows with other counts of x rows go to dw_s2_row_any (pl2). */
+T512 static void dw_rows_e(const struct onnxrun__kdw *j, const struct dw_e_plan *pl, const struct dw_s2_plan *pl2,
+                           int64_t begin, int64_t end)
 {
 	const struct onnxrun__kdw_axis *a0 = &j->ax[0], *a1 = &j->ax[1];
-	const float *xr[ONNXRUN__KDW_MAX_TAPS], *wr[ONNXRUN__KDW_MAX_TAPS], *xb[2], *wb[2];
-	const int64_t de = pl->de;
+	const float *xr[ONNXRUN__KDW_MAX_TAPS], *wr[ONNXRUN__KDW_MAX_TAPS];
+	int64_t kr[ONNXRUN__KDW_MAX_TAPS];
+	__m512 wv[ONNXRUN__KDW_MAX_TAPS][2]; /* per kernel row of the plane: its E and F tap weights */
+	const __m512i wpa = _mm512_loadu_si512(pl->wpa), wpb = _mm512_loadu_si512(pl->wpb);
 	int64_t row = begin;
 	while (row < end) {
 		/* one (batch, channel) plane: the axis-0 phase r0 and grid row q0 advance with o0 */
@@ -260,58 +278,71 @@ T512 static void dw_rows_s2(const struct onnxrun__kdw *j, const struct dw_s2_pla
 		const float *xc = j->x + bc * a0->in * a1->in, *wc = j->w + ch * a0->k * a1->k;
 		const __m512 b = _mm512_set1_ps(j->bias ? j->bias[ch] : 0.0f);
 		const int64_t stop = end - row < a0->out - o0s ? end : row + a0->out - o0s;
+		for (int64_t k0 = 0; k0 < a0->k; k0++) {
+			const __m512 wrow = _mm512_castps128_ps512(_mm_loadu_ps(wc + k0 * 4));
+			wv[k0][0] = _mm512_permutexvar_ps(wpa, wrow);
+			wv[k0][1] = _mm512_permutexvar_ps(wpb, wrow);
+		}
 		for (; row < stop; row++) {
 			float *yr = j->y + row * a1->out;
-			int64_t n0 = 0;
+			int64_t n0 = 0, n0b = 0;
+			const float *xb[2] = { NULL, NULL };
 			for (int64_t i = a0->start[r0]; i < a0->start[r0 + 1]; i++) {
 				const int64_t i0 = q0 - a0->dl[i];
 				if (i0 >= 0 && i0 < a0->in) {
 					xr[n0] = xc + i0 * a1->in;
+					kr[n0] = a0->kk[i];
 					wr[n0++] = wc + a0->kk[i] * a1->k;
 				}
 			}
+			if (n0 < 1 || n0 > 2) {
+				dw_s2_row_any(pl2, n0, xr, wr, b, yr);
+				goto next;
+			}
+			/* the next row (phase r0 + 1, same q0): over the same two x rows? */
 			if (n0 == 2 && r0 + 1 < a0->s && row + 1 < stop) {
-				/* the next row (phase r0 + 1, same q0): the same two x rows? */
-				int64_t n0b = 0;
 				for (int64_t i = a0->start[r0 + 1]; i < a0->start[r0 + 2]; i++) {
 					const int64_t i0 = q0 - a0->dl[i];
-					if (i0 >= 0 && i0 < a0->in && n0b < 2) {
-						xb[n0b] = xc + i0 * a1->in;
-						wb[n0b] = wc + a0->kk[i] * a1->k;
+					if (i0 >= 0 && i0 < a0->in) {
+						if (n0b < 2) {
+							xb[n0b] = xc + i0 * a1->in;
+							kr[2 + n0b] = a0->kk[i];
+						}
+						n0b++;
 					}
-					n0b += i0 >= 0 && i0 < a0->in;
 				}
-				if (n0b == 2 && xb[0] == xr[0] && xb[1] == xr[1]) {
-					/* stride 2 from phase 0, both phases with two taps (both inside x here):
-					 * the pair at q0 + m has the same taps one x row further, while its rows
-					 * are in the plane and its x rows in x */
-					int64_t np = 1;
-					if (a0->s == 2 && r0 == 0 && a0->start[1] - a0->start[0] == 2 &&
-					    a0->start[2] - a0->start[1] == 2) {
-						const int64_t last = xr[0] > xr[1] ? (xr[0] - xc) / a1->in : (xr[1] - xc) / a1->in;
-						np = a0->in - last;
-						np = np < (stop - row) / 2 ? np : (stop - row) / 2;
-					}
-					if (de)
-						dw_s2_pair_k4(pl, 1, xr, wr, wb, b, yr, np, a1->in, a1->out);
-					else
-						dw_s2_pair_k4(pl, 0, xr, wr, wb, b, yr, np, a1->in, a1->out);
-					row += 2 * np - 1;
-					q0 += np - 1;
-					r0++;
-					goto next;
-				}
+				if (n0b != 2 || xb[0] != xr[0] || xb[1] != xr[1])
+					n0b = 0;
 			}
-			if (n0 == 2 && de == 1)
-				dw_s2_row_k4(pl, 2, 1, xr, wr, b, yr);
-			else if (n0 == 2 && de == 0)
-				dw_s2_row_k4(pl, 2, 0, xr, wr, b, yr);
-			else if (n0 == 1 && de == 1)
-				dw_s2_row_k4(pl, 1, 1, xr, wr, b, yr);
-			else if (n0 == 1 && de == 0)
-				dw_s2_row_k4(pl, 1, 0, xr, wr, b, yr);
-			else
-				dw_s2_row_any(pl, n0, xr, wr, b, yr);
+			if (n0b && xr[0] == xr[1] + a1->in) {
+				/* the pair at q0 + m has the same taps one x row further, while its rows are in
+				 * the plane and its x rows in x: at stride 2 from phase 0 with two taps in both
+				 * phases, a run of pairs */
+				int64_t np = 1;
+				if (a0->s == 2 && r0 == 0 && a0->start[1] - a0->start[0] == 2 && a0->start[2] - a0->start[1] == 2) {
+					np = a0->in - (xr[0] - xc) / a1->in;
+					np = np < (stop - row) / 2 ? np : (stop - row) / 2;
+				}
+				__m512 wq[2][2][2];
+				for (int r = 0; r < 2; r++)
+					for (int i = 0; i < 2; i++) {
+						wq[r][i][0] = wv[kr[2 * r + i]][0];
+						wq[r][i][1] = wv[kr[2 * r + i]][1];
+					}
+				dw_e_pairs(pl, xr[0], a1->in, (const __m512(*)[2][2])wq, b, yr, a1->out, np);
+				row += 2 * np - 1;
+				q0 += np - 1;
+				r0++;
+				goto next;
+			}
+			{
+				__m512 wq[2][2];
+				for (int64_t i = 0; i < n0; i++) {
+					wq[i][0] = wv[kr[i]][0];
+					wq[i][1] = wv[kr[i]][1];
+				}
+				dw_e_row(pl, n0, xr, (const __m512(*)[2])wq, b, yr);
+			}
 		next:
 			if (++r0 == a0->s) {
 				r0 = 0;
@@ -320,8 +351,7 @@ T512 static void dw_rows_s2(const struct onnxrun__kdw *j, const struct dw_s2_pla
 		}
 	}
 }
-
-/* AVX-512 rows: stride 2 with kernel 4 on the last axis by dw_rows_s2; otherwise 16 grid
+/* AVX-512 rows: stride 2 with kernel 4 on the last axis by dw_rows_e; otherwise 16 grid
  * positions per register over all taps, then s1 permuted masked stores (strides 1, 2, 4;
  * other strides use the generic rows). */
 T512 void onnxrun__dw_rows_avx512(const struct onnxrun__kdw *j, int64_t begin, int64_t end, float *tmp)
@@ -334,8 +364,9 @@ T512 void onnxrun__dw_rows_avx512(const struct onnxrun__kdw *j, int64_t begin, i
 	struct kdw_row rw;
 	if (s1 == 2 && a1->k == 4 && a1->d == 1) {
 		struct dw_s2_plan pl;
-		if (dw_s2_plan_make(a1, &pl)) {
-			dw_rows_s2(j, &pl, begin, end);
+		struct dw_e_plan pe;
+		if (dw_s2_plan_make(a1, &pl) && dw_e_plan_make(a1, &pe)) {
+			dw_rows_e(j, &pe, &pl, begin, end);
 			return;
 		}
 	}
