@@ -39,6 +39,17 @@ enum onnxrun__isa {
 #define ONNXRUN__HAVE_MVE 0
 #endif
 
+/* 1 when a kernel table of this build may have the optional phase-path entries: B panels
+ * read in place (gemm ind, ind2, rel, rel2), pack_halves, store_pair. The builds with the
+ * scalar table alone (a Cortex-M4, CPUs without an ISA here) have none of them (all NULL),
+ * and the phase path then leaves out the planning and modes that use them (flash). A new
+ * ISA with such entries must be listed here. */
+#if defined(__x86_64__) || defined(__wasm_simd128__) || defined(__aarch64__) || ONNXRUN__HAVE_MVE
+#define ONNXRUN__KERNELS_IN_PLACE 1
+#else
+#define ONNXRUN__KERNELS_IN_PLACE 0
+#endif
+
 /* ---- float32 GEMM micro-kernels --------------------------------------------------------------
  * A micro-kernel computes one tile C[mr x nr] = A_panel * B_panel over k steps, where
  *   A_panel: k groups of `mr_max` floats (row i of step p at a[p*mr_max + i]), i.e. packed

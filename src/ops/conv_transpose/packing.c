@@ -38,7 +38,7 @@ static inline __attribute__((always_inline)) bool move_weights(const struct onnx
 	for (int64_t grp = 0; grp < pk->group; grp++) {
 		float *ag = pk->a + grp * pk->a_group;
 		const int64_t wg = grp * cg * mg * t->kprod;
-		if (pk->layout == CONVT_LAYOUT_COL2IM) {
+		if (!ONNXRUN__F32_ONLY && pk->layout == CONVT_LAYOUT_COL2IM) {
 			/* rows R = m*kprod + kf, reduction over c */
 			for (int64_t i = 0; i < pk->a_group; i++) {
 				if (stop && i % STOP_EVERY == 0 && onnxrun_op_should_stop(stop))
@@ -163,7 +163,7 @@ static enum onnxrun_status layout_make(struct onnxrun__convt_packed *pk)
 	int64_t mr = pk->kern->mr_max;
 	if (!ONNXRUN__F32_ONLY && pk->layout == CONVT_LAYOUT_F64)
 		mr = pk->f64_mb = convt_f64_block(pk->kt->f64, pk->mg);
-	if (pk->layout == CONVT_LAYOUT_COL2IM) {
+	if (!ONNXRUN__F32_ONLY && pk->layout == CONVT_LAYOUT_COL2IM) {
 		pk->a_group = (pk->mg * t->kprod + mr - 1) / mr * mr * cg;
 		return ONNXRUN_OK;
 	}

@@ -46,6 +46,10 @@
 /* Most multiply-adds in one work item (a few milliseconds at the AVX-512 peak): the
  * smallest step at which a run can stop (onnxrun_session_cancel, deadlines). */
 #define ITEM_MAX_FMAS (double)(1 << 28)
+/* The B panel modes beyond packing (rows and half-rows in place, offsets into a staged copy
+ * of x or into x) and the paired stores: only in builds whose kernel tables may have their
+ * entries (kernels.h); with the scalar table alone their planning folds away (flash). */
+#define IN_PLACE ONNXRUN__KERNELS_IN_PLACE
 
 /* Where the runs of a panel start in the grid: batch b and grid position q[] of the run's
  * first element (the runs themselves, columns and output offsets, are struct onnxrun__krun). */
@@ -290,14 +294,14 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 	pn->v = cnt <= kn->nr[2] ? 2 : cnt <= kn->nr[1] ? 1 : 0;
 	const int64_t nr = kn->nr[pn->v];
 	pn->nseg = make_segs(j, ph, p0, cnt, r, pn->runs, pn->segs);
-	if (j->in_place_rel && pn->v == 0 && pn->nseg == 1 && cnt == nr &&
+	if (IN_PLACE && j->in_place_rel && pn->v == 0 && pn->nseg == 1 && cnt == nr &&
 	    pn->segs[0].q[0] - j->rx_d[2 * ph + 1] >= 0 && pn->segs[0].q[0] + nr - 1 - j->rx_d[2 * ph] < j->g->in[0]) {
 		pn->mode = PANEL_REL;
 		pn->base = (const char *)(xg + pn->segs[0].b * j->g->in_channels * j->in_sp + pn->segs[0].q[0]);
 		pn->rel = j->rel + ph * j->cg * tp->tmax;
 		return;
 	}
-	if (stg && pn->v == 0 && cnt == nr &&
+	if (IN_PLACE && stg && pn->v == 0 && cnt == nr &&
 	    (pn->nseg == 1 || (pn->nseg == 2 && pn->runs[0].len == nr / 2 && kn->rel2[0]))) {
 		pn->mode = pn->nseg == 1 ? PANEL_REL : PANEL_REL2;
 		pn->base = staged_at(j, stg, i0, pn->segs[0].q);
@@ -309,12 +313,13 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 		convt_tap(tp, r, t, NULL, delta);
 		plan_copies(j, delta, pn->runs, pn->segs, pn->nseg, cp + t * pn->nseg);
 	}
-	if (pn->v == 0 && pn->nseg == 1 && cnt == nr && j->rows) {
+	if (IN_PLACE && pn->v == 0 && pn->nseg == 1 && cnt == nr && j->rows) {
 		pn->mode = PANEL_ROWS;
 		kph->pack_rows(&j->kp, xg, nt, nr, cp, pn->bp, pn->brows);
 		return;
 	}
-	if (pn->v == 0 && nr == 32 && j->halves && halves_plan(xg, nt, pn->runs, pn->nseg, cp, pn->brows, pn->bmask)) {
+	if (IN_PLACE && pn->v == 0 && nr == 32 && j->halves &&
+	    halves_plan(xg, nt, pn->runs, pn->nseg, cp, pn->brows, pn->bmask)) {
 		pn->mode = PANEL_HALVES;
 		for (int64_t c = 1; c < j->cg; c++)
 			for (int64_t i = 0; i < 2 * nt; i++) {
@@ -326,7 +331,7 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 	pn->mode = PANEL_PACKED;
 	/* many short runs (small grids, batches) that continue one another in x: two masked
 	 * copies per row instead of one per run */
-	if (pn->v == 0 && nr == 32 && kph->pack_halves && pn->nseg > 1 &&
+	if (IN_PLACE && pn->v == 0 && nr == 32 && kph->pack_halves && pn->nseg > 1 &&
 	    halves_plan(xg, nt, pn->runs, pn->nseg, cp, pn->brows, pn->bmask)) {
 		kph->pack_halves(&j->kp, nt, pn->brows, pn->bmask, pn->bp);
 		return;
@@ -341,7 +346,9 @@ static inline void panel_gemm(const struct onnxrun__gemm_kernels *kn, int64_t mr
                               const struct panel *pn, float *tile)
 {
 	const int64_t nr = kn->nr[pn->v];
-	if (pn->mode == PANEL_REL)
+	if (!IN_PLACE)
+		kn->fn[pn->v][mr - 1](kk, a, pn->bp, tile, nr);
+	else if (pn->mode == PANEL_REL)
 		kn->rel[mr - 1](kk, a, pn->base, pn->rel, tile, nr);
 	else if (pn->mode == PANEL_REL2)
 		kn->rel2[mr - 1](kk, a, pn->base, pn->base1, pn->rel, tile, nr);
@@ -398,10 +405,10 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 		convt_phase_residues(tp, ph, r);
 		pa = rows_before(j, ph, r, R0);
 		pb = R1 == j->nrows ? j->npos[ph] : rows_before(j, ph, r, R1);
-		const int64_t ph2 = j->partner[cl];
+		const int64_t ph2 = IN_PLACE ? j->partner[cl] : -1;
 		const float *stg = NULL;
 		int64_t i0 = 0;
-		if (j->staged && pb > pa) {
+		if (IN_PLACE && j->staged && pb > pa) {
 			const int64_t s0 = g->strides[0], p0_ = g->pad_begin[0];
 			const int64_t qlo_ = convt_floor_div(R0 + p0_ - (s0 - 1), s0), qhi_ = convt_floor_div(R1 - 1 + p0_, s0);
 			const int64_t i1 = qhi_ - j->st_dymin;
@@ -453,7 +460,7 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 					for (int32_t a = 0; a < g->n; a++)
 						ydelta += (rq[a] - r[a]) * j->ys[a];
 					/* last-axis residues 0 and 1 of stride 2 sharing B: store interleaved */
-					if (kph->store_pair && tp->s[g->n - 1] == 2 && rq[g->n - 1] == 0 &&
+					if (IN_PLACE && kph->store_pair && tp->s[g->n - 1] == 2 && rq[g->n - 1] == 0 &&
 					    q + 1 < tp->nphase && j->rep[q + 1] == ph) {
 						const float *aq1 = pk->a + grp * pk->a_group + pk->a_off[q + 1] + aoff * kk;
 						for (int64_t i = 0; i < np; i++) {
@@ -869,7 +876,7 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	for (int64_t cl = 0; cl < j.nclass; cl++)
 		j.partner[cl] = -1;
 	j.kt = pk->kt;
-	if (j.kt->phase.store_pair)
+	if (IN_PLACE && j.kt->phase.store_pair)
 		pair_classes(&j);
 	j.kp.cg = j.cg;
 	j.kp.in_sp = j.in_sp;
@@ -895,19 +902,19 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		const int64_t mrc = pk->kern->mr_max < 8 ? pk->kern->mr_max : 8;
 		const int64_t rows = convt_panel_lo(pk->mg, pk->mpanels, j.mchunk);
 		uses = (rows + mrc - 1) / mrc * most;
-		j.halves = pk->kern->ind2[0] && uses <= tn->half_rows_calls;
-		j.rows = pk->kern->ind[0] && uses <= tn->in_place_calls;
+		j.halves = IN_PLACE && pk->kern->ind2[0] && uses <= tn->half_rows_calls;
+		j.rows = IN_PLACE && pk->kern->ind[0] && uses <= tn->in_place_calls;
 	}
 	items = g->group * j.ntiles * j.nclass * j.mchunks;
 	bytes = (size_t)(PANEL_SETS(&j) * j.nb * j.cg * tp->tmax * nr0 + 2 * pk->kern->mr_max * nr0) * sizeof(float) +
 	        (size_t)(PANEL_SETS(&j) * j.nb * nr0) * (sizeof(struct onnxrun__krun) + sizeof(struct seg)) +
 	        (size_t)(tp->tmax * nr0) * sizeof(struct onnxrun__kcopy) +
 	        (size_t)(PANEL_SETS(&j) * j.nb * 2 * j.cg * tp->tmax) * (sizeof(float *) + sizeof(uint16_t));
-	if (stage_wanted(&j, uses) && !plan_staging(&j, ctx, &bytes)) {
+	if (IN_PLACE && stage_wanted(&j, uses) && !plan_staging(&j, ctx, &bytes)) {
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
-	if (j.rows && g->n == 1 && pk->kern->rel[0] && !plan_in_place_rel(&j, ctx)) {
+	if (IN_PLACE && j.rows && g->n == 1 && pk->kern->rel[0] && !plan_in_place_rel(&j, ctx)) {
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
