@@ -24,10 +24,16 @@ static inline float load_f32(const unsigned char *p, int64_t i)
  * Packs from w_in (float32 values at any alignment, so read through memcpy) when w_out is
  * NULL, unpacks into w_out otherwise.
  * Inlined into both callers, so the direction is a constant there and the per-element
- * tests fold away. kfs: scratch for taps.tmax kernel offsets. Taps are the innermost loop so that W is
+ * tests fold away; on bare metal one copy (flash: the walk runs at load, not per run).
+ * kfs: scratch for taps.tmax kernel offsets. Taps are the innermost loop so that W is
  * read in order (each (c, m) row of kprod taps once) and writes stay inside one (c, panel)
  * block. */
-static inline __attribute__((always_inline)) bool move_weights(const struct onnxrun__convt_packed *pk,
+#ifdef ONNXRUN_BAREMETAL
+#define MOVE_INLINE __attribute__((noinline))
+#else
+#define MOVE_INLINE inline __attribute__((always_inline))
+#endif
+static MOVE_INLINE bool move_weights(const struct onnxrun__convt_packed *pk,
                                                                const unsigned char *w_in, float *w_out,
                                                                int64_t *kfs, struct onnxrun_op_context *stop)
 {

@@ -45,11 +45,11 @@
 #define PAIR_MAX_CLASSES 64
 /* Most multiply-adds in one work item (a few milliseconds at the AVX-512 peak): the
  * smallest step at which a run can stop (onnxrun_session_cancel, deadlines). */
-#define ITEM_MAX_FMAS (double)(1 << 28)
+#define ITEM_MAX_FMAS (convt_real)(1 << 28)
 /* The B panel modes beyond packing (rows and half-rows in place, offsets into a staged copy
  * of x or into x) and the paired stores: only in builds whose kernel tables may have their
  * entries (kernels.h); with the scalar table alone their planning folds away (flash). */
-#define IN_PLACE ONNXRUN__KERNELS_IN_PLACE
+#define IN_PLACE (!ONNXRUN__KERNELS_SCALAR_ONLY)
 
 /* Where the runs of a panel start in the grid: batch b and grid position q[] of the run's
  * first element (the runs themselves, columns and output offsets, are struct onnxrun__krun). */
@@ -690,9 +690,9 @@ static ONNXRUN__MCU_NOINLINE void plan_split(struct phase_job *j, int threads)
 	}
 	/* items of more than ITEM_MAX_FMAS multiply-adds (huge layers): smaller tiles, then
 	 * channel chunks, so a cancel or deadline, checked between items, stops a run soon */
-	const double fmas = (double)g->batch * (double)g->out_channels * (double)j->out_sp * (double)j->cg *
-	                    (double)j->pk->taps.kprod / (double)nphase;
-	while (fmas / (double)(g->group * j->ntiles * j->nclass * j->mchunks) > ITEM_MAX_FMAS) {
+	const convt_real fmas = (convt_real)g->batch * (convt_real)g->out_channels * (convt_real)j->out_sp *
+	                        (convt_real)j->cg * (convt_real)j->pk->taps.kprod / (convt_real)nphase;
+	while (fmas / (convt_real)(g->group * j->ntiles * j->nclass * j->mchunks) > ITEM_MAX_FMAS) {
 		if (j->trows > align) {
 			j->trows = (j->trows / 2 + align - 1) / align * align;
 			j->ntiles = (j->nrows + j->trows - 1) / j->trows;
