@@ -27,14 +27,15 @@
  * partner's. On bare metal only as many as the job uses (RAM); elsewhere always both, the
  * scratch layout the x86 tuning was measured with. */
 #ifdef ONNXRUN_BAREMETAL
-#define PANEL_SETS(j) ((j)->paired ? 2 : 1)
+#define PANEL_SETS(j) (IN_PLACE && (j)->paired ? 2 : 1)
 #else
 #define PANEL_SETS(j) 2
 #endif
 /* most B panels prepared at a time (two sets of struct panel on the stack of each item: a
- * microcontroller's stack gets fewer) */
+ * microcontroller's stack gets fewer; one with the scalar kernels alone, where several
+ * serve only caches that a Cortex-M4 does not have: plan_split) */
 #ifdef ONNXRUN_BAREMETAL
-#define MAX_NB 4
+#define MAX_NB (ONNXRUN__KERNELS_SCALAR_ONLY ? 1 : 4)
 #else
 #define MAX_NB 16
 #endif
@@ -382,6 +383,7 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	const float **brows = (const float **)(cp + tp->tmax * nr0);
 	uint16_t *bmask = (uint16_t *)(brows + PANEL_SETS(j) * j->nb * 2 * kmax);
 	struct panel pn[2 * MAX_NB], *pn2 = pn + j->nb;
+	const int64_t nb = MAX_NB > 1 ? j->nb : 1;
 	int64_t r[S], rq[S];
 
 	for (int64_t i = 0; i < PANEL_SETS(j) * j->nb; i++) {
@@ -424,9 +426,9 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 				stg = (const float *)(sc + j->st_offset + 64);
 			}
 		}
-		for (int64_t c0 = pa; c0 < pb; c0 += j->nb * nr0) {
+		for (int64_t c0 = pa; c0 < pb; c0 += nb * nr0) {
 			int64_t np = 0;
-			for (int64_t p0 = c0; p0 < pb && np < j->nb; p0 += nr0, np++) {
+			for (int64_t p0 = c0; p0 < pb && np < nb; p0 += nr0, np++) {
 				const int64_t cnt = pb - p0 < nr0 ? pb - p0 : nr0;
 				panel_prepare(j, ph, r, p0, cnt, xg, cp, &pn[np], stg, i0);
 				if (ph2 >= 0) {
@@ -653,7 +655,7 @@ static ONNXRUN__MCU_NOINLINE void plan_split(struct phase_job *j, int threads)
 	 * weight panel over nb B panels (tuning: their bytes together) and make tiles hold that
 	 * many panels per phase. Below that, one panel at a time keeps B closer. */
 	j->nb = 1;
-	if ((size_t)(j->pk->a_group / j->nclass) * sizeof(float) > tn->phase_weights_l2) {
+	if (MAX_NB > 1 && (size_t)(j->pk->a_group / j->nclass) * sizeof(float) > tn->phase_weights_l2) {
 		const int64_t panel = (j->paired ? 2 : 1) * j->cg * j->pk->taps.tmax * nr0 * (int64_t)sizeof(float);
 		int64_t rows;
 		j->nb = (int64_t)tn->phase_bpanels_bytes / panel;
