@@ -39,6 +39,8 @@
 #else
 #define MAX_NB 16
 #endif
+/* B panels an item prepares at a time (plan_split) */
+#define ITEM_NB(j) (MAX_NB > 1 ? (j)->nb : 1)
 /* Bounds on the searches that find phases sharing B panels (quadratic in the phases) and
  * phases whose outputs interleave (cubic in the classes); beyond them each phase runs
  * alone, which is correct, only slower. Layers have a few phases. */
@@ -383,7 +385,6 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	const float **brows = (const float **)(cp + tp->tmax * nr0);
 	uint16_t *bmask = (uint16_t *)(brows + PANEL_SETS(j) * j->nb * 2 * kmax);
 	struct panel pn[2 * MAX_NB], *pn2 = pn + j->nb;
-	const int64_t nb = MAX_NB > 1 ? j->nb : 1;
 	int64_t r[S], rq[S];
 
 	for (int64_t i = 0; i < PANEL_SETS(j) * j->nb; i++) {
@@ -426,9 +427,9 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 				stg = (const float *)(sc + j->st_offset + 64);
 			}
 		}
-		for (int64_t c0 = pa; c0 < pb; c0 += nb * nr0) {
+		for (int64_t c0 = pa; c0 < pb; c0 += ITEM_NB(j) * nr0) {
 			int64_t np = 0;
-			for (int64_t p0 = c0; p0 < pb && np < nb; p0 += nr0, np++) {
+			for (int64_t p0 = c0; p0 < pb && np < ITEM_NB(j); p0 += nr0, np++) {
 				const int64_t cnt = pb - p0 < nr0 ? pb - p0 : nr0;
 				panel_prepare(j, ph, r, p0, cnt, xg, cp, &pn[np], stg, i0);
 				if (ph2 >= 0) {
