@@ -39,6 +39,18 @@ enum onnxrun__isa {
 #define ONNXRUN__HAVE_MVE 0
 #endif
 
+/* 1 when this build has the scalar table alone (a Cortex-M4, CPUs without an ISA here),
+ * 0 when it has another (a new ISA must be listed here). The scalar table has none of the
+ * optional entries (gemm ind, ind2, rel, rel2, phase pack_halves and store_pair, the d2s
+ * rows: all NULL), so the ops then leave out what only those serve (flash): the phase
+ * path's in-place, staging and paired-store planning, and on bare metal a float32-only
+ * build's DepthToSpace fast path. */
+#if defined(__x86_64__) || defined(__wasm_simd128__) || defined(__aarch64__) || ONNXRUN__HAVE_MVE
+#define ONNXRUN__KERNELS_SCALAR_ONLY 0
+#else
+#define ONNXRUN__KERNELS_SCALAR_ONLY 1
+#endif
+
 /* ---- float32 GEMM micro-kernels --------------------------------------------------------------
  * A micro-kernel computes one tile C[mr x nr] = A_panel * B_panel over k steps, where
  *   A_panel: k groups of `mr_max` floats (row i of step p at a[p*mr_max + i]), i.e. packed
@@ -46,8 +58,13 @@ enum onnxrun__isa {
  *   B_panel: k rows of `nr` contiguous floats (b[p*nr + j]).
  * C is written (not accumulated) at c[i*ldc + j] for i < mr, j < nr. */
 
-/* Largest mr_max and nr of any ISA (for scratch sizing). */
+/* Largest mr_max and nr of any ISA (for scratch sizing); mr_max sizes the tables below, 4
+ * (the scalar table's) in a build with that table alone (flash). */
+#if ONNXRUN__KERNELS_SCALAR_ONLY
+#define ONNXRUN__GEMM_MR_MAX 4
+#else
 #define ONNXRUN__GEMM_MR_MAX 12
+#endif
 #define ONNXRUN__GEMM_NR_MAX 32
 
 typedef void (*onnxrun__gemm_fn)(int64_t k, const float *a, const float *b, float *c, int64_t ldc);
@@ -132,7 +149,8 @@ struct onnxrun__phase_kernels {
 	             const struct onnxrun__krun *runs, int64_t nrun, const struct onnxrun__kcopy *cp, float *bp);
 	/* For one run filling the panel: brows[c*nt + t] points into x when tap t's run is all
 	 * inside x, at the shared zero row when it is all outside, else at row c*nt + t of bp,
-	 * packed with its zeros. */
+	 * packed with its zeros. Called only with the table's gemm ind[] (NULL where
+	 * ONNXRUN__KERNELS_SCALAR_ONLY is 1). */
 	void (*pack_rows)(const struct onnxrun__kpanel *kp, const float *xg, int64_t nt, int64_t nr,
 	                  const struct onnxrun__kcopy *cp, float *bp, const float **brows);
 	/* Optional (NULL: not used). Packs a 32-wide panel from half-row pointers and lane masks

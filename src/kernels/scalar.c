@@ -18,11 +18,15 @@ static void pack(const struct onnxrun__kpanel *kp, const float *xg, int64_t nt, 
 	generic_pack(kp, xg, nt, nr, runs, nrun, cp, bp);
 }
 
+#if !ONNXRUN__KERNELS_SCALAR_ONLY
+/* never called through this table (its gemm has no ind[]): the reference of other ISAs'
+ * pack_rows (tests/mcu/test_mcu_kernels.c), left out where no table reads rows in place */
 static void pack_rows(const struct onnxrun__kpanel *kp, const float *xg, int64_t nt, int64_t nr,
                       const struct onnxrun__kcopy *cp, float *bp, const float **brows)
 {
 	generic_pack_rows(kp, xg, nt, nr, cp, bp, brows);
 }
+#endif
 
 static void store(const struct onnxrun__kpanel *kp, const float *tile, int64_t nr, int64_t mr,
                   const struct onnxrun__krun *runs, int64_t nrun, float *y, int64_t ydelta, const float *bias)
@@ -56,8 +60,13 @@ const struct onnxrun__kernels onnxrun__kernels_scalar = {
 	.isa = ONNXRUN__ISA_SCALAR,
 	.name = "scalar",
 	.gemm = &onnxrun__gemm_scalar,
+#if !ONNXRUN__KERNELS_SCALAR_ONLY
 	.phase = { .pack = pack, .pack_rows = pack_rows, .pack_halves = NULL, .store = store, .store_pair = NULL,
 	           .store_fence = store_fence },
+#else
+	.phase = { .pack = pack, .pack_rows = NULL, .pack_halves = NULL, .store = store, .store_pair = NULL,
+	           .store_fence = store_fence },
+#endif
 #ifndef ONNXRUN_FLOAT32_ONLY
 	/* the ConvTranspose entries that call these are left out of a float32-only build
 	 * (ops/conv_transpose/op.c), and so, with them NULL here, is their code */

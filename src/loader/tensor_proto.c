@@ -241,6 +241,7 @@ static enum onnxrun_status check_inline(struct decode *d, enum source found, str
 
 /* ---- external data ---- */
 
+#if ONNXRUN__OS_FILES
 /* Parses a non-negative decimal integer (digits only) into *out; false if malformed. */
 static bool parse_u63(const char *s, int64_t *out)
 {
@@ -310,7 +311,6 @@ static enum onnxrun_status check_location(struct decode *d, const char *loc, str
 	return ONNXRUN_OK;
 }
 
-#if ONNXRUN__OS_FILES
 /* Resolves base_dir/loc into resolved (ONNXRUN__OS_PATH_MAX bytes) and checks, after
  * following symlinks, that it is still inside base_dir. The paths live in buffers of the
  * caller's (none from the C library's heap: the env's allocator sees every allocation). */
@@ -387,14 +387,11 @@ static enum onnxrun_status open_external(struct decode *d, const char *base_dir,
 	return check_ext_range(d, &k, fsize, err);
 }
 #else
-/* No files (bare metal): external data cannot be read. */
+/* No files (bare metal): external data cannot be read, whatever its entries say (not
+ * validated here: that code and its messages would be flash spent on a refusal). */
 static enum onnxrun_status open_external(struct decode *d, const char *base_dir, struct onnxrun__err *err)
 {
-	struct ext_keys k;
-	enum onnxrun_status st;
 	(void)base_dir;
-	if ((st = parse_ext_keys(d, &k, err)) || (st = check_location(d, k.location, err)))
-		return st;
 	return tensor_fail(err, ONNXRUN_ERROR_UNSUPPORTED, d,
 	                   "has external data, which this platform cannot read (no file system): "
 	                   "keep the weights inside the model (onnx.save with save_as_external_data=False)");

@@ -51,3 +51,15 @@ int onnxrun__registry_newest(const char *domain, const char *op_type)
 				newest = op->since_version;
 	return newest;
 }
+
+#if ONNXRUN__F32_ONLY
+enum onnxrun_status onnxrun__dtype_compiled_out(struct onnxrun__err *err, const struct onnxrun__node *node,
+                                                const char *what, enum onnxrun_dtype t)
+{
+	if (t == ONNXRUN_DTYPE_FLOAT)
+		return ONNXRUN_OK;
+	return onnxrun__node_fail(err, ONNXRUN_ERROR_UNSUPPORTED, node,
+	                          "%s has dtype %s, which this build leaves out (ONNXRUN_FLOAT32_ONLY: "
+	                          "float32 only)", what, onnxrun_dtype_name(t));
+}
+#endif

@@ -268,6 +268,13 @@ void *onnxrun__malloc_aligned(const struct onnxrun_env *env, size_t size)
 	return malloc_hdr(env, size);
 }
 
+#ifdef ONNXRUN_BAREMETAL
+bool onnxrun__mul_i64(int64_t a, int64_t b, int64_t *out)
+{
+	return !__builtin_mul_overflow(a, b, out);
+}
+#endif
+
 void *onnxrun__calloc(const struct onnxrun_env *env, size_t count, size_t size)
 {
 	size_t total;

@@ -122,11 +122,17 @@ ONNXRUN__HIDDEN void onnxrun__env_free_ops(struct onnxrun_env *env);
 ONNXRUN__HIDDEN void onnxrun__log(const struct onnxrun_env *env, enum onnxrun_log_level level,
                                   const char *fmt, ...) ONNXRUN__PRINTF(3, 4);
 
-/* Overflow-checked arithmetic: return false on overflow (then *out is unspecified). */
+/* Overflow-checked arithmetic: return false on overflow (then *out is unspecified). The
+ * multiply is out of line on bare metal: checked 64-bit on a 32-bit CPU is ~180 bytes of
+ * Thumb-2 per use, and its uses are shape checks, not loops (core.c). */
+#ifdef ONNXRUN_BAREMETAL
+ONNXRUN__HIDDEN bool onnxrun__mul_i64(int64_t a, int64_t b, int64_t *out);
+#else
 static inline bool onnxrun__mul_i64(int64_t a, int64_t b, int64_t *out)
 {
 	return !__builtin_mul_overflow(a, b, out);
 }
+#endif
 static inline bool onnxrun__add_i64(int64_t a, int64_t b, int64_t *out)
 {
 	return !__builtin_add_overflow(a, b, out);

@@ -13,14 +13,14 @@ bool onnxrun__convt_has_positions(const struct onnxrun__convt_geom *g)
 	return true;
 }
 
-double onnxrun__convt_out_driven_waste(const struct onnxrun__convt_geom *g)
+convt_real onnxrun__convt_out_driven_waste(const struct onnxrun__convt_geom *g)
 {
-	double fast = 1.0, scatter = 1.0;
+	convt_real fast = 1, scatter = 1;
 	for (int32_t a = 0; a < g->n; a++) {
-		fast *= (double)g->out[a] * (double)((g->kernel[a] + g->strides[a] - 1) / g->strides[a]);
-		scatter *= (double)g->in[a] * (double)g->kernel[a];
+		fast *= (convt_real)g->out[a] * (convt_real)((g->kernel[a] + g->strides[a] - 1) / g->strides[a]);
+		scatter *= (convt_real)g->in[a] * (convt_real)g->kernel[a];
 	}
-	return fast / (scatter > 0 ? scatter : 1.0);
+	return fast / (scatter > 0 ? scatter : 1);
 }
 
 const char *onnxrun__convt_positions_decline(const struct onnxrun__convt_geom *g, bool waste)

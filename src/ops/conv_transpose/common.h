@@ -54,6 +54,16 @@ static inline int64_t convt_product(const int64_t *v, int32_t n)
 	return p;
 }
 
+/* The planning estimates' arithmetic (work and waste, compared against limits): double, or
+ * on bare metal float, which a microcontroller's FPU computes inline (double arithmetic
+ * there is library calls: flash). On a 32-bit target the estimates' products stay far
+ * below float's range (tensors hold fewer than 2^30 elements). */
+#ifdef ONNXRUN_BAREMETAL
+typedef float convt_real;
+#else
+typedef double convt_real;
+#endif
+
 static inline bool convt_is_half(enum onnxrun_dtype dt)
 {
 	return dt == ONNXRUN_DTYPE_FLOAT16 || dt == ONNXRUN_DTYPE_BFLOAT16;
@@ -69,7 +79,7 @@ ONNXRUN__HIDDEN bool onnxrun__convt_has_positions(const struct onnxrun__convt_ge
  * the kernel, makes the first grow without bound. Returns the ratio of the two; above
  * CONVT_MAX_WASTE the scatter is cheaper. */
 #define CONVT_MAX_WASTE 8.0
-ONNXRUN__HIDDEN double onnxrun__convt_out_driven_waste(const struct onnxrun__convt_geom *g);
+ONNXRUN__HIDDEN convt_real onnxrun__convt_out_driven_waste(const struct onnxrun__convt_geom *g);
 
 /* Why an output-driven implementation declines concrete g (NULL: it does not): an empty
  * dimension, or (with waste) more than CONVT_MAX_WASTE times the scatter's work. Non-concrete

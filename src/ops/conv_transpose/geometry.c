@@ -139,6 +139,14 @@ static enum onnxrun_status resolve_rank(const struct onnxrun__node *node, const 
 	return ONNXRUN_OK;
 }
 
+/* "<list>[i]=v must be >= min": one message for every list attribute's value check. */
+static enum onnxrun_status below_min(const struct onnxrun__node *node, const char *list, size_t i, int64_t v,
+                                     int min, struct onnxrun__err *err)
+{
+	return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node, "%s[%zu]=%lld must be >= %d", list, i,
+	                          (long long)v, min);
+}
+
 /* Checks the lengths and values of the list attributes for spatial rank n and copies them
  * (with their defaults) into g. */
 static enum onnxrun_status check_lists(const struct onnxrun__node *node, const struct convt_attrs *a,
@@ -165,22 +173,17 @@ static enum onnxrun_status check_lists(const struct onnxrun__node *node, const s
 		int64_t d = a->dilations.found ? a->dilations.v[i] : 1;
 		int64_t op = a->output_padding.found ? a->output_padding.v[i] : 0;
 		if (s < 1)
-			return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
-			                          "strides[%zu]=%lld must be >= 1", i, (long long)s);
+			return below_min(node, "strides", i, s, 1, err);
 		if (d < 1)
-			return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
-			                          "dilations[%zu]=%lld must be >= 1", i, (long long)d);
+			return below_min(node, "dilations", i, d, 1, err);
 		if (op < 0)
-			return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
-			                          "output_padding[%zu]=%lld must be >= 0", i, (long long)op);
+			return below_min(node, "output_padding", i, op, 0, err);
 		if (op >= (s > d ? s : d))
 			return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
 			                          "output_padding[%zu]=%lld must be < max(stride, dilation)=%lld",
 			                          i, (long long)op, (long long)(s > d ? s : d));
 		if (a->kernel_shape.found && a->kernel_shape.v[i] < 0)
-			return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
-			                          "kernel_shape[%zu]=%lld must be >= 0", i,
-			                          (long long)a->kernel_shape.v[i]);
+			return below_min(node, "kernel_shape", i, a->kernel_shape.v[i], 0, err);
 		g->strides[i] = s;
 		g->dilations[i] = d;
 		g->output_padding[i] = op;
@@ -189,13 +192,10 @@ static enum onnxrun_status check_lists(const struct onnxrun__node *node, const s
 	}
 	for (size_t i = 0; a->pads.found && i < 2 * un; i++)
 		if (a->pads.v[i] < 0)
-			return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
-			                          "pads[%zu]=%lld must be >= 0", i, (long long)a->pads.v[i]);
+			return below_min(node, "pads", i, a->pads.v[i], 0, err);
 	for (size_t i = 0; a->output_shape.found && i < a->output_shape.count; i++)
 		if (a->output_shape.v[i] < 0)
-			return onnxrun__node_fail(err, ONNXRUN_ERROR_INVALID_MODEL, node,
-			                          "output_shape[%zu]=%lld must be >= 0", i,
-			                          (long long)a->output_shape.v[i]);
+			return below_min(node, "output_shape", i, a->output_shape.v[i], 0, err);
 	return ONNXRUN_OK;
 }
 

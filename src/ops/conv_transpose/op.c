@@ -133,7 +133,7 @@ static enum onnxrun_status convt_init(struct onnxrun_op_context *ctx, void **sta
 		return ONNXRUN_OK;
 	/* float32 is packed from its bytes where they are (a pending initializer stays in the
 	 * model buffer and is never copied when the panels replace it); widening reads data */
-	if (convt_is_half(w->dtype) && !(w = onnxrun_op_constant_input(ctx, 1)))
+	if (!ONNXRUN__F32_ONLY && convt_is_half(w->dtype) && !(w = onnxrun_op_constant_input(ctx, 1)))
 		return ONNXRUN_OK;
 	/* geometry from W alone: X's spatial dims do not change what is prepared */
 	memset(types, 0, sizeof types);
@@ -157,7 +157,7 @@ static enum onnxrun_status convt_init(struct onnxrun_op_context *ctx, void **sta
 	               onnxrun__kernels_current(), &at);
 	if (!im || im->layout == CONVT_LAYOUT_NONE)
 		return ONNXRUN_OK;
-	if (convt_is_half(w->dtype) && !(wide = onnxrun__convt_widen_new(ctx->env, w)))
+	if (!ONNXRUN__F32_ONLY && convt_is_half(w->dtype) && !(wide = onnxrun__convt_widen_new(ctx->env, w)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node,
 		                          "out of memory widening weights to float32");
 	/* stoppable: the load's cancel request and deadline reach init through ctx */

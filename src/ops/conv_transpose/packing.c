@@ -24,10 +24,16 @@ static inline float load_f32(const unsigned char *p, int64_t i)
  * Packs from w_in (float32 values at any alignment, so read through memcpy) when w_out is
  * NULL, unpacks into w_out otherwise.
  * Inlined into both callers, so the direction is a constant there and the per-element
- * tests fold away. kfs: scratch for taps.tmax kernel offsets. Taps are the innermost loop so that W is
+ * tests fold away; on bare metal one copy (flash: the walk runs at load, not per run).
+ * kfs: scratch for taps.tmax kernel offsets. Taps are the innermost loop so that W is
  * read in order (each (c, m) row of kprod taps once) and writes stay inside one (c, panel)
  * block. */
-static inline __attribute__((always_inline)) bool move_weights(const struct onnxrun__convt_packed *pk,
+#ifdef ONNXRUN_BAREMETAL
+#define MOVE_INLINE __attribute__((noinline))
+#else
+#define MOVE_INLINE inline __attribute__((always_inline))
+#endif
+static MOVE_INLINE bool move_weights(const struct onnxrun__convt_packed *pk,
                                                                const unsigned char *w_in, float *w_out,
                                                                int64_t *kfs, struct onnxrun_op_context *stop)
 {
@@ -38,7 +44,7 @@ static inline __attribute__((always_inline)) bool move_weights(const struct onnx
 	for (int64_t grp = 0; grp < pk->group; grp++) {
 		float *ag = pk->a + grp * pk->a_group;
 		const int64_t wg = grp * cg * mg * t->kprod;
-		if (pk->layout == CONVT_LAYOUT_COL2IM) {
+		if (!ONNXRUN__F32_ONLY && pk->layout == CONVT_LAYOUT_COL2IM) {
 			/* rows R = m*kprod + kf, reduction over c */
 			for (int64_t i = 0; i < pk->a_group; i++) {
 				if (stop && i % STOP_EVERY == 0 && onnxrun_op_should_stop(stop))
@@ -163,7 +169,7 @@ static enum onnxrun_status layout_make(struct onnxrun__convt_packed *pk)
 	int64_t mr = pk->kern->mr_max;
 	if (!ONNXRUN__F32_ONLY && pk->layout == CONVT_LAYOUT_F64)
 		mr = pk->f64_mb = convt_f64_block(pk->kt->f64, pk->mg);
-	if (pk->layout == CONVT_LAYOUT_COL2IM) {
+	if (!ONNXRUN__F32_ONLY && pk->layout == CONVT_LAYOUT_COL2IM) {
 		pk->a_group = (pk->mg * t->kprod + mr - 1) / mr * mr * cg;
 		return ONNXRUN_OK;
 	}

@@ -27,7 +27,7 @@
  * partner's. On bare metal only as many as the job uses (RAM); elsewhere always both, the
  * scratch layout the x86 tuning was measured with. */
 #ifdef ONNXRUN_BAREMETAL
-#define PANEL_SETS(j) ((j)->paired ? 2 : 1)
+#define PANEL_SETS(j) (IN_PLACE && (j)->paired ? 2 : 1)
 #else
 #define PANEL_SETS(j) 2
 #endif
@@ -43,12 +43,15 @@
 #define SIZED_SCRATCH 0
 #endif
 /* most B panels prepared at a time (two sets of struct panel on the stack of each item: a
- * microcontroller's stack gets fewer) */
+ * microcontroller's stack gets fewer; one with the scalar kernels alone, where several
+ * serve only caches that a Cortex-M4 does not have: plan_split) */
 #ifdef ONNXRUN_BAREMETAL
-#define MAX_NB 4
+#define MAX_NB (ONNXRUN__KERNELS_SCALAR_ONLY ? 1 : 4)
 #else
 #define MAX_NB 16
 #endif
+/* B panels an item prepares at a time (plan_split) */
+#define ITEM_NB(j) (MAX_NB > 1 ? (j)->nb : 1)
 /* Bounds on the searches that find phases sharing B panels (quadratic in the phases) and
  * phases whose outputs interleave (cubic in the classes); beyond them each phase runs
  * alone, which is correct, only slower. Layers have a few phases. */
@@ -56,7 +59,11 @@
 #define PAIR_MAX_CLASSES 64
 /* Most multiply-adds in one work item (a few milliseconds at the AVX-512 peak): the
  * smallest step at which a run can stop (onnxrun_session_cancel, deadlines). */
-#define ITEM_MAX_FMAS (double)(1 << 28)
+#define ITEM_MAX_FMAS (convt_real)(1 << 28)
+/* The B panel modes beyond packing (rows and half-rows in place, offsets into a staged copy
+ * of x or into x) and the paired stores: only in builds whose kernel tables may have their
+ * entries (kernels.h); with the scalar table alone their planning folds away (flash). */
+#define IN_PLACE (!ONNXRUN__KERNELS_SCALAR_ONLY)
 
 /* Where the runs of a panel start in the grid: batch b and grid position q[] of the run's
  * first element (the runs themselves, columns and output offsets, are struct onnxrun__krun). */
@@ -64,6 +71,15 @@ struct seg {
 	onnxrun__koff q[S]; /* 32-bit on bare metal, like the runs (kernels.h) */
 	onnxrun__koff b;
 };
+
+#if SIZED_SCRATCH
+/* Element counts of an item's scratch, in its order: packed B panels, two tiles, runs and
+ * segments, copy plans, row pointers and masks. */
+struct scratch_counts {
+	int64_t bp, tile, tile2, runs, cp, ptrs;
+};
+
+#endif
 
 struct phase_job {
 	const struct onnxrun__convt_geom *g;
@@ -101,25 +117,30 @@ struct phase_job {
 	 * and whether every panel is staged (PANEL_REL only) */
 	int64_t segmax;
 	bool tile2, ptrs, rel_only;
+	struct scratch_counts sc; /* set by scratch_bytes, read by every item */
 #endif
 };
 
 #if SIZED_SCRATCH
-/* Element counts of an item's scratch, in its order: packed B panels, two tiles, runs and
- * segments, copy plans, row pointers and masks. */
-struct scratch_counts {
-	int64_t bp, tile, tile2, runs, cp, ptrs;
-};
-
 static void scratch_counts(const struct phase_job *j, struct scratch_counts *n)
 {
 	const int64_t nr0 = j->pk->kern->nr[0], kmax = j->cg * j->pk->taps.tmax, sets = PANEL_SETS(j) * j->nb;
-	n->bp = j->rel_only ? 0 : sets * kmax * nr0;
+	n->bp = IN_PLACE && j->rel_only ? 0 : sets * kmax * nr0;
 	n->tile = j->pk->kern->mr_max * nr0;
-	n->tile2 = j->tile2 ? n->tile : 0;
+	n->tile2 = IN_PLACE && j->tile2 ? n->tile : 0;
 	n->runs = sets * j->segmax;
-	n->cp = j->rel_only ? 0 : j->pk->taps.tmax * j->segmax;
-	n->ptrs = j->ptrs ? sets * 2 * kmax : 0;
+	n->cp = IN_PLACE && j->rel_only ? 0 : j->pk->taps.tmax * j->segmax;
+	n->ptrs = IN_PLACE && j->ptrs ? sets * 2 * kmax : 0;
+}
+
+/* An item's scratch bytes for the job as planned; keeps the counts in j->sc for the items. */
+static size_t scratch_bytes(struct phase_job *j)
+{
+	struct scratch_counts *c = &j->sc;
+	scratch_counts(j, c);
+	return (size_t)(c->bp + c->tile + c->tile2) * sizeof(float) +
+	       (size_t)c->runs * (sizeof(struct onnxrun__krun) + sizeof(struct seg)) +
+	       (size_t)c->cp * sizeof(struct onnxrun__kcopy) + (size_t)c->ptrs * (sizeof(float *) + sizeof(uint16_t));
 }
 #endif
 
@@ -326,14 +347,14 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 	pn->v = cnt <= kn->nr[2] ? 2 : cnt <= kn->nr[1] ? 1 : 0;
 	const int64_t nr = kn->nr[pn->v];
 	pn->nseg = make_segs(j, ph, p0, cnt, r, pn->runs, pn->segs);
-	if (j->in_place_rel && pn->v == 0 && pn->nseg == 1 && cnt == nr &&
+	if (IN_PLACE && j->in_place_rel && pn->v == 0 && pn->nseg == 1 && cnt == nr &&
 	    pn->segs[0].q[0] - j->rx_d[2 * ph + 1] >= 0 && pn->segs[0].q[0] + nr - 1 - j->rx_d[2 * ph] < j->g->in[0]) {
 		pn->mode = PANEL_REL;
 		pn->base = (const char *)(xg + pn->segs[0].b * j->g->in_channels * j->in_sp + pn->segs[0].q[0]);
 		pn->rel = j->rel + ph * j->cg * tp->tmax;
 		return;
 	}
-	if (stg && pn->v == 0 && cnt == nr &&
+	if (IN_PLACE && stg && pn->v == 0 && cnt == nr &&
 	    (pn->nseg == 1 || (pn->nseg == 2 && pn->runs[0].len == nr / 2 && kn->rel2[0]))) {
 		pn->mode = pn->nseg == 1 ? PANEL_REL : PANEL_REL2;
 		pn->base = staged_at(j, stg, i0, pn->segs[0].q);
@@ -345,12 +366,13 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 		convt_tap(tp, r, t, NULL, delta);
 		plan_copies(j, delta, pn->runs, pn->segs, pn->nseg, cp + t * pn->nseg);
 	}
-	if (pn->v == 0 && pn->nseg == 1 && cnt == nr && j->rows) {
+	if (IN_PLACE && pn->v == 0 && pn->nseg == 1 && cnt == nr && j->rows) {
 		pn->mode = PANEL_ROWS;
 		kph->pack_rows(&j->kp, xg, nt, nr, cp, pn->bp, pn->brows);
 		return;
 	}
-	if (pn->v == 0 && nr == 32 && j->halves && halves_plan(xg, nt, pn->runs, pn->nseg, cp, pn->brows, pn->bmask)) {
+	if (IN_PLACE && pn->v == 0 && nr == 32 && j->halves &&
+	    halves_plan(xg, nt, pn->runs, pn->nseg, cp, pn->brows, pn->bmask)) {
 		pn->mode = PANEL_HALVES;
 		for (int64_t c = 1; c < j->cg; c++)
 			for (int64_t i = 0; i < 2 * nt; i++) {
@@ -362,7 +384,7 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 	pn->mode = PANEL_PACKED;
 	/* many short runs (small grids, batches) that continue one another in x: two masked
 	 * copies per row instead of one per run */
-	if (pn->v == 0 && nr == 32 && kph->pack_halves && pn->nseg > 1 &&
+	if (IN_PLACE && pn->v == 0 && nr == 32 && kph->pack_halves && pn->nseg > 1 &&
 	    halves_plan(xg, nt, pn->runs, pn->nseg, cp, pn->brows, pn->bmask)) {
 		kph->pack_halves(&j->kp, nt, pn->brows, pn->bmask, pn->bp);
 		return;
@@ -377,7 +399,9 @@ static inline void panel_gemm(const struct onnxrun__gemm_kernels *kn, int64_t mr
                               const struct panel *pn, float *tile)
 {
 	const int64_t nr = kn->nr[pn->v];
-	if (pn->mode == PANEL_REL)
+	if (!IN_PLACE)
+		kn->fn[pn->v][mr - 1](kk, a, pn->bp, tile, nr);
+	else if (pn->mode == PANEL_REL)
 		kn->rel[mr - 1](kk, a, pn->base, pn->rel, tile, nr);
 	else if (pn->mode == PANEL_REL2)
 		kn->rel2[mr - 1](kk, a, pn->base, pn->base1, pn->rel, tile, nr);
@@ -404,8 +428,7 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	const int64_t mr_max = kn->mr_max, nr0 = kn->nr[0], mg = pk->mg, kmax = j->cg * tp->tmax;
 	char *sc = j->scratch + (size_t)tid * j->scratch_stride;
 #if SIZED_SCRATCH
-	struct scratch_counts n;
-	scratch_counts(j, &n);
+	const struct scratch_counts n = j->sc;
 	const int64_t segs_max = j->segmax;
 	float *bp = (float *)sc, *tile = bp + n.bp;
 	float *tile2 = tile + n.tile;
@@ -454,10 +477,10 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 		convt_phase_residues(tp, ph, r);
 		pa = rows_before(j, ph, r, R0);
 		pb = R1 == j->nrows ? j->npos[ph] : rows_before(j, ph, r, R1);
-		const int64_t ph2 = j->partner[cl];
+		const int64_t ph2 = IN_PLACE ? j->partner[cl] : -1;
 		const float *stg = NULL;
 		int64_t i0 = 0;
-		if (j->staged && pb > pa) {
+		if (IN_PLACE && j->staged && pb > pa) {
 			const int64_t s0 = g->strides[0], p0_ = g->pad_begin[0];
 			const int64_t qlo_ = convt_floor_div(R0 + p0_ - (s0 - 1), s0), qhi_ = convt_floor_div(R1 - 1 + p0_, s0);
 			const int64_t i1 = qhi_ - j->st_dymin;
@@ -473,9 +496,9 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 				stg = (const float *)(sc + j->st_offset + 64);
 			}
 		}
-		for (int64_t c0 = pa; c0 < pb; c0 += j->nb * nr0) {
+		for (int64_t c0 = pa; c0 < pb; c0 += ITEM_NB(j) * nr0) {
 			int64_t np = 0;
-			for (int64_t p0 = c0; p0 < pb && np < j->nb; p0 += nr0, np++) {
+			for (int64_t p0 = c0; p0 < pb && np < ITEM_NB(j); p0 += nr0, np++) {
 				const int64_t cnt = pb - p0 < nr0 ? pb - p0 : nr0;
 				panel_prepare(j, ph, r, p0, cnt, xg, cp, &pn[np], stg, i0);
 				if (ph2 >= 0) {
@@ -509,7 +532,7 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 					for (int32_t a = 0; a < g->n; a++)
 						ydelta += (rq[a] - r[a]) * j->ys[a];
 					/* last-axis residues 0 and 1 of stride 2 sharing B: store interleaved */
-					if (kph->store_pair && tp->s[g->n - 1] == 2 && rq[g->n - 1] == 0 &&
+					if (IN_PLACE && kph->store_pair && tp->s[g->n - 1] == 2 && rq[g->n - 1] == 0 &&
 					    q + 1 < tp->nphase && j->rep[q + 1] == ph) {
 						const float *aq1 = pk->a + grp * pk->a_group + pk->a_off[q + 1] + aoff * kk;
 						for (int64_t i = 0; i < np; i++) {
@@ -702,7 +725,7 @@ static ONNXRUN__MCU_NOINLINE void plan_split(struct phase_job *j, int threads)
 	 * weight panel over nb B panels (tuning: their bytes together) and make tiles hold that
 	 * many panels per phase. Below that, one panel at a time keeps B closer. */
 	j->nb = 1;
-	if ((size_t)(j->pk->a_group / j->nclass) * sizeof(float) > tn->phase_weights_l2) {
+	if (MAX_NB > 1 && (size_t)(j->pk->a_group / j->nclass) * sizeof(float) > tn->phase_weights_l2) {
 		const int64_t panel = (j->paired ? 2 : 1) * j->cg * j->pk->taps.tmax * nr0 * (int64_t)sizeof(float);
 		int64_t rows;
 		j->nb = (int64_t)tn->phase_bpanels_bytes / panel;
@@ -739,9 +762,9 @@ static ONNXRUN__MCU_NOINLINE void plan_split(struct phase_job *j, int threads)
 	}
 	/* items of more than ITEM_MAX_FMAS multiply-adds (huge layers): smaller tiles, then
 	 * channel chunks, so a cancel or deadline, checked between items, stops a run soon */
-	const double fmas = (double)g->batch * (double)g->out_channels * (double)j->out_sp * (double)j->cg *
-	                    (double)j->pk->taps.kprod / (double)nphase;
-	while (fmas / (double)(g->group * j->ntiles * j->nclass * j->mchunks) > ITEM_MAX_FMAS) {
+	const convt_real fmas = (convt_real)g->batch * (convt_real)g->out_channels * (convt_real)j->out_sp *
+	                        (convt_real)j->cg * (convt_real)j->pk->taps.kprod / (convt_real)nphase;
+	while (fmas / (convt_real)(g->group * j->ntiles * j->nclass * j->mchunks) > ITEM_MAX_FMAS) {
 		if (j->trows > align) {
 			j->trows = (j->trows / 2 + align - 1) / align * align;
 			j->ntiles = (j->nrows + j->trows - 1) / j->trows;
@@ -862,16 +885,13 @@ static ONNXRUN__MCU_NOINLINE bool plan_staging(struct phase_job *j, struct onnxr
 		/* panels in whole grid rows of every phase (nr0 positions from a row's start) are
 		 * all staged: no packed panels, copy plans or row pointers */
 		const int64_t nr0 = j->pk->kern->nr[0];
-		struct scratch_counts c;
 		j->rel_only = true;
 		for (int64_t ph = 0; ph < tp->nphase; ph++)
 			if (j->npos[ph] && j->qn[ph * S + n - 1] % nr0)
 				j->rel_only = false;
 		if (j->rel_only) {
 			j->ptrs = false;
-			scratch_counts(j, &c);
-			*bytes = (size_t)(c.bp + c.tile + c.tile2) * sizeof(float) +
-			         (size_t)c.runs * (sizeof(struct onnxrun__krun) + sizeof(struct seg));
+			*bytes = scratch_bytes(j); /* no copy plans or row pointers now */
 		}
 	}
 #endif
@@ -955,7 +975,7 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	for (int64_t cl = 0; cl < j.nclass; cl++)
 		j.partner[cl] = -1;
 	j.kt = pk->kt;
-	if (j.kt->phase.store_pair)
+	if (IN_PLACE && j.kt->phase.store_pair)
 		pair_classes(&j);
 	j.kp.cg = j.cg;
 	j.kp.in_sp = j.in_sp;
@@ -981,8 +1001,8 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		const int64_t mrc = pk->kern->mr_max < 8 ? pk->kern->mr_max : 8;
 		const int64_t rows = convt_panel_lo(pk->mg, pk->mpanels, j.mchunk);
 		uses = (rows + mrc - 1) / mrc * most;
-		j.halves = pk->kern->ind2[0] && uses <= tn->half_rows_calls;
-		j.rows = pk->kern->ind[0] && uses <= tn->in_place_calls;
+		j.halves = IN_PLACE && pk->kern->ind2[0] && uses <= tn->half_rows_calls;
+		j.rows = IN_PLACE && pk->kern->ind[0] && uses <= tn->in_place_calls;
 	}
 	items = g->group * j.ntiles * j.nclass * j.mchunks;
 #if SIZED_SCRATCH
@@ -993,35 +1013,33 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		for (int64_t ph = 0; ph < np; ph++) {
 			const int64_t len = j.qn[ph * S + g->n - 1];
 			if (j.npos[ph] && len > 0) {
-				const int64_t most = (2 * len - 2 + nr0) / len;
+				/* 2 when len >= nr0; below, nr0 <= 32 keeps it in 32 bits */
+				const int64_t most = len >= nr0 ? 2 : (int32_t)(2 * len - 2 + nr0) / (int32_t)len;
 				j.segmax = most > j.segmax ? most : j.segmax;
 			}
 		}
 		j.segmax = j.segmax > nr0 ? nr0 : j.segmax;
-		/* the second tile: a pair, or stride-2 last-axis phases sharing B stored together */
-		j.tile2 = j.paired;
-		for (int64_t q = 0; !j.tile2 && j.kt->phase.store_pair && tp->s[g->n - 1] == 2 && q + 1 < np; q++)
-			j.tile2 = j.rep[q + 1] == j.rep[q];
-		j.ptrs = j.rows || j.halves || (j.kt->phase.pack_halves && nr0 == 32);
+		/* the second tile: a pair, or stride-2 last-axis phases sharing B stored together
+		 * (neither, nor row pointers, with the scalar kernels alone: scratch_counts) */
+		if (IN_PLACE) {
+			j.tile2 = j.paired;
+			for (int64_t q = 0; !j.tile2 && j.kt->phase.store_pair && tp->s[g->n - 1] == 2 && q + 1 < np; q++)
+				j.tile2 = j.rep[q + 1] == j.rep[q];
+			j.ptrs = j.rows || j.halves || (j.kt->phase.pack_halves && nr0 == 32);
+		}
 	}
-	{
-		struct scratch_counts sc;
-		scratch_counts(&j, &sc);
-		bytes = (size_t)(sc.bp + sc.tile + sc.tile2) * sizeof(float) +
-		        (size_t)sc.runs * (sizeof(struct onnxrun__krun) + sizeof(struct seg)) +
-		        (size_t)sc.cp * sizeof(struct onnxrun__kcopy) + (size_t)sc.ptrs * (sizeof(float *) + sizeof(uint16_t));
-	}
+	bytes = scratch_bytes(&j);
 #else
 	bytes = (size_t)(PANEL_SETS(&j) * j.nb * j.cg * tp->tmax * nr0 + 2 * pk->kern->mr_max * nr0) * sizeof(float) +
 	        (size_t)(PANEL_SETS(&j) * j.nb * nr0) * (sizeof(struct onnxrun__krun) + sizeof(struct seg)) +
 	        (size_t)(tp->tmax * nr0) * sizeof(struct onnxrun__kcopy) +
 	        (size_t)(PANEL_SETS(&j) * j.nb * 2 * j.cg * tp->tmax) * (sizeof(float *) + sizeof(uint16_t));
 #endif
-	if (stage_wanted(&j, uses) && !plan_staging(&j, ctx, &bytes)) {
+	if (IN_PLACE && stage_wanted(&j, uses) && !plan_staging(&j, ctx, &bytes)) {
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
-	if (j.rows && g->n == 1 && pk->kern->rel[0] && !plan_in_place_rel(&j, ctx)) {
+	if (IN_PLACE && j.rows && g->n == 1 && pk->kern->rel[0] && !plan_in_place_rel(&j, ctx)) {
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}

@@ -6,6 +6,16 @@
 
 #include "fast.h"
 #include "../ops.h"
+#include "../../kernels/kernels.h"
+
+/* The fast path (fast.c) gives a bare-metal build with the scalar kernels alone nothing the
+ * plain copy below lacks but stop checks between its items (no kernel rows, one thread): a
+ * float32-only build (flash) leaves it out there. */
+#if ONNXRUN__F32_ONLY && defined(ONNXRUN_BAREMETAL) && ONNXRUN__KERNELS_SCALAR_ONLY
+#define D2S_FAST 0
+#else
+#define D2S_FAST 1
+#endif
 
 /* Attributes of one node: blocksize b and whether the order is CRD (else DCR). */
 struct d2s_attrs {
@@ -167,9 +177,12 @@ static enum onnxrun_status d2s_compute(struct onnxrun_op_context *ctx,
 	if (y->numel == 0)
 		return ONNXRUN_OK;
 	bool done;
-	if ((st = onnxrun__d2s_fast(ctx, x, y, a.b, a.crd, &done)) || done)
+	if (D2S_FAST && ((st = onnxrun__d2s_fast(ctx, x, y, a.b, a.crd, &done)) || done))
 		return st;
-	switch (x->dtype == ONNXRUN_DTYPE_STRING ? 0 : es) {
+	/* a float32-only build copies float32 only (d2s_infer refuses the rest), with row_4 */
+	if (ONNXRUN__F32_ONLY && onnxrun__dtype_compiled_out(ctx->err, node, "input", x->dtype))
+		return ONNXRUN_ERROR_UNSUPPORTED;
+	switch (ONNXRUN__F32_ONLY ? 4 : x->dtype == ONNXRUN_DTYPE_STRING ? 0 : es) {
 	case 1: row = row_1; break;
 	case 2: row = row_2; break;
 	case 4: row = row_4; break;
@@ -193,7 +206,7 @@ static enum onnxrun_status d2s_compute(struct onnxrun_op_context *ctx,
 						int64_t off = ((in * x->dims[1] + ch) * h + ih) * w;
 						rows[j] = xd + (size_t)off * es;
 					}
-					if (row)
+					if (row || ONNXRUN__F32_ONLY)
 						row(yd + (size_t)at * es, rows, w, a.b);
 					else
 						st = row_str(y, at, rows, w, a.b);
