@@ -67,6 +67,31 @@ static void test_arena_alignment_and_reuse(void **state)
 
 /* A model loaded, prepared and run with every byte from an arena too small for it fails
  * cleanly with OUT_OF_MEMORY; with room it runs, and all is returned at the end. */
+/* A block goes to the smallest free block it fits (best fit), not the first: a big hole
+ * stays whole for a big block, so a model's small records fill the small holes its load
+ * leaves and do not split the big ones (README, Microcontrollers: RAM beyond the tensors). */
+static void test_arena_takes_the_smallest_hole(void **state)
+{
+	struct onnxrun_allocator a;
+	unsigned char *big, *sep1, *small, *sep2, *p, *q;
+	size_t high;
+	(void)state;
+	assert_int_equal(onnxrun_arena_init(&a, arena_buf, sizeof arena_buf), ONNXRUN_OK);
+	big = a.alloc(a.ctx, 512, 8);   /* a hole of 512 B at the lowest address */
+	sep1 = a.alloc(a.ctx, 16, 8);
+	small = a.alloc(a.ctx, 48, 8);  /* a hole of 48 B above it */
+	sep2 = a.alloc(a.ctx, 16, 8);
+	assert_true(big && sep1 && small && sep2);
+	a.free(a.ctx, big, 512);
+	a.free(a.ctx, small, 48);
+	high = onnxrun_arena_high_water(&a);
+	p = a.alloc(a.ctx, 40, 8); /* fits both holes: takes the 48-byte one */
+	assert_ptr_equal(p, small);
+	q = a.alloc(a.ctx, 480, 8); /* and the big hole is still whole for this one */
+	assert_ptr_equal(q, big);
+	assert_int_equal(onnxrun_arena_high_water(&a), high);
+}
+
 static void test_arena_runs_a_model(void **state)
 {
 	static _Alignas(64) unsigned char big[4 << 20];
@@ -475,6 +500,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_arena_alignment_and_reuse),
+		cmocka_unit_test(test_arena_takes_the_smallest_hole),
 		cmocka_unit_test(test_arena_runs_a_model),
 		cmocka_unit_test(test_decoded_tensor_takes_the_parsed_block),
 		cmocka_unit_test(test_bundled_models_run_without_allocating),
