@@ -55,7 +55,7 @@ static enum onnxrun_status convt_infer(struct onnxrun_op_context *ctx, const str
  * float16/bfloat16 entries are for dtypes such a build refuses. */
 static const struct convt_impl *const impls[] = {
 #if !ONNXRUN__F32_ONLY
-	&onnxrun__convt_depthwise, &onnxrun__convt_col2im,
+	&onnxrun__convt_depthwise, &onnxrun__convt_window, &onnxrun__convt_col2im,
 #endif
 	&onnxrun__convt_phase,
 #if !ONNXRUN__F32_ONLY
