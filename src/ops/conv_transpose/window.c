@@ -43,18 +43,19 @@ struct win_job {
 	size_t scratch_stride;
 };
 
-/* Stages x rows [w0 - T0 + 1, w0 + nbr) of (b, grp) into st (zero outside x), and zeros
- * each channel's slots after them that the last panel's columns read. */
-static void win_stage(const struct win_job *j, int64_t b, int64_t grp, int64_t w0, int64_t nbr, float *st)
+/* Stages rows [from, to) of the band whose first window row is w0 (row sr: x row
+ * w0 - T0 + 1 + sr) of (b, grp) into st, zeros outside x. */
+static void win_stage(const struct win_job *j, int64_t b, int64_t grp, int64_t w0, int64_t from, int64_t to,
+                      float *st)
 {
-	const int64_t srows = nbr + j->t[0] - 1, clo = j->wlo[1] - j->t[1] + 1, rs = j->rs;
+	const int64_t clo = j->wlo[1] - j->t[1] + 1, rs = j->rs;
 	const int64_t zl0 = clo < 0 ? -clo : 0, zl = zl0 > rs ? rs : zl0;
 	int64_t n = j->in[1] - (clo + zl);
 	n = n > rs - zl ? rs - zl : n < 0 ? 0 : n;
 	for (int64_t c = 0; c < j->cg; c++) {
 		const float *xc = j->x + ((b * j->cin + grp * j->cg + c) * j->in[0]) * j->in[1];
 		float *dc = st + c * j->cs;
-		for (int64_t sr = 0; sr < srows; sr++) {
+		for (int64_t sr = from; sr < to; sr++) {
 			const int64_t xr = w0 - j->t[0] + 1 + sr;
 			float *d = dc + sr * rs;
 			if (xr < 0 || xr >= j->in[0]) {
@@ -68,7 +69,6 @@ static void win_stage(const struct win_job *j, int64_t b, int64_t grp, int64_t w
 			for (int64_t e = zl + n; e < rs; e++)
 				d[e] = 0.0f;
 		}
-		memset(dc + srows * rs, 0, (size_t)(j->cs - srows * rs) * sizeof *dc);
 	}
 }
 
@@ -122,21 +122,35 @@ static void win_store(const struct win_job *j, int64_t b, int64_t grp, int64_t w
 	}
 }
 
+/* Items in order. Each stages its band's x rows, then runs the panels over them (staging
+ * the rows as the panels come to need them was slower: fsrcnn 1.24x). The T0 - 1 rows a
+ * band shares with the one before are moved from the previous item's staged rows when this
+ * thread ran it (its (b, grp) and band kept at the front of the scratch), not read from x
+ * again. */
 static void win_items(void *arg, int tid, int64_t begin, int64_t end)
 {
 	const struct win_job *j = arg;
 	const struct onnxrun__gemm_kernels *kn = j->kn;
-	const int64_t nr = kn->nr[0], mrx = kn->mr_max;
-	float *st = (float *)(j->scratch + (size_t)tid * j->scratch_stride);
-	float *tile = st + j->cg * j->cs;
+	const int64_t nr = kn->nr[0], mrx = kn->mr_max, rs = j->rs, t0 = j->t[0];
+	int64_t *last = (int64_t *)(j->scratch + (size_t)tid * j->scratch_stride);
+	float *st = (float *)(last + 16), *tile = st + j->cg * j->cs;
 	for (int64_t it = begin; it < end; it++) {
 		const int64_t band = it % j->nbands, bg = it / j->nbands;
 		const int64_t b = bg / j->group, grp = bg % j->group;
 		const int64_t w0 = j->wlo[0] + band * j->nb;
 		const int64_t nbr = j->nw[0] - band * j->nb < j->nb ? j->nw[0] - band * j->nb : j->nb;
-		const int64_t np = nbr * j->rs;
+		const int64_t np = nbr * rs, srows = nbr + t0 - 1;
 		const float *ag = j->a + grp * j->a_group;
-		win_stage(j, b, grp, w0, nbr, st);
+		int64_t staged = 0; /* rows [0, staged) kept from the previous band */
+		if (t0 > 1 && last[0] == bg && last[1] == band - 1) {
+			for (int64_t c = 0; c < j->cg; c++)
+				memmove(st + c * j->cs, st + c * j->cs + j->nb * rs, (size_t)((t0 - 1) * rs) * sizeof *st);
+			staged = t0 - 1;
+		}
+		/* the slots past the band's rows that the last panel's columns read */
+		for (int64_t c = 0; c < j->cg; c++)
+			memset(st + c * j->cs + srows * rs, 0, (size_t)(j->cs - srows * rs) * sizeof *st);
+		win_stage(j, b, grp, w0, staged, srows, st);
 		for (int64_t p0 = 0; p0 < np; p0 += nr) {
 			const int64_t cnt = np - p0 < nr ? np - p0 : nr;
 			for (int64_t r0 = 0; r0 < j->rows; r0 += mrx) {
@@ -145,10 +159,12 @@ static void win_items(void *arg, int tid, int64_t begin, int64_t end)
 				win_store(j, b, grp, w0, p0, cnt, tile, r0, mr);
 			}
 		}
+		last[0] = bg;
+		last[1] = band;
 	}
 }
 
-static enum onnxrun_status win_compute(const struct convt_call *c, const float *w)
+static enum onnxrun_status win_compute(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
 {
 	struct onnxrun_op_context *ctx = c->ctx;
 	const struct onnxrun__convt_geom *g = c->g;
@@ -157,8 +173,7 @@ static enum onnxrun_status win_compute(const struct convt_call *c, const float *
 	const int64_t mrx = kn->mr_max, nr = kn->nr[0];
 	struct win_job j;
 	enum onnxrun_status st;
-	int64_t k[2], panels, row_bytes;
-	float *a;
+	int64_t k[2], row_bytes;
 	int64_t *rel;
 
 	memset(&j, 0, sizeof j);
@@ -210,47 +225,28 @@ static enum onnxrun_status win_compute(const struct convt_call *c, const float *
 	if ((uint64_t)j.cg * (uint64_t)j.cs * sizeof(float) > WIN_STAGE_MAX)
 		return ONNXRUN_ERROR_UNSUPPORTED;
 
-	/* A panels (kernels.h): per group, ceil(rows / mr_max) panels of [K][mr_max]; row
-	 * (m, rho0, rho1), K entry (c, t0, t1) holds W[c][m][rho0 + s0*t0][rho1 + s1*t1] */
-	panels = (j.rows + mrx - 1) / mrx;
-	j.a_group = panels * mrx * j.kk;
-	if (!(a = onnxrun__calloc(ctx->env, (size_t)(j.group * j.a_group), sizeof *a)))
+	/* the weights as packed (packing.h, window layout) */
+	j.a = pk->a;
+	j.a_group = pk->a_group;
+	if (!(rel = onnxrun__malloc(ctx->env, (size_t)j.kk * sizeof *rel)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
-	if (!(rel = onnxrun__malloc(ctx->env, (size_t)j.kk * sizeof *rel))) {
-		onnxrun__free(ctx->env, a);
-		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
-	}
-	for (int64_t grp = 0; grp < j.group; grp++)
-		for (int64_t ci = 0; ci < j.cg; ci++)
-			for (int64_t t0 = 0; t0 < j.t[0]; t0++)
-				for (int64_t t1 = 0; t1 < j.t[1]; t1++) {
-					const int64_t kk = (ci * j.t[0] + t0) * j.t[1] + t1;
-					float *ak = a + grp * j.a_group + kk * mrx;
-					for (int64_t m = 0, i = 0; m < j.mg; m++) {
-						const float *wm = w + ((grp * j.cg + ci) * j.mg + m) * k[0] * k[1];
-						for (int64_t rho0 = 0; rho0 < j.s[0]; rho0++)
-							for (int64_t rho1 = 0; rho1 < j.s[1]; rho1++, i++)
-								ak[(i / mrx) * mrx * j.kk + i % mrx] =
-									wm[(rho0 + j.s[0] * t0) * k[1] + rho1 + j.s[1] * t1];
-					}
-				}
 	for (int64_t ci = 0; ci < j.cg; ci++)
 		for (int64_t t0 = 0; t0 < j.t[0]; t0++)
 			for (int64_t t1 = 0; t1 < j.t[1]; t1++)
 				rel[(ci * j.t[0] + t0) * j.t[1] + t1] =
 					(ci * j.cs + (j.t[0] - 1 - t0) * j.rs + (j.t[1] - 1 - t1)) * (int64_t)sizeof(float);
-	j.a = a;
 	j.rel = rel;
-	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, (size_t)(j.cg * j.cs + mrx * nr) * sizeof(float),
+	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads,
+	                                         16 * sizeof(int64_t) + (size_t)(j.cg * j.cs + mrx * nr) * sizeof(float),
 	                                         &j.scratch_stride))) {
 		onnxrun__free(ctx->env, rel);
-		onnxrun__free(ctx->env, a);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
+	for (int t = 0; t < threads; t++) /* no item run yet: nothing to reuse */
+		*(int64_t *)(j.scratch + (size_t)t * j.scratch_stride) = -1;
 	st = onnxrun__op_parallel(ctx, threads, g->batch * g->group * j.nbands, win_items, &j);
 	onnxrun__free(ctx->env, j.scratch);
 	onnxrun__free(ctx->env, rel);
-	onnxrun__free(ctx->env, a);
 	return st;
 }
 
@@ -279,17 +275,5 @@ static const char *win_accepts(const struct convt_query *q)
 	return onnxrun__convt_positions_decline(g, false);
 }
 
-static enum onnxrun_status win_run(const struct convt_call *c)
-{
-	const float *w;
-	float *wown;
-	enum onnxrun_status st;
-	if ((st = onnxrun__convt_w_values(c, &w, &wown)))
-		return st;
-	st = win_compute(c, w);
-	onnxrun__free(c->ctx->env, wown);
-	return st;
-}
-
 const struct convt_impl onnxrun__convt_window = { "float32 window GEMM", ONNXRUN_DTYPE_FLOAT, win_accepts,
-	                                          CONVT_LAYOUT_NONE, win_run, NULL };
+	                                          CONVT_LAYOUT_WINDOW, NULL, win_compute };
