@@ -58,7 +58,7 @@ static MOVE_INLINE bool move_weights(const struct onnxrun__convt_packed *pk,
 			}
 			continue;
 		}
-		if (!ONNXRUN__F32_ONLY && pk->layout == CONVT_LAYOUT_WINDOW) {
+		if (!ONNXRUN__F32_ONLY && !ONNXRUN__KERNELS_SCALAR_ONLY && pk->layout == CONVT_LAYOUT_WINDOW) {
 			/* rows (m, rho0, rho1), K entries (c, t0, t1): W[c][m][rho0 + s0*t0][rho1 + s1*t1]
 			 * (rank 1: axis 0 of size 1) */
 			const int64_t k0 = t->n == 2 ? t->kernel[0] : 1, k1 = t->kernel[t->n - 1];
@@ -193,7 +193,7 @@ static enum onnxrun_status layout_make(struct onnxrun__convt_packed *pk)
 		pk->a_group = (pk->mg * t->kprod + mr - 1) / mr * mr * cg;
 		return ONNXRUN_OK;
 	}
-	if (!ONNXRUN__F32_ONLY && pk->layout == CONVT_LAYOUT_WINDOW) {
+	if (!ONNXRUN__F32_ONLY && !ONNXRUN__KERNELS_SCALAR_ONLY && pk->layout == CONVT_LAYOUT_WINDOW) {
 		/* one panel per mr_max rows of mg * nphase, K = cg * kprod / nphase (packing.h) */
 		pk->a_group = (pk->mg * t->nphase + mr - 1) / mr * mr * cg * (t->kprod / t->nphase);
 		return ONNXRUN_OK;
