@@ -89,20 +89,24 @@ static void win_store(const struct win_job *j, int64_t b, int64_t grp, int64_t w
 		len = jj + len > j->nw[1] ? j->nw[1] - jj : len;
 		/* window positions w1 = wlo1 + jj .. + len, outputs s1*w1 - pb1 + rho1 */
 		const int64_t ob = s1 * (j->wlo[1] + jj) - j->pb[1];
-		for (int64_t i = r0; i < r0 + mr; i += s1) {
-			const int64_t m = i / (s0 * s1), rho0 = (i / s1) % s0;
+		/* positions [lo, hi) have all s1 outputs in [0, out1): one interleaving store per
+		 * (channel, rho0); the few outside it, output by output */
+		int64_t lo = ob < 0 ? (-ob + s1 - 1) / s1 : 0, hi = ob + s1 * len <= out1 ? len : (out1 - ob) / s1;
+		lo = lo > len ? len : lo;
+		hi = hi < lo ? lo : hi;
+		/* tile rows i = (m*s0 + rho0)*s1 + rho1 for i in [r0, r0 + mr), whole groups of s1 */
+		for (int64_t i = r0, m = r0 / (s0 * s1), rho0 = r0 / s1 % s0; i < r0 + mr; i += s1) {
 			const int64_t o0 = s0 * (w0 + r) - j->pb[0] + rho0;
+			const int64_t ch = grp * j->mg + m;
+			const float *t0 = tile + (i - r0) * nr + cb;
+			if (++rho0 == s0) {
+				rho0 = 0;
+				m++;
+			}
 			if (o0 < 0 || o0 >= out0)
 				continue;
-			const int64_t ch = grp * j->mg + m;
 			float *yrow = j->y + ((b * j->mout + ch) * out0 + o0) * out1;
 			const float bv = j->bias ? j->bias[ch] : 0.0f;
-			const float *t0 = tile + (i - r0) * nr + cb;
-			/* positions [lo, hi) have all s1 outputs in [0, out1): one interleaving store;
-			 * the few outside it, output by output */
-			int64_t lo = ob < 0 ? (-ob + s1 - 1) / s1 : 0, hi = ob + s1 * len <= out1 ? len : (out1 - ob) / s1;
-			lo = lo > len ? len : lo;
-			hi = hi < lo ? lo : hi;
 			if (hi > lo) {
 				if (j->store)
 					j->store(t0 + lo, nr, s1, hi - lo, yrow + ob + s1 * lo, bv);
