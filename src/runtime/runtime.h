@@ -178,10 +178,19 @@ ONNXRUN__HIDDEN void onnxrun__le_copy(void *dst, const void *src, size_t nbytes,
 
 /* ---- shapes ------------------------------------------------------------------------------ */
 
-/* True when rank and all dims are known. */
-ONNXRUN__HIDDEN bool onnxrun__shape_concrete(const struct onnxrun_shape *s);
-/* Element count of a concrete shape; false on int64 overflow. */
-ONNXRUN__HIDDEN bool onnxrun__shape_numel(const struct onnxrun_shape *s, int64_t *out);
+/* True when rank (-1: unknown) and all dims are known. */
+ONNXRUN__HIDDEN bool onnxrun__dims_concrete(int32_t rank, const int64_t *dims);
+/* Element count of concrete dims; false on int64 overflow. */
+ONNXRUN__HIDDEN bool onnxrun__dims_numel(int32_t rank, const int64_t *dims, int64_t *out);
+/* The same for a struct onnxrun_shape. */
+static inline bool onnxrun__shape_concrete(const struct onnxrun_shape *s)
+{
+	return onnxrun__dims_concrete(s->rank, s->dims);
+}
+static inline bool onnxrun__shape_numel(const struct onnxrun_shape *s, int64_t *out)
+{
+	return onnxrun__dims_numel(s->rank, s->dims, out);
+}
 /* "[1,C,?,4]" style text into buf; returns buf. */
 ONNXRUN__HIDDEN const char *onnxrun__shape_str(const struct onnxrun_shape *s, char *buf, size_t len);
 ONNXRUN__HIDDEN void onnxrun__shape_unknown(struct onnxrun_shape *s);

@@ -6,25 +6,26 @@
 
 #include "runtime.h"
 
-bool onnxrun__shape_concrete(const struct onnxrun_shape *s)
+bool onnxrun__dims_concrete(int32_t rank, const int64_t *dims)
 {
-	if (s->rank < 0)
+	if (rank < 0)
 		return false;
-	for (int32_t i = 0; i < s->rank; i++)
-		if (s->dims[i] < 0)
+	for (int32_t i = 0; i < rank; i++)
+		if (dims[i] < 0)
 			return false;
 	return true;
 }
 
-bool onnxrun__shape_numel(const struct onnxrun_shape *s, int64_t *out)
+bool onnxrun__dims_numel(int32_t rank, const int64_t *dims, int64_t *out)
 {
 	int64_t n = 1;
-	for (int32_t i = 0; i < s->rank; i++)
-		if (s->dims[i] < 0 || !onnxrun__mul_i64(n, s->dims[i], &n))
+	for (int32_t i = 0; i < rank; i++)
+		if (dims[i] < 0 || !onnxrun__mul_i64(n, dims[i], &n))
 			return false;
 	*out = n;
 	return true;
 }
+
 
 const char *onnxrun__shape_str(const struct onnxrun_shape *s, char *buf, size_t len)
 {
