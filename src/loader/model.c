@@ -361,7 +361,7 @@ static enum onnxrun_status load_initializers(struct builder *b, const Onnx__Grap
 static LOADER_NOINLINE const char *tensor_shape_str(const struct onnxrun_tensor *t, char *buf, size_t len)
 {
 	struct onnxrun_shape sh = { t->rank, { 0 }, { 0 } };
-	memcpy(sh.dims, t->dims, sizeof t->dims);
+	memcpy(sh.dims, t->dims, (size_t)t->rank * sizeof *t->dims);
 	return onnxrun__shape_str(&sh, buf, len);
 }
 
@@ -867,7 +867,7 @@ static enum onnxrun_status start_load_types(struct onnxrun_model *m, struct onnx
 		} else if (val->init) {
 			t->dtype = val->init->dtype;
 			t->shape.rank = val->init->rank;
-			memcpy(t->shape.dims, val->init->dims, sizeof val->init->dims);
+			memcpy(t->shape.dims, val->init->dims, (size_t)val->init->rank * sizeof *val->init->dims);
 		} else {
 			t->shape.rank = -1;
 		}

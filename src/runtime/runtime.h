@@ -201,11 +201,8 @@ struct onnxrun_tensor {
 	const struct onnxrun_env *env;
 	enum onnxrun_dtype dtype;
 	int32_t rank;
-	int64_t dims[ONNXRUN_MAX_RANK];
-	int64_t numel;
 	size_t nbytes;
 	void *data;     /* 64-byte aligned when owned; struct onnxrun_string[] for STRING */
-	bool owns_data; /* false: wrapped caller memory or a slice of a session arena */
 	char *name;     /* owned, may be NULL */
 	void *map;      /* external data mapped from a file (data points inside); unmapped */
 	size_t map_len; /* by onnxrun_tensor_free */
@@ -215,8 +212,25 @@ struct onnxrun_tensor {
 	 * weights) may read them in place instead, and then they are never copied. Nothing is
 	 * pending once a load returns. */
 	const void *pending;
+	bool owns_data;      /* false: wrapped caller memory or a slice of a session arena */
 	bool pending_failed; /* a copy of the pending bytes failed: the load must fail */
+	int64_t numel;
+	/* rank of them. On bare metal the record is sized by its rank (TENSOR_RECORD_BYTES): 48
+	 * bytes and 8 a dim instead of 144 for any rank, so the session's few records fit the
+	 * holes a load leaves in an arena instead of sitting between its planned blocks (RAM);
+	 * a tensor's rank never changes after it is made. */
+#ifdef ONNXRUN_BAREMETAL
+	int64_t dims[];
+#else
+	int64_t dims[ONNXRUN_MAX_RANK];
+#endif
 };
+/* The bytes of a tensor record of rank dims (tensor.c). */
+#ifdef ONNXRUN_BAREMETAL
+#define ONNXRUN__TENSOR_RECORD_BYTES(rank) (sizeof(struct onnxrun_tensor) + (size_t)(rank) * sizeof(int64_t))
+#else
+#define ONNXRUN__TENSOR_RECORD_BYTES(rank) sizeof(struct onnxrun_tensor)
+#endif
 
 /* Creates a tensor; data is zeroed and owned unless `borrowed` is given (then nbytes must
  * match and nothing is allocated for data). Dims are checked (>= 0, product and byte size

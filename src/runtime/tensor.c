@@ -105,7 +105,7 @@ static enum onnxrun_status tensor_make(const struct onnxrun_env *env, enum onnxr
 	if (!onnxrun__tensor_bytes(dtype, numel, &nbytes) || nbytes > (size_t)INT64_MAX)
 		return onnxrun__fail(err, ONNXRUN_ERROR_LIMIT, "byte size of %lld %s elements overflows" ONNXRUN__SIZE_T_NOTE,
 		                     (long long)numel, onnxrun_dtype_name(dtype), ONNXRUN__SIZE_T_BITS);
-	t = onnxrun__calloc(env, 1, sizeof *t);
+	t = onnxrun__calloc(env, 1, ONNXRUN__TENSOR_RECORD_BYTES(rank));
 	if (!t)
 		return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
 	t->env = env;

@@ -5,7 +5,7 @@
  * wrapper checks that onnxrun_session_run calls the allocator zero times after prepare; the
  * output is checked against the expected one. Prints the figures the README gives: the
  * arena's high-water mark, the planned tensor bytes, the rest (RAM beyond the tensors) and
- * the deepest stack use (painted stack). With ESTIMATE (the bytes `onnxrun --info` printed
+ * the deepest stack use (painted stack). Checks that a tensor's record is sized by its rank. With ESTIMATE (the bytes `onnxrun --info` printed
  * on the host for a 32-bit bare-metal build), checks it is an upper bound of the measured
  * high-water mark within 10%.
  * The model is loaded borrowed (onnxrun_model_load_borrowed), as a firmware would.
@@ -36,6 +36,30 @@ static void counting_free(void *ctx, void *p, size_t size)
 	struct counting *c = ctx;
 	c->calls++;
 	c->arena.free(c->arena.ctx, p, size);
+}
+
+/* A tensor's record is sized by its rank on bare metal (src/runtime/runtime.h), so the
+ * session's records fit the load's holes: one of rank 12 takes 11 dims more of the arena than
+ * one of rank 1 with the same data (a fixed-size record: 0 more). Out of line: its locals stay
+ * out of main's frame, which the stack figures include. */
+static __attribute__((noinline)) void check_record_sizes(struct onnxrun_env *env,
+                                                        const struct onnxrun_allocator *arena)
+{
+	int64_t ones[ONNXRUN_MAX_RANK];
+	size_t took[2] = { 0, 0 };
+	for (int i = 0; i < ONNXRUN_MAX_RANK; i++)
+		ones[i] = 1;
+	for (int k = 0; k < 2; k++) {
+		struct onnxrun_tensor *t = NULL;
+		const size_t at = onnxrun_arena_used(arena);
+		CHECK(onnxrun_tensor_create(env, ONNXRUN_DTYPE_FLOAT, k ? ONNXRUN_MAX_RANK : 1, ones, &t) == ONNXRUN_OK,
+		      "tensor of rank %d", k ? ONNXRUN_MAX_RANK : 1);
+		took[k] = onnxrun_arena_used(arena) - at;
+		onnxrun_tensor_free(t);
+	}
+	CHECK(took[1] - took[0] == (ONNXRUN_MAX_RANK - 1) * sizeof(int64_t),
+	      "a rank-%d tensor takes %u arena bytes, a rank-1 one %u: not %u more", ONNXRUN_MAX_RANK, (unsigned)took[1],
+	      (unsigned)took[0], (unsigned)((ONNXRUN_MAX_RANK - 1) * sizeof(int64_t)));
 }
 
 int main(int argc, char **argv)
@@ -114,6 +138,7 @@ int main(int argc, char **argv)
 		onnxrun_tensor_free(t[0]);
 		onnxrun_tensor_free(t[1]);
 	}
+	check_record_sizes(env, &c.arena);
 	{
 		struct onnxrun_env *env2 = NULL;
 		void *buf2 = mcu_big_alloc(512u << 10, 8);
