@@ -204,8 +204,10 @@ struct onnxrun_tensor {
 	size_t nbytes;
 	void *data;     /* 64-byte aligned when owned; struct onnxrun_string[] for STRING */
 	char *name;     /* owned, may be NULL */
+#if ONNXRUN__OS_FILES
 	void *map;      /* external data mapped from a file (data points inside); unmapped */
-	size_t map_len; /* by onnxrun_tensor_free */
+	size_t map_len; /* by onnxrun_tensor_free (none on a platform without files) */
+#endif
 	/* Loading only: an initializer whose bytes are still in the model buffer (float32
 	 * raw_data the loader kept out of the protobuf parse; any alignment). data is NULL
 	 * until onnxrun__tensor_materialize copies them; an op that rebuilds the input (packed
@@ -215,8 +217,8 @@ struct onnxrun_tensor {
 	bool owns_data;      /* false: wrapped caller memory or a slice of a session arena */
 	bool pending_failed; /* a copy of the pending bytes failed: the load must fail */
 	int64_t numel;
-	/* rank of them. On bare metal the record is sized by its rank (TENSOR_RECORD_BYTES): 48
-	 * bytes and 8 a dim instead of 144 for any rank, so the session's few records fit the
+	/* rank of them. On bare metal the record is sized by its rank (TENSOR_RECORD_BYTES): 40
+	 * bytes and 8 a dim instead of 152 for any rank, so the session's few records fit the
 	 * holes a load leaves in an arena instead of sitting between its planned blocks (RAM);
 	 * a tensor's rank never changes after it is made. */
 #ifdef ONNXRUN_BAREMETAL

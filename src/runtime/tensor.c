@@ -208,12 +208,14 @@ void onnxrun__tensor_release_data(struct onnxrun_tensor *t)
 		onnxrun__tensor_strings_clear(t);
 		onnxrun__free(t->env, t->data);
 	}
+#if ONNXRUN__OS_FILES
 	if (t->map)
 		onnxrun__os_unmap(t->map, t->map_len);
-	t->data = NULL;
-	t->owns_data = false;
 	t->map = NULL;
 	t->map_len = 0;
+#endif
+	t->data = NULL;
+	t->owns_data = false;
 	t->pending = NULL;
 }
 
