@@ -1,9 +1,11 @@
 /*
  * test_custom_op.c - custom ops through the public struct onnxrun_op: a LeakyRelu in its own
  * domain chained after ConvTranspose, error propagation from infer and compute, overriding a
- * built-in, init/fini state from a constant input, user_data_free, registration errors.
+ * built-in, init/fini state from a constant input, user_data_free, registration errors, an
+ * output rank at prepare above the one given at load.
  */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -284,6 +286,96 @@ static void test_override_builtin_with_state(void **state)
 	onnxrun_env_free(env);
 }
 
+/* ---- an op whose output rank at prepare differs from the one it gave at load ---- */
+
+/* "Unsqueeze0" in "com.example": y = x with a leading 1 once x's dims are known; while
+ * they are symbolic (at load) it claims rank 1, unknown. A session sizes each value's dims
+ * by its rank at load, so this checks that a larger rank at prepare still works. */
+static enum onnxrun_status grow_infer(struct onnxrun_op_context *ctx, const struct onnxrun_type *in, size_t n_in,
+                                      struct onnxrun_type *out, size_t n_out)
+{
+	bool known = in[0].shape.rank >= 0;
+	(void)ctx;
+	(void)n_in;
+	(void)n_out;
+	for (int32_t i = 0; known && i < in[0].shape.rank; i++)
+		known = in[0].shape.dims[i] >= 0;
+	out[0].dtype = in[0].dtype;
+	if (!known) {
+		out[0].shape.rank = 1;
+		out[0].shape.dims[0] = -1;
+		return ONNXRUN_OK;
+	}
+	out[0].shape.rank = in[0].shape.rank + 1;
+	out[0].shape.dims[0] = 1;
+	for (int32_t i = 0; i < in[0].shape.rank; i++)
+		out[0].shape.dims[i + 1] = in[0].shape.dims[i];
+	return ONNXRUN_OK;
+}
+
+static enum onnxrun_status grow_compute(struct onnxrun_op_context *ctx, const struct onnxrun_tensor *const *in,
+                                        size_t n_in, struct onnxrun_tensor *const *out, size_t n_out)
+{
+	(void)ctx;
+	(void)n_in;
+	(void)n_out;
+	memcpy(onnxrun_tensor_data(out[0]), onnxrun_tensor_data(in[0]), onnxrun_tensor_numel(in[0]) * sizeof(float));
+	return ONNXRUN_OK;
+}
+
+static void test_rank_at_prepare_above_load(void **state)
+{
+	static const struct onnxrun_op grow = { "com.example", "Unsqueeze0", 1, grow_infer, grow_compute,
+		                                NULL, NULL, NULL, NULL };
+	Onnx__ModelProto *mp = mb_model(8);
+	struct onnxrun_env *env;
+	struct onnxrun_model *m;
+	struct onnxrun_session *s;
+	struct onnxrun_tensor *x;
+	const struct onnxrun_tensor *y;
+	struct onnxrun_value_info info;
+	const int64_t xd[2] = { 2, 3 };
+	size_t size;
+	uint8_t *bytes;
+	(void)state;
+	mb_opset(mp, "", 13);
+	mb_opset(mp, "com.example", 1);
+	mb_input(mp, "x", ONNXRUN_DTYPE_FLOAT, "N,3");
+	mb_output(mp, "z", ONNXRUN_DTYPE_FLOAT, NULL);
+	mb_node(mp, "g1", "Unsqueeze0", "com.example", "x", "t");
+	mb_node(mp, "g2", "Unsqueeze0", "com.example", "t", "z");
+	bytes = mb_finish(mp, &size);
+	assert_int_equal(onnxrun_env_create(NULL, &env), ONNXRUN_OK);
+	assert_int_equal(onnxrun_env_register_op(env, &grow), ONNXRUN_OK);
+	assert_int_equal(onnxrun_model_load_buffer(env, bytes, size, NULL, &m), ONNXRUN_OK);
+	free(bytes);
+	assert_int_equal(onnxrun_model_value_info(m, "t", &info), ONNXRUN_OK);
+	assert_int_equal(info.rank, 1); /* what the op claimed at load */
+	assert_int_equal(onnxrun_tensor_create(env, ONNXRUN_DTYPE_FLOAT, 2, xd, &x), ONNXRUN_OK);
+	for (int i = 0; i < 6; i++)
+		((float *)onnxrun_tensor_data(x))[i] = (float)(i * 3 + 1);
+	assert_int_equal(onnxrun_session_create(m, &s), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_set_input(s, 0, x), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_run(s), ONNXRUN_OK);
+	assert_int_equal(onnxrun_session_value_info(s, "t", &info), ONNXRUN_OK);
+	assert_int_equal(info.rank, 3);
+	assert_int_equal(info.dims[0].value, 1);
+	assert_int_equal(info.dims[1].value, 2);
+	assert_int_equal(info.dims[2].value, 3);
+	assert_int_equal(onnxrun_session_output(s, 0, &y), ONNXRUN_OK);
+	assert_int_equal(onnxrun_tensor_rank(y), 4);
+	assert_int_equal(onnxrun_tensor_dims(y)[0], 1);
+	assert_int_equal(onnxrun_tensor_dims(y)[1], 1);
+	assert_int_equal(onnxrun_tensor_dims(y)[2], 2);
+	assert_int_equal(onnxrun_tensor_dims(y)[3], 3);
+	for (int i = 0; i < 6; i++)
+		assert_true(((const float *)onnxrun_tensor_data(y))[i] == (float)(i * 3 + 1));
+	onnxrun_session_free(s);
+	onnxrun_tensor_free(x);
+	onnxrun_model_free(m);
+	onnxrun_env_free(env);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +383,7 @@ int main(void)
 		cmocka_unit_test(test_custom_op_errors_propagate),
 		cmocka_unit_test(test_registration_errors),
 		cmocka_unit_test(test_override_builtin_with_state),
+		cmocka_unit_test(test_rank_at_prepare_above_load),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

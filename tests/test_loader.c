@@ -439,6 +439,27 @@ static void test_constant_not_overridable(void **state)
 }
 
 /* An override of a default is checked against the declared type like any input. */
+/* A default whose shape contradicts the input's declaration is refused, naming both. */
+static void test_default_shape_mismatch(void **state)
+{
+	struct onnxrun_env *env = th_env();
+	struct onnxrun_model *model = NULL;
+	const float w[6] = { 1, 2, 3, 4, 5, 6 };
+	Onnx__ModelProto *m = mb_model(3);
+	(void)state;
+	mb_opset(m, "", 11);
+	mb_input(m, "w", MB_FLOAT, "2,3,1,2");
+	mb_input(m, "x", MB_FLOAT, "1,2,2,2");
+	mb_output(m, "y", MB_FLOAT, NULL);
+	mb_initializer_f32(m, "w", D4(2, 3, 1, 1), w);
+	mb_node(m, "up", "ConvTranspose", "", "x,w", "y");
+	assert_int_equal(th_load(env, m, &model), ONNXRUN_ERROR_INVALID_MODEL);
+	assert_null(model);
+	assert_string_equal(onnxrun_env_error(env), "graph input 'w' is declared with shape [2,3,1,2] but its "
+	                                            "initializer has shape [2,3,1,1]");
+	onnxrun_env_free(env);
+}
+
 static void test_default_override_checked(void **state)
 {
 	struct onnxrun_env *env = th_env();
@@ -1393,6 +1414,7 @@ int main(void)
 		cmocka_unit_test(test_defaulted_input),
 		cmocka_unit_test(test_constant_not_overridable),
 		cmocka_unit_test(test_default_override_checked),
+		cmocka_unit_test(test_default_shape_mismatch),
 		cmocka_unit_test(test_initializer_conflicts),
 		cmocka_unit_test(test_opset_domain_aliases),
 		cmocka_unit_test(test_since_version_resolution),

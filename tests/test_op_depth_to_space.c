@@ -237,7 +237,7 @@ static struct onnxrun_tensor *run_node(struct onnxrun_env *env, struct tnode *t,
 	memset(&in, 0, sizeof in);
 	in.dtype = x->dtype;
 	in.shape.rank = x->rank;
-	memcpy(in.shape.dims, x->dims, sizeof x->dims);
+	memcpy(in.shape.dims, x->dims, (size_t)x->rank * sizeof *x->dims);
 	if (run_infer(t, &in, &out, &err))
 		fail_msg("infer failed: %s", err.msg);
 	assert_int_equal(onnxrun_tensor_create(env, out.dtype, out.shape.rank, out.shape.dims, &y), ONNXRUN_OK);

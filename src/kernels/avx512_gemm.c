@@ -172,7 +172,7 @@ K512I(11) K512I(12)
 /* The wide tile with B row p's halves at base0 + rel[p] and base1 + rel[p] bytes (one row at
  * base + rel[p] when base1 = base0 + 64). */
 static inline __attribute__((always_inline)) T512 void tile_rel2(int64_t k, const float *a, const char *base0,
-                                                                 const char *base1, const int64_t *rel,
+                                                                 const char *base1, const onnxrun__krel *rel,
                                                                  float *c, int64_t ldc, const int mr,
                                                                  const bool ahead)
 {
@@ -198,13 +198,13 @@ static inline __attribute__((always_inline)) T512 void tile_rel2(int64_t k, cons
 }
 
 #define K512R(MR)                                                                             \
-	static T512 void kr_##MR(int64_t k, const float *a, const char *base, const int64_t *rel, \
+	static T512 void kr_##MR(int64_t k, const float *a, const char *base, const onnxrun__krel *rel, \
 	                         float *c, int64_t ldc)                                           \
 	{                                                                                         \
 		tile_rel2(k, a, base, base + 64, rel, c, ldc, MR, true);                          \
 	}                                                                                         \
 	static T512 void kh_##MR(int64_t k, const float *a, const char *base0, const char *base1, \
-	                         const int64_t *rel, float *c, int64_t ldc)                       \
+	                         const onnxrun__krel *rel, float *c, int64_t ldc)                       \
 	{                                                                                         \
 		tile_rel2(k, a, base0, base1, rel, c, ldc, MR, true);                             \
 	}
@@ -216,7 +216,7 @@ K512R(11) K512R(12)
  * panel's first reads, where the 4 prefetches per step only took load slots (dcgan_64_3:
  * the tile 15% faster without them). */
 #define K512W(MR)                                                                             \
-	static T512 void kw_##MR(int64_t k, const float *a, const char *base, const int64_t *rel, \
+	static T512 void kw_##MR(int64_t k, const float *a, const char *base, const onnxrun__krel *rel, \
 	                         float *c, int64_t ldc)                                           \
 	{                                                                                         \
 		tile_rel2(k, a, base, base + 64, rel, c, ldc, MR, false);                         \

@@ -78,15 +78,23 @@ typedef void (*onnxrun__gemm_ind_fn)(int64_t k, const float *a, const float *con
  * outside x are read in place too. */
 typedef void (*onnxrun__gemm_ind2_fn)(int64_t k, const float *a, const float *const *bptr,
                                       const uint16_t *bmask, float *c, int64_t ldc);
+/* A B row's byte offset in the rel tables below: 32-bit on bare metal, where a 32-bit
+ * address space bounds it and the table is workspace RAM (one entry per phase, channel and
+ * tap), 64-bit elsewhere. */
+#ifdef ONNXRUN_BAREMETAL
+typedef int32_t onnxrun__krel;
+#else
+typedef int64_t onnxrun__krel;
+#endif
 /* The same with B row p at base + rel[p] bytes: one table of offsets serves every panel
  * whose rows keep the same layout relative to each other (a staged copy of x). */
-typedef void (*onnxrun__gemm_rel_fn)(int64_t k, const float *a, const char *base, const int64_t *rel, float *c,
-                                     int64_t ldc);
+typedef void (*onnxrun__gemm_rel_fn)(int64_t k, const float *a, const char *base, const onnxrun__krel *rel,
+                                     float *c, int64_t ldc);
 /* The same with each B row in two halves of nr/2 floats from two bases: row p's first half
  * at base0 + rel[p] bytes, its second at base1 + rel[p] (a panel of two grid rows of the
  * staged copy of x). */
 typedef void (*onnxrun__gemm_rel2_fn)(int64_t k, const float *a, const char *base0, const char *base1,
-                                      const int64_t *rel, float *c, int64_t ldc);
+                                      const onnxrun__krel *rel, float *c, int64_t ldc);
 
 /* One ISA's micro-kernels: fn[v][mr - 1] computes mr rows of an nr[v]-wide tile (v = 0 wide,
  * v = 1 narrow, for a remainder of at most nr[1] columns, v = 2 narrowest, for at most

@@ -15,6 +15,8 @@
 #if ONNXRUN__HAVE_MVE
 #include <arm_mve.h>
 
+_Static_assert(sizeof(onnxrun__krel) == 4, "the base + offset loop loads 32-bit offsets (ASM_REL)");
+
 /* Rows of the packed A panel (the kernels' mr_max). */
 #define MVE_MR 6
 
@@ -27,7 +29,7 @@ struct bsrc {
 	const float *b;
 	const float *const *rows;
 	const char *base;
-	const int64_t *rel;
+	const onnxrun__krel *rel;
 };
 
 KINLINE const float *brow(enum brow_mode mode, const struct bsrc *s, int32_t p, int nr)
@@ -35,7 +37,7 @@ KINLINE const float *brow(enum brow_mode mode, const struct bsrc *s, int32_t p, 
 	if (mode == B_ROWS)
 		return s->rows[p];
 	if (mode == B_REL)
-		return (const float *)(const void *)(s->base + (int32_t)s->rel[p]);
+		return (const float *)(const void *)(s->base + s->rel[p]);
 	return s->b + p * nr;
 }
 
@@ -85,7 +87,7 @@ KINLINE const float *brow(enum brow_mode mode, const struct bsrc *s, int32_t p, 
 #define ASM_REL                                                                                             \
 	__asm__("dls lr, %[k]\n"                                                                             \
 	        "1:\n\t"                                                                                     \
-	        "ldr %[b], [%[rel]], #8\n\t" /* the low word of the offset */                                \
+	        "ldr %[b], [%[rel]], #4\n\t" /* the offset (32-bit on bare metal) */                         \
 	        "add %[b], %[base]\n\t"                                                                      \
 	        "vldrw.u32 %q[b0], [%[b]]\n\t"                                                               \
 	        "vldrw.u32 %q[b1], [%[b], #16]\n\t" ASM_STEP_FMAS                                            \
@@ -125,7 +127,7 @@ KINLINE void pass8(enum brow_mode mode, const struct bsrc *s, int32_t k, const f
 			else
 				ASM_ROWS(96);
 		} else {
-			const int64_t *rel = s->rel;
+			const onnxrun__krel *rel = s->rel;
 			const char *b;
 			ASM_REL;
 		}
@@ -174,27 +176,28 @@ KINLINE void tile8(enum brow_mode mode, const struct bsrc *s, int64_t k, const f
 }
 
 #define KM(MR)                                                                                                \
-	static void k32_##MR(int64_t k, const float *a, const float *b, float *c, int64_t ldc)                    \
+	static void k32_##MR(int64_t k, const float *a, const float *b, float *c, int64_t ldc)                \
 	{                                                                                                     \
 		const struct bsrc s = { b, NULL, NULL, NULL };                                                \
 		tile8(B_PACKED, &s, k, a, c, ldc, MR, 32);                                                    \
 	}                                                                                                     \
-	static void k16_##MR(int64_t k, const float *a, const float *b, float *c, int64_t ldc)                    \
+	static void k16_##MR(int64_t k, const float *a, const float *b, float *c, int64_t ldc)                \
 	{                                                                                                     \
 		const struct bsrc s = { b, NULL, NULL, NULL };                                                \
 		tile8(B_PACKED, &s, k, a, c, ldc, MR, 16);                                                    \
 	}                                                                                                     \
-	static void k8_##MR(int64_t k, const float *a, const float *b, float *c, int64_t ldc)                     \
+	static void k8_##MR(int64_t k, const float *a, const float *b, float *c, int64_t ldc)                 \
 	{                                                                                                     \
 		const struct bsrc s = { b, NULL, NULL, NULL };                                                \
 		tile8(B_PACKED, &s, k, a, c, ldc, MR, 8);                                                     \
 	}                                                                                                     \
-	static void ki_##MR(int64_t k, const float *a, const float *const *brows, float *c, int64_t ldc)          \
+	static void ki_##MR(int64_t k, const float *a, const float *const *brows, float *c, int64_t ldc)      \
 	{                                                                                                     \
 		const struct bsrc s = { NULL, brows, NULL, NULL };                                            \
 		tile8(B_ROWS, &s, k, a, c, ldc, MR, 32);                                                      \
 	}                                                                                                     \
-	static void kr_##MR(int64_t k, const float *a, const char *base, const int64_t *rel, float *c, int64_t ldc) \
+	static void kr_##MR(int64_t k, const float *a, const char *base, const onnxrun__krel *rel, float *c,  \
+	                    int64_t ldc)                                                                      \
 	{                                                                                                     \
 		const struct bsrc s = { NULL, NULL, base, rel };                                              \
 		tile8(B_REL, &s, k, a, c, ldc, MR, 32);                                                       \

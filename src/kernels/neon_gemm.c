@@ -73,7 +73,7 @@ static inline __attribute__((always_inline)) void tile_ind(int64_t k, const floa
 
 /* The wide tile with B row p at base + rel[p] bytes (the staged copy of x). */
 static inline __attribute__((always_inline)) void tile_rel(int64_t k, const float *a, const char *base,
-                                                           const int64_t *rel, float *c, int64_t ldc, const int mr)
+                                                           const onnxrun__krel *rel, float *c, int64_t ldc, const int mr)
 {
 	const int nv = 3;
 	ACC_ALL(ACC_DECL)
@@ -97,7 +97,7 @@ KN_ROWS(3)
 	{                                                                                         \
 		tile_ind(k, a, brows, c, ldc, MR);                                                \
 	}                                                                                         \
-	static void kr_##MR(int64_t k, const float *a, const char *base, const int64_t *rel, float *c, \
+	static void kr_##MR(int64_t k, const float *a, const char *base, const onnxrun__krel *rel, float *c, \
 	                    int64_t ldc)                                                          \
 	{                                                                                         \
 		tile_rel(k, a, base, rel, c, ldc, MR);                                            \

@@ -67,7 +67,7 @@ static inline __attribute__((always_inline)) void tile_ind(int64_t k, const floa
 
 /* B row p at base + rel[p] bytes. */
 static inline __attribute__((always_inline)) void tile_rel(int64_t k, const float *a, const char *base,
-                                                           const int64_t *rel, float *c, int64_t ldc, const int mr)
+                                                           const onnxrun__krel *rel, float *c, int64_t ldc, const int mr)
 {
 	const int nv = SIMD128_NV;
 	TILE_LOOP((const float *)(const void *)(base + rel[p]))
@@ -90,7 +90,7 @@ static inline __attribute__((always_inline)) void tile_rel(int64_t k, const floa
 	{                                                                                         \
 		tile_ind(k, a, brows, c, ldc, MR);                                                \
 	}                                                                                         \
-	static void kr_##MR(int64_t k, const float *a, const char *base, const int64_t *rel, float *c, \
+	static void kr_##MR(int64_t k, const float *a, const char *base, const onnxrun__krel *rel, float *c, \
 	                    int64_t ldc)                                                          \
 	{                                                                                         \
 		tile_rel(k, a, base, rel, c, ldc, MR);                                            \

@@ -73,7 +73,6 @@ static int32_t add_value(struct builder *b, const char *name)
 	if (!v->name)
 		return -1;
 	v->producer = -1;
-	onnxrun__shape_unknown(&m->load_types[m->n_values].shape);
 	b->slots[slot_of(b, name)] = (int32_t)m->n_values;
 	return (int32_t)m->n_values++;
 }
@@ -155,10 +154,9 @@ static enum onnxrun_status alloc_tables(struct builder *b, const Onnx__GraphProt
 #endif
 	b->cap_values = n;
 	b->m->values = onnxrun__calloc(b->m->env, n, sizeof *b->m->values);
-	b->m->load_types = onnxrun__calloc(b->m->env, n, sizeof *b->m->load_types);
 	b->slots = onnxrun__malloc(b->m->env, b->n_slots * sizeof *b->slots);
 	b->m->nodes = onnxrun__calloc(b->m->env, g->n_node ? g->n_node : 1, sizeof *b->m->nodes);
-	if (!b->m->values || !b->m->load_types || !b->slots || !b->m->nodes)
+	if (!b->m->values || !b->slots || !b->m->nodes)
 		return oom(b);
 	memset(b->slots, 0xff, b->n_slots * sizeof *b->slots);
 	return ONNXRUN_OK;
@@ -315,14 +313,6 @@ static enum onnxrun_status declare(struct builder *b, const Onnx__ValueInfoProto
 
 /* ---- initializers and graph inputs ---- */
 
-static void type_of_tensor(const struct onnxrun_tensor *t, struct onnxrun_type *out)
-{
-	memset(out, 0, sizeof *out);
-	out->dtype = t->dtype;
-	out->shape.rank = t->rank;
-	memcpy(out->shape.dims, t->dims, sizeof t->dims);
-}
-
 static enum onnxrun_status load_initializers(struct builder *b, const Onnx__GraphProto *g)
 {
 	enum onnxrun_status st;
@@ -356,9 +346,23 @@ static enum onnxrun_status load_initializers(struct builder *b, const Onnx__Grap
 		}
 		if (st)
 			return st;
-		type_of_tensor(b->m->values[v].init, &b->m->load_types[v]);
 	}
 	return ONNXRUN_OK;
+}
+
+#if defined(__GNUC__)
+#define LOADER_NOINLINE __attribute__((noinline))
+#else
+#define LOADER_NOINLINE
+#endif
+
+/* An initializer's shape as text, out of line: its struct onnxrun_shape stays off the
+ * load's stack (check_default is inlined into the loader's top frame). */
+static LOADER_NOINLINE const char *tensor_shape_str(const struct onnxrun_tensor *t, char *buf, size_t len)
+{
+	struct onnxrun_shape sh = { t->rank, { 0 }, { 0 } };
+	memcpy(sh.dims, t->dims, (size_t)t->rank * sizeof *t->dims);
+	return onnxrun__shape_str(&sh, buf, len);
 }
 
 /* A graph input's declaration must agree with its initializer (its default value). */
@@ -377,8 +381,7 @@ static enum onnxrun_status check_default(struct builder *b, const struct onnxrun
 	if (!same)
 		return onnxrun__fail(b->err, ONNXRUN_ERROR_INVALID_MODEL,
 		                     "graph input '%s' is declared with shape %s but its initializer has shape %s",
-		                     v->name, onnxrun__shape_str(&d->shape, a, sizeof a),
-		                     onnxrun__shape_str(&b->m->load_types[v - b->m->values].shape, c, sizeof c));
+		                     v->name, onnxrun__shape_str(&d->shape, a, sizeof a), tensor_shape_str(t, c, sizeof c));
 	return ONNXRUN_OK;
 }
 
@@ -410,7 +413,6 @@ static enum onnxrun_status load_inputs(struct builder *b, const Onnx__GraphProto
 				return st;
 		} else {
 			val->kind = ONNXRUN__VALUE_INPUT;
-			m->load_types[v] = *onnxrun__declared(val);
 			m->inputs[m->n_inputs++] = v;
 		}
 	}
@@ -849,6 +851,30 @@ static enum onnxrun_status load_header(struct builder *b)
 	return load_opsets(b);
 }
 
+/* The model's load_types, the start of load-time inference: a graph input's declared type,
+ * an initializer's (or a defaulted input's) tensor type, unknown for the rest. Allocated
+ * once the parse is freed: 160 B a value on a 32-bit target, which would otherwise sit above
+ * the parse and raise the load's high-water mark (README, Microcontrollers). */
+static enum onnxrun_status start_load_types(struct onnxrun_model *m, struct onnxrun__err *err)
+{
+	if (!(m->load_types = onnxrun__calloc(m->env, m->n_values ? m->n_values : 1, sizeof *m->load_types)))
+		return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory while loading the model");
+	for (size_t v = 0; v < m->n_values; v++) { /* zeroed: dtype UNDEFINED, no dim params */
+		const struct onnxrun__value *val = &m->values[v];
+		struct onnxrun_type *t = &m->load_types[v];
+		if (val->kind == ONNXRUN__VALUE_INPUT) {
+			*t = *onnxrun__declared(val);
+		} else if (val->init) {
+			t->dtype = val->init->dtype;
+			t->shape.rank = val->init->rank;
+			memcpy(t->shape.dims, val->init->dims, (size_t)val->init->rank * sizeof *val->init->dims);
+		} else {
+			t->shape.rank = -1;
+		}
+	}
+	return ONNXRUN_OK;
+}
+
 enum onnxrun_status onnxrun__load_model_proto(struct onnxrun_model *m, const void *data, size_t size,
                                               const char *base_dir, struct onnxrun__err *err)
 {
@@ -889,5 +915,5 @@ enum onnxrun_status onnxrun__load_model_proto(struct onnxrun_model *m, const voi
 	onnxrun__free(m->env, b.pslots);
 	onnxrun__free(m->env, b.sslots);
 	onnxrun__free(m->env, b.fslots);
-	return st;
+	return st ? st : start_load_types(m, err);
 }

@@ -542,7 +542,7 @@ enum onnxrun_status onnxrun__tensor_from_proto(const struct onnxrun_env *env, co
  * a byte swap (a big-endian host copies it). */
 static bool mappable(const struct onnxrun_env *env, const struct decode *d)
 {
-	return d->src == SRC_EXTERNAL && !env->no_mmap && d->nbytes >= ((size_t)64 << 10) &&
+	return ONNXRUN__OS_FILES && d->src == SRC_EXTERNAL && !env->no_mmap && d->nbytes >= ((size_t)64 << 10) &&
 	       d->ext_offset % 64 == 0 && d->dtype != ONNXRUN_DTYPE_BOOL && !onnxrun__le_needs_swap(d->dtype);
 }
 
@@ -571,8 +571,10 @@ static enum onnxrun_status make_tensor(const struct onnxrun_env *env, struct dec
 		return st;
 	}
 	if (map) {
+#if ONNXRUN__OS_FILES /* else never mapped (mappable) */
 		(*out)->map = map;
 		(*out)->map_len = map_len;
+#endif
 		d->in_place = true;
 	} else if (data && borrow) {
 		(*out)->pending = data;

@@ -305,7 +305,29 @@ mismatch:
 	                          onnxrun__shape_str(&t->shape, b, sizeof b));
 }
 
-/* onnxrun__graph_infer_node without the inspection check (load-time inference). */
+/* Node k's op infer from its input types in[] into out[] (cleared to unknown here), each
+ * output then checked against, and completed by, its declared type. */
+static enum onnxrun_status infer_io(const struct onnxrun_model *m, size_t k, const struct onnxrun_type *in,
+                                    struct onnxrun_type *out, struct onnxrun__err *err)
+{
+	const struct onnxrun__node *node = &m->nodes[k];
+	enum onnxrun_status st;
+	for (size_t o = 0; o < node->n_outputs; o++) {
+		memset(&out[o], 0, sizeof out[o]);
+		out[o].shape.rank = -1;
+	}
+	{
+		struct onnxrun_op_context ctx = { node, err, m->env, 1, node->op_state, m, NULL, NULL, NULL };
+		st = node->op->infer(&ctx, in, node->n_inputs, out, node->n_outputs);
+	}
+	for (size_t o = 0; o < node->n_outputs && !st; o++)
+		if (node->outputs[o] >= 0)
+			st = merge_declared(node, &m->values[node->outputs[o]], &out[o], err);
+	return st;
+}
+
+/* Load-time inference of node k: its inputs from types[] (one per value), its outputs
+ * stored there. */
 static enum onnxrun_status infer_node(const struct onnxrun_model *m, size_t k, struct onnxrun_type *types,
                                       struct onnxrun_type *scratch, struct onnxrun__err *err)
 {
@@ -320,38 +342,25 @@ static enum onnxrun_status infer_node(const struct onnxrun_model *m, size_t k, s
 			in[i].shape.rank = -1;
 		}
 	}
-	for (size_t o = 0; o < node->n_outputs; o++) {
-		memset(&out[o], 0, sizeof out[o]);
-		out[o].shape.rank = -1;
-	}
-	{
-		struct onnxrun_op_context ctx = { node, err, m->env, 1, node->op_state, m, NULL, NULL, NULL };
-		st = node->op->infer(&ctx, in, node->n_inputs, out, node->n_outputs);
-	}
-	if (st)
+	if ((st = infer_io(m, k, in, out, err)))
 		return st;
-	for (size_t o = 0; o < node->n_outputs; o++) {
-		int32_t v = node->outputs[o];
-		if (v < 0)
-			continue;
-		if ((st = merge_declared(node, &m->values[v], &out[o], err)))
-			return st;
-		types[v] = out[o];
-	}
+	for (size_t o = 0; o < node->n_outputs; o++)
+		if (node->outputs[o] >= 0)
+			types[node->outputs[o]] = out[o];
 	return ONNXRUN_OK;
 }
 
-/* Sessions infer through here (prepare, run): a model loaded for inspection only may hold
+/* Sessions infer through here (prepare): a model loaded for inspection only may hold
  * nodes without a kernel, and even its supported ops skipped their init, so none of its
  * nodes may run. */
-enum onnxrun_status onnxrun__graph_infer_node(const struct onnxrun_model *m, size_t k, struct onnxrun_type *types,
-                                              struct onnxrun_type *scratch, struct onnxrun__err *err)
+enum onnxrun_status onnxrun__graph_infer_node(const struct onnxrun_model *m, size_t k, const struct onnxrun_type *in,
+                                              struct onnxrun_type *out, struct onnxrun__err *err)
 {
 	if (m->inspect_only)
 		return onnxrun__fail(err, ONNXRUN_ERROR_INVALID_ARGUMENT,
 		                     "the model was loaded with onnxrun_model_inspect_file/_buffer, for queries "
 		                     "only: load it with onnxrun_model_load_file/_buffer to run it");
-	return infer_node(m, k, types, scratch, err);
+	return infer_io(m, k, in, out, err);
 }
 
 /*
@@ -429,23 +438,18 @@ static enum onnxrun_status infer_at_load(struct onnxrun_model *m, size_t k, stru
 enum onnxrun_status onnxrun__graph_infer(struct onnxrun_model *m, struct onnxrun__err *err)
 {
 	const size_t nv = m->n_values ? m->n_values : 1;
-	struct onnxrun_type *types = onnxrun__calloc(m->env, nv, sizeof *types);
+	struct onnxrun_type *types = m->load_types; /* in place: a failed load frees the model */
 	struct onnxrun_type *scratch = onnxrun__calloc(m->env, onnxrun__graph_max_io(m), sizeof *scratch);
 	bool *guessed = m->inspect_only ? onnxrun__calloc(m->env, nv, sizeof *guessed) : NULL;
 	enum onnxrun_status st = ONNXRUN_OK;
-	if (!types || !scratch || (m->inspect_only && !guessed)) {
+	if (!scratch || (m->inspect_only && !guessed)) {
 		st = onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory inferring shapes");
 		goto fail;
 	}
-	for (size_t v = 0; v < m->n_values; v++)
-		types[v] = m->load_types[v];
 	for (size_t k = 0; k < m->n_nodes && !st; k++)
 		st = k % 64 == 63 && onnxrun__load_should_stop(m->env) ? onnxrun__load_stopped(m->env, err)
 		                                                       : infer_at_load(m, k, types, scratch, guessed, err);
-	for (size_t v = 0; v < m->n_values && !st; v++)
-		m->load_types[v] = types[v];
 fail:
-	onnxrun__free(m->env, types);
 	onnxrun__free(m->env, scratch);
 	onnxrun__free(m->env, guessed);
 	return st;

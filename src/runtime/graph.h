@@ -11,13 +11,14 @@
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__graph_resolve(struct onnxrun_model *m, struct onnxrun__err *err);
 /* Reorders m->nodes topologically (Kahn, ties in file order); a cycle is INVALID_MODEL. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__graph_order(struct onnxrun_model *m, struct onnxrun__err *err);
-/* Infers node k's output types from types[] (one per value) and stores them in types[].
- * Inferred types are checked against, and completed by, the declared ones. */
+/* Infers node k's output types out[] (n_outputs of them) from its input types in[]
+ * (n_inputs; an absent input unknown). Inferred types are checked against, and completed
+ * by, the declared ones. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__graph_infer_node(const struct onnxrun_model *m, size_t k,
-                                                              struct onnxrun_type *types,
-                                                              struct onnxrun_type *scratch,
+                                                              const struct onnxrun_type *in,
+                                                              struct onnxrun_type *out,
                                                               struct onnxrun__err *err);
-/* Largest n_inputs + n_outputs over the nodes: the scratch size infer_node needs. */
+/* Largest n_inputs + n_outputs over the nodes: the in and out types a node's inference needs. */
 ONNXRUN__HIDDEN size_t onnxrun__graph_max_io(const struct onnxrun_model *m);
 /* Load-time inference over the whole graph into each value's `type`. */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__graph_infer(struct onnxrun_model *m, struct onnxrun__err *err);

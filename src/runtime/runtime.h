@@ -178,10 +178,19 @@ ONNXRUN__HIDDEN void onnxrun__le_copy(void *dst, const void *src, size_t nbytes,
 
 /* ---- shapes ------------------------------------------------------------------------------ */
 
-/* True when rank and all dims are known. */
-ONNXRUN__HIDDEN bool onnxrun__shape_concrete(const struct onnxrun_shape *s);
-/* Element count of a concrete shape; false on int64 overflow. */
-ONNXRUN__HIDDEN bool onnxrun__shape_numel(const struct onnxrun_shape *s, int64_t *out);
+/* True when rank (-1: unknown) and all dims are known. */
+ONNXRUN__HIDDEN bool onnxrun__dims_concrete(int32_t rank, const int64_t *dims);
+/* Element count of concrete dims; false on int64 overflow. */
+ONNXRUN__HIDDEN bool onnxrun__dims_numel(int32_t rank, const int64_t *dims, int64_t *out);
+/* The same for a struct onnxrun_shape. */
+static inline bool onnxrun__shape_concrete(const struct onnxrun_shape *s)
+{
+	return onnxrun__dims_concrete(s->rank, s->dims);
+}
+static inline bool onnxrun__shape_numel(const struct onnxrun_shape *s, int64_t *out)
+{
+	return onnxrun__dims_numel(s->rank, s->dims, out);
+}
 /* "[1,C,?,4]" style text into buf; returns buf. */
 ONNXRUN__HIDDEN const char *onnxrun__shape_str(const struct onnxrun_shape *s, char *buf, size_t len);
 ONNXRUN__HIDDEN void onnxrun__shape_unknown(struct onnxrun_shape *s);
@@ -192,22 +201,38 @@ struct onnxrun_tensor {
 	const struct onnxrun_env *env;
 	enum onnxrun_dtype dtype;
 	int32_t rank;
-	int64_t dims[ONNXRUN_MAX_RANK];
-	int64_t numel;
 	size_t nbytes;
 	void *data;     /* 64-byte aligned when owned; struct onnxrun_string[] for STRING */
-	bool owns_data; /* false: wrapped caller memory or a slice of a session arena */
 	char *name;     /* owned, may be NULL */
+#if ONNXRUN__OS_FILES
 	void *map;      /* external data mapped from a file (data points inside); unmapped */
-	size_t map_len; /* by onnxrun_tensor_free */
+	size_t map_len; /* by onnxrun_tensor_free (none on a platform without files) */
+#endif
 	/* Loading only: an initializer whose bytes are still in the model buffer (float32
 	 * raw_data the loader kept out of the protobuf parse; any alignment). data is NULL
 	 * until onnxrun__tensor_materialize copies them; an op that rebuilds the input (packed
 	 * weights) may read them in place instead, and then they are never copied. Nothing is
 	 * pending once a load returns. */
 	const void *pending;
+	bool owns_data;      /* false: wrapped caller memory or a slice of a session arena */
 	bool pending_failed; /* a copy of the pending bytes failed: the load must fail */
+	int64_t numel;
+	/* rank of them. On bare metal the record is sized by its rank (TENSOR_RECORD_BYTES): 40
+	 * bytes and 8 a dim instead of 152 for any rank, so the session's few records fit the
+	 * holes a load leaves in an arena instead of sitting between its planned blocks (RAM);
+	 * a tensor's rank never changes after it is made. */
+#ifdef ONNXRUN_BAREMETAL
+	int64_t dims[];
+#else
+	int64_t dims[ONNXRUN_MAX_RANK];
+#endif
 };
+/* The bytes of a tensor record of rank dims (tensor.c). */
+#ifdef ONNXRUN_BAREMETAL
+#define ONNXRUN__TENSOR_RECORD_BYTES(rank) (sizeof(struct onnxrun_tensor) + (size_t)(rank) * sizeof(int64_t))
+#else
+#define ONNXRUN__TENSOR_RECORD_BYTES(rank) sizeof(struct onnxrun_tensor)
+#endif
 
 /* Creates a tensor; data is zeroed and owned unless `borrowed` is given (then nbytes must
  * match and nothing is allocated for data). Dims are checked (>= 0, product and byte size

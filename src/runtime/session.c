@@ -15,6 +15,17 @@ struct dim_bind {
 	int64_t value;
 };
 
+/* A value's type in a session: concrete after prepare (rank -1 and dtype UNDEFINED while
+ * unknown), dims in the session's types block, as many as the value can have (new_types):
+ * 16 + 8 * rank bytes a value on a 32-bit target instead of a 160-byte struct onnxrun_type
+ * (README, Microcontrollers: RAM beyond the tensors). */
+struct value_type {
+	enum onnxrun_dtype dtype;
+	int32_t rank;
+	int32_t cap; /* room in dims */
+	int64_t *dims;
+};
+
 struct onnxrun_session {
 	const struct onnxrun_model *model;
 	const struct onnxrun_env *env;
@@ -31,7 +42,8 @@ struct onnxrun_session {
 	struct dim_bind *binds;
 	size_t n_fed_defaults;        /* inputs with a default that the caller fed */
 	const struct onnxrun_tensor **feeds; /* per value: caller tensors of inputs */
-	struct onnxrun_type *types;         /* per value: concrete types after prepare */
+	struct value_type *types;           /* per value: concrete types after prepare, their
+	                                     * dims after the records in the same block */
 	struct onnxrun_tensor **tensors;     /* per value: node outputs */
 	struct onnxrun_type *fed;           /* per graph input (kind INPUT or DEFAULTED), in value
 	                                     * order: its type at the last prepare (initializers
@@ -63,6 +75,72 @@ static const char *input_word(const struct onnxrun__value *v)
 	return v->kind == ONNXRUN__VALUE_DEFAULTED ? "input (with default)" : "input";
 }
 
+/* The per-value types of a session in one block: the records, then their dims, as many as
+ * the value's rank at load (an op infers the same rank from concrete dims as from symbolic
+ * ones; set_type widens the block for a value that differs: a fed input of an undeclared
+ * rank, a custom op), or ONNXRUN_MAX_RANK where the load left it unknown or when wide. */
+static struct value_type *new_types(const struct onnxrun_model *m, bool wide)
+{
+	const size_t nv = m->n_values ? m->n_values : 1;
+	const size_t head = (nv * sizeof(struct value_type) + sizeof(int64_t) - 1) / sizeof(int64_t) * sizeof(int64_t);
+	size_t ndims = 0;
+	struct value_type *types;
+	int64_t *dims;
+	for (size_t v = 0; v < m->n_values; v++)
+		ndims += !wide && m->values[v].rank >= 0 ? (size_t)m->values[v].rank : ONNXRUN_MAX_RANK;
+	if (!(types = onnxrun__calloc(m->env, 1, head + ndims * sizeof(int64_t))))
+		return NULL;
+	dims = (int64_t *)(void *)((char *)types + head);
+	for (size_t v = 0; v < m->n_values; v++) {
+		const int32_t rank = m->values[v].rank;
+		types[v].rank = -1;
+		types[v].cap = !wide && rank >= 0 ? rank : ONNXRUN_MAX_RANK;
+		types[v].dims = dims;
+		dims += types[v].cap;
+	}
+	return types;
+}
+
+/* Value v's session type as a struct onnxrun_type (no dim params: the dims are concrete),
+ * unknown for an absent value (v < 0). */
+static void get_type(const struct onnxrun_session *s, int32_t v, struct onnxrun_type *out)
+{
+	memset(out, 0, sizeof *out);
+	out->shape.rank = -1;
+	if (v < 0)
+		return;
+	out->dtype = s->types[v].dtype;
+	out->shape.rank = s->types[v].rank;
+	if (out->shape.rank > 0)
+		memcpy(out->shape.dims, s->types[v].dims, (size_t)out->shape.rank * sizeof *out->shape.dims);
+}
+
+/* Sets value v's session type (symbolic dims are kept as unknown, -1). */
+static enum onnxrun_status set_type(struct onnxrun_session *s, int32_t v, const struct onnxrun_type *in)
+{
+	struct value_type *t = &s->types[v];
+	if (in->shape.rank > t->cap) { /* another rank than at load: room for any rank from now on */
+		const struct onnxrun_model *m = s->model;
+		struct value_type *wide = new_types(m, true);
+		if (!wide)
+			return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
+		for (size_t w = 0; w < m->n_values; w++) {
+			wide[w].dtype = s->types[w].dtype;
+			wide[w].rank = s->types[w].rank;
+			if (wide[w].rank > 0)
+				memcpy(wide[w].dims, s->types[w].dims, (size_t)wide[w].rank * sizeof *wide[w].dims);
+		}
+		onnxrun__free(s->env, s->types);
+		s->types = wide;
+		t = &s->types[v];
+	}
+	t->dtype = in->dtype;
+	t->rank = in->shape.rank;
+	if (t->rank > 0)
+		memcpy(t->dims, in->shape.dims, (size_t)t->rank * sizeof *t->dims);
+	return ONNXRUN_OK;
+}
+
 /* ---- create / free ---- */
 
 enum onnxrun_status onnxrun_session_create(const struct onnxrun_model *m, struct onnxrun_session **out)
@@ -84,7 +162,7 @@ enum onnxrun_status onnxrun_session_create(const struct onnxrun_model *m, struct
 	s->env = env;
 	s->threads = 1;
 	s->feeds = onnxrun__calloc(env, nv, sizeof *s->feeds);
-	s->types = onnxrun__calloc(env, nv, sizeof *s->types);
+	s->types = new_types(m, false);
 	s->fed = onnxrun__calloc(env, nfed ? nfed : 1, sizeof *s->fed);
 	s->tensors = onnxrun__calloc(env, nv, sizeof *s->tensors);
 	s->in_ptrs = onnxrun__calloc(env, io, sizeof *s->in_ptrs);
@@ -457,9 +535,11 @@ static enum onnxrun_status check_bindings(struct onnxrun_session *s)
 	for (size_t i = 0; i < m->n_outputs; i++) {
 		const struct onnxrun_tensor *t = s->bound[i];
 		const int32_t v = m->outputs[i];
+		struct onnxrun_type want;
 		if (!t)
 			continue;
-		if ((st = check_bound(s, i, t, &s->types[v])))
+		get_type(s, v, &want);
+		if ((st = check_bound(s, i, t, &want)))
 			return st;
 		if (m->values[v].producer >= 0 && s->primary[v] < 0)
 			s->primary[v] = (int32_t)i;
@@ -592,7 +672,7 @@ static enum onnxrun_status check_params(struct onnxrun_session *s)
 			const char *p = declared->params[d];
 			struct param_seen *e;
 			const struct onnxrun__value *b;
-			int64_t va = s->types[m->inputs[i]].shape.dims[d], vb;
+			int64_t va = s->types[m->inputs[i]].dims[d], vb;
 			if (!p || declared->dims[d] >= 0)
 				continue;
 			e = &t[seen_slot(t, n, p)];
@@ -601,7 +681,7 @@ static enum onnxrun_status check_params(struct onnxrun_session *s)
 				continue;
 			}
 			b = &m->values[m->inputs[e->input]];
-			vb = s->types[m->inputs[e->input]].shape.dims[e->dim];
+			vb = s->types[m->inputs[e->input]].dims[e->dim];
 			if (va != vb)
 				st = onnxrun__fail(&s->err, ONNXRUN_ERROR_INVALID_INPUT,
 				                   "input '%s': dim %d ('%s') is %lld but input '%s' has '%s' = %lld",
@@ -619,14 +699,18 @@ static enum onnxrun_status source_types(struct onnxrun_session *s)
 	enum onnxrun_status st;
 	for (size_t v = 0; v < m->n_values; v++) {
 		const struct onnxrun__value *val = &m->values[v];
+		struct onnxrun_type t;
 		if (val->kind == ONNXRUN__VALUE_INTERMEDIATE) {
-			memset(&s->types[v], 0, sizeof s->types[v]);
-			s->types[v].shape.rank = -1;
-		} else if (value_tensor(s, (int32_t)v)) {
-			type_of(value_tensor(s, (int32_t)v), &s->types[v]);
-		} else if ((st = unfed_type(s, val, &s->types[v]))) {
-			return st;
+			s->types[v].dtype = ONNXRUN_DTYPE_UNDEFINED;
+			s->types[v].rank = -1;
+			continue;
 		}
+		if (value_tensor(s, (int32_t)v))
+			type_of(value_tensor(s, (int32_t)v), &t);
+		else if ((st = unfed_type(s, val, &t)))
+			return st;
+		if ((st = set_type(s, (int32_t)v, &t)))
+			return st;
 	}
 	return check_params(s);
 }
@@ -657,7 +741,7 @@ static enum onnxrun_status need_bytes(struct onnxrun_session *s, size_t k, int32
 	int64_t numel;
 	size_t bytes;
 	uint64_t padded;
-	if (!onnxrun__shape_numel(&s->types[v].shape, &numel))
+	if (!onnxrun__dims_numel(s->types[v].rank, s->types[v].dims, &numel))
 		return onnxrun__node_fail(&s->err, ONNXRUN_ERROR_LIMIT, node,
 		                          "output '%s': its element count overflows int64", m->values[v].name);
 	if (!onnxrun__tensor_bytes(s->types[v].dtype, numel, &bytes))
@@ -773,11 +857,11 @@ static enum onnxrun_status make_tensors(struct onnxrun_session *s, const struct 
 			if (m->values[v].is_output && s->primary[v] >= 0)
 				at = s->bound[s->primary[v]]->data; /* NULL when empty: nothing allocated */
 			if (at || (m->values[v].is_output && s->primary[v] >= 0))
-				st = onnxrun__tensor_new(s->env, s->types[v].dtype, s->types[v].shape.rank,
-				                         s->types[v].shape.dims, at, &s->err, &s->tensors[v]);
+				st = onnxrun__tensor_new(s->env, s->types[v].dtype, s->types[v].rank, s->types[v].dims, at,
+				                         &s->err, &s->tensors[v]);
 			else /* the node writes it whole: no zeroing (docs/embedding.md, Stopping a run) */
-				st = onnxrun__tensor_new_uninit(s->env, s->types[v].dtype, s->types[v].shape.rank,
-				                                s->types[v].shape.dims, &s->err, &s->tensors[v]);
+				st = onnxrun__tensor_new_uninit(s->env, s->types[v].dtype, s->types[v].rank,
+				                                s->types[v].dims, &s->err, &s->tensors[v]);
 			if (st) {
 				onnxrun__err_prefix(&s->err, "node '%s' (%s): output '%s'", node->name, node->op_type,
 				                    m->values[v].name);
@@ -855,20 +939,26 @@ static enum onnxrun_status prepare(struct onnxrun_session *s, uint64_t start)
 		struct onnxrun_type *scratch = onnxrun__calloc(s->env, onnxrun__graph_max_io(m), sizeof *scratch);
 		if (!scratch)
 			return onnxrun__fail(&s->err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
-		for (size_t k = 0; k < m->n_nodes; k++) {
-			if (k % 64 == 63 && onnxrun__runctl_check(&s->ctl))
+		for (size_t k = 0; k < m->n_nodes && !st; k++) {
+			const struct onnxrun__node *node = &m->nodes[k];
+			struct onnxrun_type *out = scratch + node->n_inputs;
+			if (k % 64 == 63 && onnxrun__runctl_check(&s->ctl)) {
 				st = run_stopped(s, m->n_nodes, WHILE_PREPARING, start);
-			else
-				st = onnxrun__graph_infer_node(m, k, s->types, scratch, &s->err);
-			if (st)
 				break;
+			}
+			for (size_t i = 0; i < node->n_inputs; i++)
+				get_type(s, node->inputs[i], &scratch[i]);
+			st = onnxrun__graph_infer_node(m, k, scratch, out, &s->err);
+			for (size_t o = 0; o < node->n_outputs && !st; o++)
+				if (node->outputs[o] >= 0)
+					st = set_type(s, node->outputs[o], &out[o]);
 		}
 		onnxrun__free(s->env, scratch);
 		if (st)
 			return st;
 	}
 	for (size_t v = 0; v < m->n_values; v++)
-		if (m->values[v].producer >= 0 && !onnxrun__shape_concrete(&s->types[v].shape))
+		if (m->values[v].producer >= 0 && !onnxrun__dims_concrete(s->types[v].rank, s->types[v].dims))
 			return onnxrun__node_fail(&s->err, ONNXRUN_ERROR_RUNTIME, &m->nodes[m->values[v].producer],
 			                          "output '%s' has no concrete shape", m->values[v].name);
 	if ((st = check_bindings(s)))
@@ -883,7 +973,7 @@ static enum onnxrun_status prepare(struct onnxrun_session *s, uint64_t start)
 	}
 	for (size_t v = 0, k = 0; v < m->n_values; v++)
 		if (is_input(&m->values[v]))
-			s->fed[k++] = s->types[v];
+			get_type(s, (int32_t)v, &s->fed[k++]);
 	s->prepared = true;
 	/* with the inputs set, the ops' workspace now: a run then allocates nothing */
 	if (inputs_fed(s)) {
@@ -1112,13 +1202,13 @@ enum onnxrun_status onnxrun_session_value_info(const struct onnxrun_session *cs,
 	if ((v = onnxrun__model_find_value(s->model, name)) < 0)
 		return ONNXRUN_ERROR_INVALID_ARGUMENT;
 	dims = s->pub_dims;
-	for (int32_t i = 0; i < s->types[v].shape.rank; i++) {
-		dims[i].value = s->types[v].shape.dims[i];
+	for (int32_t i = 0; i < s->types[v].rank; i++) {
+		dims[i].value = s->types[v].dims[i];
 		dims[i].param = NULL;
 	}
 	out->name = s->model->values[v].name;
 	out->dtype = s->types[v].dtype;
-	out->rank = s->types[v].shape.rank;
+	out->rank = s->types[v].rank;
 	out->dims = dims;
 	return ONNXRUN_OK;
 }

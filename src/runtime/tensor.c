@@ -6,25 +6,26 @@
 
 #include "runtime.h"
 
-bool onnxrun__shape_concrete(const struct onnxrun_shape *s)
+bool onnxrun__dims_concrete(int32_t rank, const int64_t *dims)
 {
-	if (s->rank < 0)
+	if (rank < 0)
 		return false;
-	for (int32_t i = 0; i < s->rank; i++)
-		if (s->dims[i] < 0)
+	for (int32_t i = 0; i < rank; i++)
+		if (dims[i] < 0)
 			return false;
 	return true;
 }
 
-bool onnxrun__shape_numel(const struct onnxrun_shape *s, int64_t *out)
+bool onnxrun__dims_numel(int32_t rank, const int64_t *dims, int64_t *out)
 {
 	int64_t n = 1;
-	for (int32_t i = 0; i < s->rank; i++)
-		if (s->dims[i] < 0 || !onnxrun__mul_i64(n, s->dims[i], &n))
+	for (int32_t i = 0; i < rank; i++)
+		if (dims[i] < 0 || !onnxrun__mul_i64(n, dims[i], &n))
 			return false;
 	*out = n;
 	return true;
 }
+
 
 const char *onnxrun__shape_str(const struct onnxrun_shape *s, char *buf, size_t len)
 {
@@ -104,7 +105,7 @@ static enum onnxrun_status tensor_make(const struct onnxrun_env *env, enum onnxr
 	if (!onnxrun__tensor_bytes(dtype, numel, &nbytes) || nbytes > (size_t)INT64_MAX)
 		return onnxrun__fail(err, ONNXRUN_ERROR_LIMIT, "byte size of %lld %s elements overflows" ONNXRUN__SIZE_T_NOTE,
 		                     (long long)numel, onnxrun_dtype_name(dtype), ONNXRUN__SIZE_T_BITS);
-	t = onnxrun__calloc(env, 1, sizeof *t);
+	t = onnxrun__calloc(env, 1, ONNXRUN__TENSOR_RECORD_BYTES(rank));
 	if (!t)
 		return onnxrun__fail(err, ONNXRUN_ERROR_OUT_OF_MEMORY, "out of memory");
 	t->env = env;
@@ -207,12 +208,14 @@ void onnxrun__tensor_release_data(struct onnxrun_tensor *t)
 		onnxrun__tensor_strings_clear(t);
 		onnxrun__free(t->env, t->data);
 	}
+#if ONNXRUN__OS_FILES
 	if (t->map)
 		onnxrun__os_unmap(t->map, t->map_len);
-	t->data = NULL;
-	t->owns_data = false;
 	t->map = NULL;
 	t->map_len = 0;
+#endif
+	t->data = NULL;
+	t->owns_data = false;
 	t->pending = NULL;
 }
 

@@ -5,7 +5,7 @@
  * wrapper checks that onnxrun_session_run calls the allocator zero times after prepare; the
  * output is checked against the expected one. Prints the figures the README gives: the
  * arena's high-water mark, the planned tensor bytes, the rest (RAM beyond the tensors) and
- * the deepest stack use (painted stack). With ESTIMATE (the bytes `onnxrun --info` printed
+ * the deepest stack use (painted stack). Checks that a tensor's record is sized by its rank. With ESTIMATE (the bytes `onnxrun --info` printed
  * on the host for a 32-bit bare-metal build), checks it is an upper bound of the measured
  * high-water mark within 10%.
  * The model is loaded borrowed (onnxrun_model_load_borrowed), as a firmware would.
@@ -36,6 +36,38 @@ static void counting_free(void *ctx, void *p, size_t size)
 	struct counting *c = ctx;
 	c->calls++;
 	c->arena.free(c->arena.ctx, p, size);
+}
+
+/* A tensor's record is sized by its rank on bare metal (src/runtime/runtime.h), so the
+ * session's records fit the load's holes: one of rank 12 takes 11 dims (88 bytes) more of an
+ * arena than one of rank 1 (a fixed-size record: 0 more). Both are empty (a dim of 0: no data
+ * block) and come from a small arena of their own; a block there may still take the 8 bytes
+ * left of a hole that could not hold a free block (src/runtime/arena.c), so 80 to 96. Out of
+ * line: its locals stay out of main's frame, which the stack figures include. */
+static __attribute__((noinline)) void check_record_sizes(void)
+{
+	static unsigned char buf[4096] __attribute__((aligned(8)));
+	struct onnxrun_allocator arena;
+	struct onnxrun_env *env = NULL;
+	int64_t dims[ONNXRUN_MAX_RANK];
+	size_t took[2] = { 0, 0 };
+	for (int i = 0; i < ONNXRUN_MAX_RANK; i++)
+		dims[i] = i ? 1 : 0;
+	CHECK(onnxrun_arena_init(&arena, buf, sizeof buf) == ONNXRUN_OK, "arena for the records");
+	CHECK(onnxrun_env_create(&arena, &env) == ONNXRUN_OK, "env for the records");
+	for (int k = 0; k < 2 && env; k++) {
+		struct onnxrun_tensor *t = NULL;
+		const size_t at = onnxrun_arena_used(&arena);
+		CHECK(onnxrun_tensor_create(env, ONNXRUN_DTYPE_FLOAT, k ? ONNXRUN_MAX_RANK : 1, dims, &t) == ONNXRUN_OK,
+		      "tensor of rank %d", k ? ONNXRUN_MAX_RANK : 1);
+		took[k] = onnxrun_arena_used(&arena) - at;
+		onnxrun_tensor_free(t);
+	}
+	CHECK(took[1] >= took[0] + (ONNXRUN_MAX_RANK - 1) * sizeof(int64_t) - 8 &&
+	          took[1] <= took[0] + (ONNXRUN_MAX_RANK - 1) * sizeof(int64_t) + 8,
+	      "a rank-%d tensor takes %u arena bytes, a rank-1 one %u: not %u more (+-8)", ONNXRUN_MAX_RANK,
+	      (unsigned)took[1], (unsigned)took[0], (unsigned)((ONNXRUN_MAX_RANK - 1) * sizeof(int64_t)));
+	onnxrun_env_free(env);
 }
 
 int main(int argc, char **argv)
@@ -114,6 +146,7 @@ int main(int argc, char **argv)
 		onnxrun_tensor_free(t[0]);
 		onnxrun_tensor_free(t[1]);
 	}
+	check_record_sizes();
 	{
 		struct onnxrun_env *env2 = NULL;
 		void *buf2 = mcu_big_alloc(512u << 10, 8);

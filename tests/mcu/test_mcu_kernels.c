@@ -92,12 +92,12 @@ static void test_gemm(int iters)
 			/* the same panel read in place: rows at scattered, word-aligned addresses */
 			float *pool = big((size_t)(k * (nr + 7) + 8) * sizeof *pool);
 			const float **rows = big((size_t)k * sizeof *rows);
-			int64_t *rel = big((size_t)k * sizeof *rel);
+			onnxrun__krel *rel = big((size_t)k * sizeof *rel);
 			for (int64_t p = 0; p < k; p++) {
 				float *row = pool + p * (nr + 7) + rint_in(0, 6);
 				memcpy(row, b + p * nr, (size_t)nr * sizeof *row);
 				rows[p] = row;
-				rel[p] = (int64_t)((const char *)row - (const char *)pool);
+				rel[p] = (onnxrun__krel)((const char *)row - (const char *)pool);
 			}
 			if (g->ind[mr - 1]) {
 				memcpy(c2, c, (size_t)(mrm * ldc + 8) * sizeof *c2);

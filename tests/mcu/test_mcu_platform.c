@@ -3,11 +3,14 @@
  * saving a tensor file and external data are UNSUPPORTED with messages that say why;
  * a deadline is UNSUPPORTED until the application sets a clock (onnxrun_set_clock) and
  * then stops a run; cancelling works without a clock; threads > 1 runs on the one thread.
+ * The bare-metal checked 64-bit multiply (runtime/core.c: a division-based bound, for flash)
+ * agrees with __builtin_mul_overflow on edge values and a fixed-seed sweep.
  * Arguments: EXTERNAL_DATA_MODEL.onnx UPSAMPLER.onnx UPSAMPLER_INPUT.pb
  */
 #include <string.h>
 
 #include "mcu_test.h"
+#include "runtime/runtime.h"
 
 static uint64_t fake_ns;
 
@@ -16,6 +19,35 @@ static uint64_t ticking_clock(void *ctx)
 {
 	(void)ctx;
 	return fake_ns += 1000000;
+}
+
+static void check_mul(int64_t a, int64_t b)
+{
+	int64_t want = 0, got = 0;
+	const bool overflow = __builtin_mul_overflow(a, b, &want), ok = onnxrun__mul_i64(a, b, &got);
+	CHECK(ok == !overflow && (!ok || got == want), "%lld * %lld: %s %lld, the builtin says %s %lld", (long long)a,
+	      (long long)b, ok ? "ok" : "overflow", (long long)got, overflow ? "overflow" : "ok", (long long)want);
+}
+
+static void check_mul_i64(void)
+{
+	static const int64_t edge[] = { 0, 1, -1, 2, -2, 3, -3, 7, INT32_MAX, INT32_MIN, (int64_t)1 << 32,
+		                        -((int64_t)1 << 32), 3037000499, 3037000500, -3037000499, -3037000500,
+		                        (int64_t)1 << 62, -((int64_t)1 << 62), INT64_MAX / 2, INT64_MIN / 2,
+		                        INT64_MAX / 3, INT64_MIN / 3, INT64_MAX, INT64_MIN };
+	const size_t n = sizeof edge / sizeof edge[0];
+	uint64_t x = 12345; /* a fixed seed: the sweep is the same on every run */
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++)
+			check_mul(edge[i], edge[j]);
+	for (int k = 0; k < 4000 && !mcu_failures; k++) {
+		int64_t v[2];
+		for (int h = 0; h < 2; h++) {
+			x = x * 6364136223846793005u + 1442695040888963407u;
+			v[h] = (int64_t)x >> (x >> 58); /* magnitudes of every size */
+		}
+		check_mul(v[0], v[1]);
+	}
 }
 
 int main(int argc, char **argv)
@@ -75,5 +107,6 @@ int main(int argc, char **argv)
 	onnxrun_tensor_free(in);
 	onnxrun_env_free(env);
 	CHECK(onnxrun_arena_used(&alloc) == 0, "arena empty at the end");
+	check_mul_i64();
 	return mcu_finish("platform");
 }

@@ -34,9 +34,17 @@ const char *onnxrun__convt_positions_decline(const struct onnxrun__convt_geom *g
 	return NULL;
 }
 
+/* Threads' scratch areas start a cache line apart; on bare metal (one thread, no cache to
+ * share) at the library's 16-byte block alignment, not rounded up further (RAM). */
+#ifdef ONNXRUN_BAREMETAL
+#define SCRATCH_ALIGN 16
+#else
+#define SCRATCH_ALIGN 64
+#endif
+
 void *onnxrun__convt_scratch(struct onnxrun_op_context *ctx, int threads, size_t bytes, size_t *stride)
 {
-	*stride = (bytes + 63) / 64 * 64;
+	*stride = (bytes + SCRATCH_ALIGN - 1) / SCRATCH_ALIGN * SCRATCH_ALIGN;
 	return onnxrun__malloc(ctx->env, *stride * (size_t)threads);
 }
 

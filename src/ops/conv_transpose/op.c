@@ -144,7 +144,7 @@ static enum onnxrun_status convt_init(struct onnxrun_op_context *ctx, void **sta
 	memset(types, 0, sizeof types);
 	types[0].dtype = types[1].dtype = w->dtype;
 	types[0].shape.rank = types[1].shape.rank = w->rank;
-	memcpy(types[1].shape.dims, w->dims, sizeof w->dims);
+	memcpy(types[1].shape.dims, w->dims, (size_t)w->rank * sizeof *w->dims);
 	types[0].shape.dims[0] = 1;
 	types[0].shape.dims[1] = w->dims[0];
 	for (int32_t a = 2; a < w->rank; a++)
@@ -205,7 +205,7 @@ static ONNXRUN__MCU_NOINLINE enum onnxrun_status make_call(struct onnxrun_op_con
 			continue;
 		types[i].dtype = inputs[i]->dtype;
 		types[i].shape.rank = inputs[i]->rank;
-		memcpy(types[i].shape.dims, inputs[i]->dims, sizeof inputs[i]->dims);
+		memcpy(types[i].shape.dims, inputs[i]->dims, (size_t)inputs[i]->rank * sizeof *inputs[i]->dims);
 	}
 	if ((st = onnxrun__convt_geom_make(ctx->node, types, n_inputs, g, ctx->err)))
 		return st;

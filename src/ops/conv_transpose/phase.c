@@ -32,15 +32,24 @@
 #define PANEL_SETS(j) 2
 #endif
 /* On bare metal an item's scratch holds only what the job uses (RAM): copy plans, runs and
- * segments for the most segments a panel can have (not nr of each), the second tile only
- * when a pair is stored, the row pointers only for the modes that read them, and for a
- * staged job whose panels all lie in whole grid rows (every panel at base + offset) no
- * packed panels or copy plans at all; the staging area holds the rows the tiles read.
+ * segments for the most segments a panel can have (not nr of each), tiles of as many rows
+ * as the job's weight panels have (not mr_max), the second tile only when a pair is
+ * stored, the row pointers only for the modes that read them, and for a staged job whose
+ * panels all lie in whole grid rows (every panel at base + offset) no packed panels or
+ * copy plans at all; the staging area holds the rows the tiles read.
  * Elsewhere the layout the x86 tuning was measured with. */
 #if defined(ONNXRUN_BAREMETAL) || defined(ONNXRUN_SIZED_PHASE_SCRATCH)
 #define SIZED_SCRATCH 1 /* ONNXRUN_SIZED_PHASE_SCRATCH: a host build's ASan checks it */
 #else
 #define SIZED_SCRATCH 0
+#endif
+/* The staging area's alignment in an item's scratch and the line in front of it that holds
+ * its key (the tile it holds): a cache line on the host; on bare metal 16 bytes, which the
+ * key and Helium's vector loads need (a Cortex-M55 has no cache line to keep apart; RAM). */
+#ifdef ONNXRUN_BAREMETAL
+#define STAGE_LINE 16
+#else
+#define STAGE_LINE 64
 #endif
 /* most B panels prepared at a time (two sets of struct panel on the stack of each item: a
  * microcontroller's stack gets fewer; one with the scalar kernels alone, where several
@@ -111,7 +120,7 @@ struct phase_job {
 	 * q + nr - 1 - dmin < in (per phase: rx_d[2ph], rx_d[2ph + 1] = dmin, dmax) */
 	bool in_place_rel;
 	int64_t *rx_d;
-	int64_t *rel;     /* per phase (cg * tmax apart): byte offset of B row k from the panel's base */
+	onnxrun__krel *rel; /* per phase (cg * tmax apart): byte offset of B row k from the panel's base */
 #if SIZED_SCRATCH
 	/* the most segments of a panel, whether the second tile and the row pointers are used,
 	 * and whether every panel is staged (PANEL_REL only) */
@@ -126,7 +135,11 @@ static void scratch_counts(const struct phase_job *j, struct scratch_counts *n)
 {
 	const int64_t nr0 = j->pk->kern->nr[0], kmax = j->cg * j->pk->taps.tmax, sets = PANEL_SETS(j) * j->nb;
 	n->bp = IN_PLACE && j->rel_only ? 0 : sets * kmax * nr0;
-	n->tile = j->pk->kern->mr_max * nr0;
+	/* a tile holds the rows of one weight panel: panels split mg evenly (convt_panel_lo),
+	 * so at most ceil(mg / mpanels) <= mr_max (Helium on the upsampler's second layer: 3 of
+	 * 6; with the scalar kernels alone mr_max, their tiles are small: flash) */
+	n->tile = IN_PLACE && j->pk->mpanels ? (j->pk->mg + j->pk->mpanels - 1) / j->pk->mpanels * nr0
+	                                     : j->pk->kern->mr_max * nr0;
 	n->tile2 = IN_PLACE && j->tile2 ? n->tile : 0;
 	n->runs = sets * j->segmax;
 	n->cp = IN_PLACE && j->rel_only ? 0 : j->pk->taps.tmax * j->segmax;
@@ -241,7 +254,7 @@ struct panel {
 	uint16_t *bmask;     /* PANEL_HALVES: two per row */
 	const char *base;    /* PANEL_REL: row k at base + rel[k] bytes */
 	const char *base1;   /* PANEL_REL2: row k's halves at base + rel[k] and base1 + rel[k] */
-	const int64_t *rel;
+	const onnxrun__krel *rel;
 	float *bp;
 	int64_t nseg;
 	int v;
@@ -490,10 +503,10 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 				 * tile are consecutive items, usually run by the same thread */
 				int64_t *key = (int64_t *)(sc + j->st_offset);
 				if (*key != grp * j->ntiles + tl) {
-					stage_rows(j, xg, i0, i1, (float *)(sc + j->st_offset + 64));
+					stage_rows(j, xg, i0, i1, (float *)(sc + j->st_offset + STAGE_LINE));
 					*key = grp * j->ntiles + tl;
 				}
-				stg = (const float *)(sc + j->st_offset + 64);
+				stg = (const float *)(sc + j->st_offset + STAGE_LINE);
 			}
 		}
 		for (int64_t c0 = pa; c0 < pb; c0 += ITEM_NB(j) * nr0) {
@@ -876,7 +889,8 @@ static ONNXRUN__MCU_NOINLINE bool plan_staging(struct phase_job *j, struct onnxr
 			for (int32_t a = 1; a < n; a++)
 				off -= d[a] * j->st_str[a];
 			for (int64_t ch = 0; ch < j->cg; ch++)
-				j->rel[ph * j->cg * tp->tmax + ch * tp->ntaps[ph] + t] = (ch * plane + off) * (int64_t)sizeof(float);
+				j->rel[ph * j->cg * tp->tmax + ch * tp->ntaps[ph] + t] =
+					(onnxrun__krel)((ch * plane + off) * (int64_t)sizeof(float));
 		}
 	}
 	j->staged = true;
@@ -895,8 +909,8 @@ static ONNXRUN__MCU_NOINLINE bool plan_staging(struct phase_job *j, struct onnxr
 		}
 	}
 #endif
-	j->st_offset = (*bytes + 63) / 64 * 64;
-	*bytes = j->st_offset + 64 + (size_t)(j->st_rows * j->cg * plane) * sizeof(float);
+	j->st_offset = (*bytes + STAGE_LINE - 1) / STAGE_LINE * STAGE_LINE;
+	*bytes = j->st_offset + STAGE_LINE + (size_t)(j->st_rows * j->cg * plane) * sizeof(float);
 	return true;
 }
 
@@ -907,9 +921,14 @@ static ONNXRUN__MCU_NOINLINE bool plan_in_place_rel(struct phase_job *j, struct 
 {
 	const struct onnxrun__convt_taps *tp = &j->pk->taps;
 	int64_t r[S], d[S];
-	if (!(j->rel = onnxrun__calloc(ctx->env, (size_t)(tp->nphase * (j->cg * tp->tmax + 2)), sizeof *j->rel)))
+	/* the offsets, then rx_d (int64_t, 8-byte aligned) in the same block */
+	const size_t head = ((size_t)(tp->nphase * j->cg * tp->tmax) * sizeof *j->rel + sizeof(int64_t) - 1) /
+	                    sizeof(int64_t) * sizeof(int64_t);
+	char *blk = onnxrun__calloc(ctx->env, head + (size_t)(2 * tp->nphase) * sizeof(int64_t), 1);
+	if (!blk)
 		return false;
-	j->rx_d = j->rel + tp->nphase * j->cg * tp->tmax;
+	j->rel = (onnxrun__krel *)(void *)blk;
+	j->rx_d = (int64_t *)(void *)(blk + head);
 	for (int64_t ph = 0; ph < tp->nphase; ph++) {
 		int64_t dmin = INT64_MAX, dmax = INT64_MIN;
 		convt_phase_residues(tp, ph, r);
@@ -918,7 +937,8 @@ static ONNXRUN__MCU_NOINLINE bool plan_in_place_rel(struct phase_job *j, struct 
 			dmin = d[0] < dmin ? d[0] : dmin;
 			dmax = d[0] > dmax ? d[0] : dmax;
 			for (int64_t ch = 0; ch < j->cg; ch++)
-				j->rel[ph * j->cg * tp->tmax + ch * tp->ntaps[ph] + t] = (ch * j->in_sp - d[0]) * (int64_t)sizeof(float);
+				j->rel[ph * j->cg * tp->tmax + ch * tp->ntaps[ph] + t] =
+					(onnxrun__krel)((ch * j->in_sp - d[0]) * (int64_t)sizeof(float));
 		}
 		j->rx_d[2 * ph] = tp->ntaps[ph] ? dmin : 0; /* a phase without taps reads nothing */
 		j->rx_d[2 * ph + 1] = tp->ntaps[ph] ? dmax : 0;

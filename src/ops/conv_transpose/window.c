@@ -32,7 +32,7 @@
 struct win_job {
 	const float *x, *bias, *a;
 	float *y;
-	const int64_t *rel;
+	const onnxrun__krel *rel;
 	const struct onnxrun__gemm_kernels *kn;
 	const onnxrun__gemm_rel_fn *tiles; /* the window tiles, else gemm rel */
 	onnxrun__win_store_fn store;       /* NULL: a plain loop */
@@ -178,7 +178,7 @@ static enum onnxrun_status win_compute(const struct convt_call *c, const struct 
 	struct win_job j;
 	enum onnxrun_status st;
 	int64_t k[2], row_bytes;
-	int64_t *rel;
+	onnxrun__krel *rel;
 
 	memset(&j, 0, sizeof j);
 	j.x = c->x;
@@ -237,8 +237,8 @@ static enum onnxrun_status win_compute(const struct convt_call *c, const struct 
 	for (int64_t ci = 0; ci < j.cg; ci++)
 		for (int64_t t0 = 0; t0 < j.t[0]; t0++)
 			for (int64_t t1 = 0; t1 < j.t[1]; t1++)
-				rel[(ci * j.t[0] + t0) * j.t[1] + t1] =
-					(ci * j.cs + (j.t[0] - 1 - t0) * j.rs + (j.t[1] - 1 - t1)) * (int64_t)sizeof(float);
+				rel[(ci * j.t[0] + t0) * j.t[1] + t1] = (onnxrun__krel)(
+					(ci * j.cs + (j.t[0] - 1 - t0) * j.rs + (j.t[1] - 1 - t1)) * (int64_t)sizeof(float));
 	j.rel = rel;
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads,
 	                                         16 * sizeof(int64_t) + (size_t)(j.cg * j.cs + mrx * nr) * sizeof(float),
