@@ -1336,6 +1336,173 @@ static void test_fast_f64_vs_reference(void **state)
 	assert_int_equal(failures, 0);
 }
 
+/* ---- the float32 window GEMM (window.c) ----------------------------------------------------- */
+
+/* Configs for the window GEMM: rank 1-2, every kernel a multiple (1-4) of its stride, dilation
+ * 1, 4-10 input channels per group, output channels per group x phases in [8, 12], grouped
+ * or not, pads (with output_padding), VALID, SAME_* and output_shape (which can make the
+ * begin pad negative). Rank 2 sizes up to 20 per axis (several bands of grid rows), rank 1
+ * up to 150 (a row of several tile widths with a remainder). */
+static void random_window_cfg(struct cfg *c, uint64_t seed)
+{
+	static const int64_t rows_of[][2] = { { 1, 8 }, { 1, 9 }, { 1, 10 }, { 1, 12 }, { 2, 4 }, { 2, 5 }, { 2, 6 },
+		                              { 3, 3 }, { 3, 4 }, { 4, 2 }, { 4, 3 }, { 6, 2 } }; /* (mg, phases) */
+	uint64_t s = seed;
+	memset(c, 0, sizeof *c);
+	c->seed = seed;
+	c->dt = ONNXRUN_DTYPE_FLOAT;
+	c->opset = 11;
+	c->n = (int)rng_int(&s, 1, 2);
+	c->mode = (int)rng_int(&s, 0, 4); /* pads, VALID, SAME_UPPER, SAME_LOWER, output_shape */
+	c->os_pad = c->mode == MODE_OUT_SHAPE ? (rng_int(&s, 0, 1) ? "SAME_UPPER" : "NOTSET") : NULL;
+	c->bias = rng_int(&s, 0, 1);
+	c->kernel_attr = rng_int(&s, 0, 1);
+	c->batch = rng_int(&s, 1, 2);
+	c->group = rng_int(&s, 0, 2) ? 1 : rng_int(&s, 2, 3);
+	c->cg = rng_int(&s, 4, 10);
+	for (;;) {
+		const int64_t *rp = rows_of[rng_int(&s, 0, 11)];
+		c->mg = rp[0];
+		if (c->n == 1) {
+			c->s[0] = rp[1];
+			break;
+		}
+		/* phases = s0 * s1 */
+		for (int64_t s0 = 1; s0 <= rp[1]; s0++)
+			if (rp[1] % s0 == 0 && rng_int(&s, 0, 1)) {
+				c->s[0] = s0;
+				c->s[1] = rp[1] / s0;
+				break;
+			}
+		if (c->s[0])
+			break;
+	}
+	for (int i = 0; i < c->n; i++) {
+		c->k[i] = c->s[i] * rng_int(&s, 1, 4);
+		c->d[i] = 1;
+		c->in[i] = rng_int(&s, 1, c->n == 1 ? 150 : 20);
+		c->op[i] = rng_int(&s, 0, 1) ? 0 : rng_int(&s, 0, c->s[i] - 1);
+		const int64_t natural = c->s[i] * (c->in[i] - 1) + c->op[i] + c->k[i];
+		const int64_t most = (natural - 1) / 2 < c->k[i] ? (natural - 1) / 2 : c->k[i];
+		c->pads[i] = rng_int(&s, 0, most);
+		c->pads[c->n + i] = rng_int(&s, 0, most);
+		c->os[i] = natural + rng_int(&s, -c->s[i], c->s[i]);
+		c->os[i] = c->os[i] < 1 ? 1 : c->os[i];
+	}
+	ref_geometry(c);
+}
+
+/* Runs the window GEMM directly on 1, 2 and 3 threads (isa already set): where the ISA's
+ * tiles take the config (rel tiles of at least mg x phases rows) it must run, match the
+ * reference bound, and give the same bits on every thread count; elsewhere it must
+ * decline. Returns false (after printing) otherwise. */
+static bool check_window(struct onnxrun_env *env, struct cfg *c, enum onnxrun__isa isa, int64_t *compared,
+                         int *taken)
+{
+	static const int thread_counts[] = { 1, 2, 3 };
+	const struct onnxrun__gemm_kernels *kn = onnxrun__kernels_current()->gemm;
+	const bool should = kn->rel[0] && kn->mr_max >= c->mg * c->s[0] * (c->n == 2 ? c->s[1] : 1);
+	struct tnode t;
+	struct onnxrun_type in[3], out;
+	struct onnxrun__convt_geom g;
+	struct onnxrun__err err;
+	struct onnxrun_tensor *x, *w, *b, *y;
+	const size_t n_in = c->bias ? 3 : 2;
+	long double *ref, *abssum;
+	float *first = NULL;
+	char desc[1024], what[64];
+	bool ok = true;
+
+	build_node(c, &t, in);
+	cfg_str(c, desc, sizeof desc);
+	x = new_tensor(env, &in[0]);
+	w = new_tensor(env, &in[1]);
+	b = new_tensor(env, &in[2]);
+	fill_inputs(c, x, w, b);
+	if (run_infer(&t, in, n_in, &out, &err) || onnxrun__convt_geom_make(&t.node, in, n_in, &g, &err))
+		fail_msg("infer failed: %s: %s", err.msg, desc);
+	y = new_tensor(env, &out);
+	ref = calloc((size_t)y->numel, sizeof *ref);
+	abssum = calloc((size_t)y->numel, sizeof *abssum);
+	assert_true(ref && abssum);
+	ref_scatter(c, x, w, b, ref, abssum);
+	if (should && strcmp(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_FLOAT), "float32 window GEMM")) {
+		print_error("isa %d: not picked: %s\n", (int)isa, desc);
+		ok = false;
+	}
+	for (size_t ti = 0; ti < sizeof thread_counts / sizeof thread_counts[0] && ok; ti++) {
+		const int threads = thread_counts[ti];
+		struct onnxrun_op_context ctx = { &t.node, &err, env, threads, NULL, NULL, NULL, NULL, NULL };
+		struct onnxrun__pool *pool = pool_begin(env, threads);
+		bool done = false;
+		ctx.pool = pool;
+		enum onnxrun_status st;
+		memset(y->data, 0xff, y->nbytes);
+		st = onnxrun__convt_run_entry("float32 window GEMM", &ctx,
+		                              (const struct onnxrun_tensor *const[]){ x, w, b }, n_in, y, &done);
+		pool_end(pool);
+		if (st)
+			fail_msg("window GEMM failed: %s: %s", err.msg, desc);
+		snprintf(what, sizeof what, "isa %d threads %d", (int)isa, threads);
+		if (done != should) {
+			print_error("%s: the window GEMM %s: %s\n", what, done ? "ran" : "declined", desc);
+			ok = false;
+			break;
+		}
+		if (!done)
+			break;
+		*taken += threads == 1;
+		ok = within_bound(c, y, ref, abssum, what, desc);
+		if (!first) {
+			first = malloc(y->nbytes);
+			assert_non_null(first);
+			memcpy(first, y->data, y->nbytes);
+		} else if (memcmp(first, y->data, y->nbytes)) {
+			print_error("%s: differs bitwise from 1 thread: %s\n", what, desc);
+			ok = false;
+		}
+		*compared += y->numel;
+	}
+	free(first);
+	free(ref);
+	free(abssum);
+	onnxrun_tensor_free(x);
+	onnxrun_tensor_free(w);
+	onnxrun_tensor_free(b);
+	onnxrun_tensor_free(y);
+	return ok;
+}
+
+#define N_WINDOW 300
+
+static void test_window_vs_reference(void **state)
+{
+	TEST_ALL_ISAS(isas);
+	struct fixture *f = *state;
+	int failures = 0, runs = 0, per_rank[3] = { 0 }, grouped = 0, taken = 0;
+	int64_t compared = 0;
+	for (uint64_t seed = 1; seed <= N_WINDOW && failures < 5; seed++, runs++) {
+		struct cfg c;
+		random_window_cfg(&c, 0x3d000000 + seed);
+		per_rank[c.n]++;
+		grouped += c.group > 1;
+		for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+			if (!onnxrun__isa_supported(isas[ii]))
+				continue;
+			onnxrun__isa_set(isas[ii]);
+			failures += !check_window(f->env, &c, isas[ii], &compared, &taken);
+		}
+	}
+	onnxrun__isa_set(TEST_BEST_ISA);
+	print_message("%d window GEMM configs (1-D %d, 2-D %d, grouped %d), taken %d times over the ISAs x threads "
+	              "1/2/3, %lld elements compared, %d failures\n", runs, per_rank[1], per_rank[2], grouped, taken,
+	              (long long)compared, failures);
+	assert_int_equal(failures, 0);
+	/* on a CPU with AVX-512 every config runs the entry */
+	if (onnxrun__isa_supported(ONNXRUN__ISA_AVX512))
+		assert_true(taken >= runs);
+}
+
 /* Configs the fast paths leave to the scatter, with enough work (>= 64K multiply-adds) that
  * the scatter splits its planes over the threads: float64 of rank 4-5 (the float64 path stops
  * at rank 3), and float / float16 / float64 long kernels over 1-2 inputs (the output-driven
@@ -1491,7 +1658,18 @@ static void test_implementation_choice(void **state)
 		assert_string_equal(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_FLOAT), "float32 depthwise");
 		g = geom_of(2, 64, 64, 64, 16, 9, 1); /* depthwise with 81 taps: the phase GEMM */
 		assert_string_equal(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_FLOAT), "float32 phase GEMM");
-		g = geom_of(2, 56, 1, 1, 32, 9, 3); /* few output channels from many */
+		g = geom_of(2, 56, 1, 1, 32, 9, 3); /* few output channels from many, k a multiple of s */
+		/* one GEMM of 9 rows (phases x channels) where the ISA has rel tiles that many rows
+		 * high (AVX-512), else GEMM + overlap-add */
+		{
+			const struct onnxrun__gemm_kernels *kn = onnxrun__kernels_current()->gemm;
+			const bool window = kn->rel[0] && kn->mr_max >= 9;
+			assert_string_equal(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_FLOAT),
+			                    window ? "float32 window GEMM" : "float32 GEMM + overlap-add");
+			if (isa == ONNXRUN__ISA_AVX512)
+				assert_true(window);
+		}
+		g = geom_of(2, 56, 1, 1, 32, 8, 3); /* the same with k not a multiple of s */
 		assert_string_equal(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_FLOAT), "float32 GEMM + overlap-add");
 		g = geom_of(2, 64, 32, 1, 8, 4, 2); /* channel-heavy */
 		assert_string_equal(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_FLOAT), "float32 phase GEMM");
@@ -1535,6 +1713,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_degenerate_first_axis, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fast_f64_vs_reference, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scatter_threads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_window_vs_reference, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -177,6 +177,69 @@ static void store_fence(void)
 	_mm_sfence();
 }
 
+/* The window GEMM's store (kernels.h): stride 1 an add and a store per 16 outputs; strides 2
+ * and 3 interleave 16 positions of the s rows into s whole output vectors (stride 2: two
+ * two-source permutes; stride 3: per vector a two-source permute of rows 0 and 1 and a
+ * masked permute of row 2); the last < 16 positions with masked loads and stores. Other
+ * strides: the generic loop. */
+static const int32_t win3_ab[3][16] = { { 0, 16, 0, 1, 17, 0, 2, 18, 0, 3, 19, 0, 4, 20, 0, 5 },
+	                                { 21, 0, 6, 22, 0, 7, 23, 0, 8, 24, 0, 9, 25, 0, 10, 26 },
+	                                { 0, 11, 27, 0, 12, 28, 0, 13, 29, 0, 14, 30, 0, 15, 31, 0 } };
+static const int32_t win3_c[3][16] = { { 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5 },
+	                               { 5, 5, 6, 6, 6, 7, 7, 7, 8, 8, 8, 9, 9, 9, 10, 10 },
+	                               { 10, 11, 11, 11, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15, 15 } };
+static const uint16_t win3_m[3] = { 0x4924, 0x2492, 0x9249 };
+
+T512 void onnxrun__win_store_avx512(const float *tile, int64_t ldt, int64_t s, int64_t n, float *y, float bias)
+{
+	const __m512 bv = _mm512_set1_ps(bias);
+	if (s == 1) {
+		for (int64_t e = 0; e < n; e += 16) {
+			const __mmask16 m = n - e >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - e)) - 1);
+			_mm512_mask_storeu_ps(y + e, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, tile + e), bv));
+		}
+	} else if (s == 2) {
+		const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+		const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+		for (int64_t e = 0; e < n; e += 16) {
+			const int64_t left = n - e;
+			const __mmask16 m = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+			const __m512 a = _mm512_add_ps(_mm512_maskz_loadu_ps(m, tile + e), bv);
+			const __m512 b = _mm512_add_ps(_mm512_maskz_loadu_ps(m, tile + ldt + e), bv);
+			const __m512 v0 = _mm512_permutex2var_ps(a, lo, b), v1 = _mm512_permutex2var_ps(a, hi, b);
+			if (left >= 16) {
+				_mm512_storeu_ps(y + 2 * e, v0);
+				_mm512_storeu_ps(y + 2 * e + 16, v1);
+			} else {
+				const int64_t outs = 2 * left;
+				_mm512_mask_storeu_ps(y + 2 * e, (__mmask16)(outs >= 16 ? 0xffffu : (1u << outs) - 1), v0);
+				if (outs > 16)
+					_mm512_mask_storeu_ps(y + 2 * e + 16, (__mmask16)((1u << (outs - 16)) - 1), v1);
+			}
+		}
+	} else if (s == 3) {
+		for (int64_t e = 0; e < n; e += 16) {
+			const int64_t left = n - e;
+			const __mmask16 m = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+			const __m512 a = _mm512_add_ps(_mm512_maskz_loadu_ps(m, tile + e), bv);
+			const __m512 b = _mm512_add_ps(_mm512_maskz_loadu_ps(m, tile + ldt + e), bv);
+			const __m512 c = _mm512_add_ps(_mm512_maskz_loadu_ps(m, tile + 2 * ldt + e), bv);
+			for (int v = 0; v < 3; v++) {
+				__m512 o = _mm512_permutex2var_ps(a, _mm512_loadu_si512(win3_ab[v]), b);
+				o = _mm512_mask_permutexvar_ps(o, (__mmask16)win3_m[v], _mm512_loadu_si512(win3_c[v]), c);
+				const int64_t outs = 3 * left - 16 * v;
+				if (outs >= 16)
+					_mm512_storeu_ps(y + 3 * e + 16 * v, o);
+				else if (outs > 0)
+					_mm512_mask_storeu_ps(y + 3 * e + 16 * v, (__mmask16)((1u << outs) - 1), o);
+			}
+		}
+	} else {
+		generic_win_store(tile, ldt, s, n, y, bias);
+	}
+}
+
+
 const struct onnxrun__kernels onnxrun__kernels_avx512 = {
 	.isa = ONNXRUN__ISA_AVX512,
 	.name = "avx512",
@@ -184,6 +247,7 @@ const struct onnxrun__kernels onnxrun__kernels_avx512 = {
 	.phase = { .pack = pack, .pack_rows = pack_rows, .pack_halves = pack_halves, .store = store,
 	           .store_pair = store_pair, .store_fence = store_fence },
 	.col2im_gather = onnxrun__col2im_gather_avx512,
+	.window = &onnxrun__window_avx512,
 	.dw_rows = onnxrun__dw_rows_avx512,
 	.f64 = &onnxrun__f64_avx512,
 	.widen = onnxrun__widen_avx512,

@@ -2,7 +2,7 @@
  * avx512_gemm.c - AVX-512 float32 micro-kernels: up to 12 rows x 32 (or 16) columns,
  * 24 zmm accumulators, A broadcast from the packed panel, B loaded as 1-2 vectors per step.
  */
-#include "kernels.h"
+#include "parts.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -173,12 +173,13 @@ K512I(11) K512I(12)
  * base + rel[p] when base1 = base0 + 64). */
 static inline __attribute__((always_inline)) T512 void tile_rel2(int64_t k, const float *a, const char *base0,
                                                                  const char *base1, const onnxrun__krel *rel,
-                                                                 float *c, int64_t ldc, const int mr)
+                                                                 float *c, int64_t ldc, const int mr,
+                                                                 const bool ahead)
 {
 	const int nv = 2;
 	ACC_ALL(ACC_DECL)
 	int64_t p = 0;
-	if (mr >= 4) {
+	if (mr >= 4 && ahead) {
 		for (; p + B_AHEAD < k; p++, a += MRX) {
 			const int64_t o = rel[p], of = rel[p + B_AHEAD];
 			_mm_prefetch(base0 + of, _MM_HINT_T0);
@@ -200,15 +201,28 @@ static inline __attribute__((always_inline)) T512 void tile_rel2(int64_t k, cons
 	static T512 void kr_##MR(int64_t k, const float *a, const char *base, const onnxrun__krel *rel, \
 	                         float *c, int64_t ldc)                                           \
 	{                                                                                         \
-		tile_rel2(k, a, base, base + 64, rel, c, ldc, MR);                                \
+		tile_rel2(k, a, base, base + 64, rel, c, ldc, MR, true);                          \
 	}                                                                                         \
 	static T512 void kh_##MR(int64_t k, const float *a, const char *base0, const char *base1, \
 	                         const onnxrun__krel *rel, float *c, int64_t ldc)                       \
 	{                                                                                         \
-		tile_rel2(k, a, base0, base1, rel, c, ldc, MR);                                   \
+		tile_rel2(k, a, base0, base1, rel, c, ldc, MR, true);                             \
 	}
 K512R(1) K512R(2) K512R(3) K512R(4) K512R(5) K512R(6) K512R(7) K512R(8) K512R(9) K512R(10)
 K512R(11) K512R(12)
+
+/* The window GEMM's tile (kernels.h, onnxrun__window_kernels): B at base + rel[p] without the
+ * row prefetches. Its B rows are a few staged rows read at T*T shifts, in L1 after the
+ * panel's first reads, where the 4 prefetches per step only took load slots (dcgan_64_3:
+ * the tile 15% faster without them). */
+#define K512W(MR)                                                                             \
+	static T512 void kw_##MR(int64_t k, const float *a, const char *base, const onnxrun__krel *rel, \
+	                         float *c, int64_t ldc)                                           \
+	{                                                                                         \
+		tile_rel2(k, a, base, base + 64, rel, c, ldc, MR, false);                         \
+	}
+K512W(1) K512W(2) K512W(3) K512W(4) K512W(5) K512W(6) K512W(7) K512W(8) K512W(9) K512W(10)
+K512W(11) K512W(12)
 
 #define K512(MR, NV)                                                                          \
 	static T512 void k_##MR##_##NV(int64_t k, const float *a, const float *b, float *c,       \
@@ -230,5 +244,10 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = {
 	{ km_1, km_2, km_3, km_4, km_5, km_6, km_7, km_8, km_9, km_10, km_11, km_12 },
 	{ kr_1, kr_2, kr_3, kr_4, kr_5, kr_6, kr_7, kr_8, kr_9, kr_10, kr_11, kr_12 },
 	{ kh_1, kh_2, kh_3, kh_4, kh_5, kh_6, kh_7, kh_8, kh_9, kh_10, kh_11, kh_12 },
+};
+
+const struct onnxrun__window_kernels onnxrun__window_avx512 = {
+	{ kw_1, kw_2, kw_3, kw_4, kw_5, kw_6, kw_7, kw_8, kw_9, kw_10, kw_11, kw_12 },
+	onnxrun__win_store_avx512,
 };
 #endif

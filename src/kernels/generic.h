@@ -156,4 +156,13 @@ ONNXRUN__INLINE void generic_gather(const struct onnxrun__kgather *kg, const flo
 	}
 }
 
+/* The window GEMM's store (kernels.h, onnxrun__window_kernels): the s rows interleaved, +
+ * bias. */
+ONNXRUN__INLINE void generic_win_store(const float *tile, int64_t ldt, int64_t s, int64_t n, float *y, float bias)
+{
+	for (int64_t r = 0; r < s; r++)
+		for (int64_t e = 0; e < n; e++)
+			y[e * s + r] = tile[r * ldt + e] + bias;
+}
+
 #endif

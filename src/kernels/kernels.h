@@ -195,6 +195,19 @@ typedef void (*onnxrun__col2im_gather_fn)(const struct onnxrun__kgather *kg, con
                                           int64_t nrows, float *yrow, int64_t o_lo, int64_t o_hi, float bias,
                                           float *tmp, int64_t zoff, int64_t zend);
 
+/* ---- the window GEMM of ConvTranspose (ops/conv_transpose/window.c) ----------------------------
+ * Optional per ISA (NULL: the op uses gemm->rel[] and a plain store loop).
+ *  tile[mr - 1]: gemm->rel[mr - 1]'s computation (same layouts, the same operations per
+ *    output, so the same bits), tuned for B rows that stay in L1 across a panel;
+ *  store: y[e*s + r] = tile[r*ldt + e] + bias for r < s, e < n: s tile rows interleaved into
+ *    s*n consecutive outputs, the same bits on every ISA. */
+typedef void (*onnxrun__win_store_fn)(const float *tile, int64_t ldt, int64_t s, int64_t n, float *y, float bias);
+
+struct onnxrun__window_kernels {
+	onnxrun__gemm_rel_fn tile[ONNXRUN__GEMM_MR_MAX];
+	onnxrun__win_store_fn store;
+};
+
 /* ---- float64 ConvTranspose register tiles --------------------------------------------------------
  * The float64 phase path (ops/conv_transpose/f64.c) runs register tiles of mb output
  * channels x nw consecutive grid positions of the last axis over a row's list of kk
@@ -256,6 +269,7 @@ struct onnxrun__kernels {
 	const struct onnxrun__gemm_kernels *gemm;
 	struct onnxrun__phase_kernels phase;
 	onnxrun__col2im_gather_fn col2im_gather;
+	const struct onnxrun__window_kernels *window; /* optional (NULL: none) */
 	onnxrun__dw_rows_fn dw_rows; /* depthwise ConvTranspose rows (depthwise.h) */
 	const struct onnxrun__f64_kernels *f64;
 	onnxrun__widen_fn widen;

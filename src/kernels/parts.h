@@ -31,6 +31,13 @@ ONNXRUN__HIDDEN void onnxrun__col2im_gather_avx512(const struct onnxrun__kgather
                                                    float *tmp, int64_t zoff, int64_t zend);
 #endif
 
+/* the window GEMM of ConvTranspose (struct onnxrun__window_kernels) */
+#if defined(__x86_64__)
+ONNXRUN__HIDDEN void onnxrun__win_store_avx512(const float *tile, int64_t ldt, int64_t s, int64_t n, float *y,
+                                               float bias);
+ONNXRUN__HIDDEN extern const struct onnxrun__window_kernels onnxrun__window_avx512;
+#endif
+
 /* float64 ConvTranspose tiles (the AVX-512 list also has two AVX2 tiles) */
 ONNXRUN__HIDDEN extern const struct onnxrun__f64_kernels onnxrun__f64_scalar;
 #if defined(__x86_64__)

@@ -66,6 +66,7 @@ struct convt_impl {
 
 /* The entries, in the order op.c tries them. */
 ONNXRUN__HIDDEN extern const struct convt_impl onnxrun__convt_depthwise; /* depthwise.c */
+ONNXRUN__HIDDEN extern const struct convt_impl onnxrun__convt_window;    /* window.c */
 ONNXRUN__HIDDEN extern const struct convt_impl onnxrun__convt_col2im;    /* col2im.c */
 ONNXRUN__HIDDEN extern const struct convt_impl onnxrun__convt_phase;     /* phase.c */
 ONNXRUN__HIDDEN extern const struct convt_impl onnxrun__convt_f64;       /* f64.c */

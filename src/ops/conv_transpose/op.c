@@ -50,12 +50,17 @@ static enum onnxrun_status convt_infer(struct onnxrun_op_context *ctx, const str
 /* ---- the list ------------------------------------------------------------------------------ */
 
 /* Most specific first; the scatter takes whatever the others leave. Float32-only builds
- * (small flash) keep the phase path and the scatter: the depthwise and col2im entries are
- * speed paths for shapes the phase path (or the scatter) computes too, and the float64 and
- * float16/bfloat16 entries are for dtypes such a build refuses. */
+ * (small flash) keep the phase path and the scatter: the depthwise, window and col2im entries
+ * are speed paths for shapes the phase path (or the scatter) computes too, and the float64
+ * and float16/bfloat16 entries are for dtypes such a build refuses. The window entry needs
+ * the rel tiles, which a build with the scalar table alone does not have. */
 static const struct convt_impl *const impls[] = {
 #if !ONNXRUN__F32_ONLY
-	&onnxrun__convt_depthwise, &onnxrun__convt_col2im,
+	&onnxrun__convt_depthwise,
+#if !ONNXRUN__KERNELS_SCALAR_ONLY
+	&onnxrun__convt_window,
+#endif
+	&onnxrun__convt_col2im,
 #endif
 	&onnxrun__convt_phase,
 #if !ONNXRUN__F32_ONLY

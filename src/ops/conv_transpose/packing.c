@@ -58,6 +58,26 @@ static MOVE_INLINE bool move_weights(const struct onnxrun__convt_packed *pk,
 			}
 			continue;
 		}
+		if (!ONNXRUN__F32_ONLY && !ONNXRUN__KERNELS_SCALAR_ONLY && pk->layout == CONVT_LAYOUT_WINDOW) {
+			/* rows (m, rho0, rho1), K entries (c, t0, t1): W[c][m][rho0 + s0*t0][rho1 + s1*t1]
+			 * (rank 1: axis 0 of size 1) */
+			const int64_t k0 = t->n == 2 ? t->kernel[0] : 1, k1 = t->kernel[t->n - 1];
+			const int64_t s0 = t->n == 2 ? t->s[0] : 1, s1 = t->s[t->n - 1];
+			const int64_t t0n = k0 / s0, t1n = k1 / s1, kk = cg * t0n * t1n, rows = mg * s0 * s1;
+			for (int64_t i = 0; i < pk->a_group; i++) {
+				if (stop && i % STOP_EVERY == 0 && onnxrun_op_should_stop(stop))
+					return false;
+				const int64_t row = i / (kk * mr) * mr + i % mr, e = i / mr % kk;
+				const int64_t c = e / (t0n * t1n), t0 = e / t1n % t0n, t1 = e % t1n;
+				const int64_t m = row / (s0 * s1), rho0 = row / s1 % s0, rho1 = row % s1;
+				const int64_t wi = wg + (c * mg + m) * t->kprod + (rho0 + s0 * t0) * k1 + rho1 + s1 * t1;
+				if (unpack && row < rows)
+					w_out[wi] = ag[i];
+				else if (!unpack)
+					ag[i] = row < rows ? load_f32(w_in, wi) : 0.0f;
+			}
+			continue;
+		}
 		for (int64_t ph = 0; ph < t->nphase; ph++) {
 			const int64_t nt = t->ntaps[ph], kk = cg * nt;
 			float *a = ag + pk->a_off[ph];
@@ -171,6 +191,11 @@ static enum onnxrun_status layout_make(struct onnxrun__convt_packed *pk)
 		mr = pk->f64_mb = convt_f64_block(pk->kt->f64, pk->mg);
 	if (!ONNXRUN__F32_ONLY && pk->layout == CONVT_LAYOUT_COL2IM) {
 		pk->a_group = (pk->mg * t->kprod + mr - 1) / mr * mr * cg;
+		return ONNXRUN_OK;
+	}
+	if (!ONNXRUN__F32_ONLY && !ONNXRUN__KERNELS_SCALAR_ONLY && pk->layout == CONVT_LAYOUT_WINDOW) {
+		/* one panel per mr_max rows of mg * nphase, K = cg * kprod / nphase (packing.h) */
+		pk->a_group = (pk->mg * t->nphase + mr - 1) / mr * mr * cg * (t->kprod / t->nphase);
 		return ONNXRUN_OK;
 	}
 	if (!(pk->a_off = onnxrun__malloc(pk->env, (size_t)t->nphase * sizeof *pk->a_off)))

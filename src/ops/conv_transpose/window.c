@@ -1,0 +1,283 @@
+/*
+ * window.c - the float32 window GEMM, for few output channels per group when every kernel
+ * size is a multiple of its stride (rank 1 or 2, dilation 1).
+ *
+ * On an axis with kernel k = T*s, output o reads x at w - t for t < T, where
+ * w = floor((o + pb) / s), with tap rho + s*t (rho = o + pb - s*w). So the s outputs
+ * o = s*w - pb + rho, rho < s, of one "window position" w read the same T inputs, and every
+ * output is one of them: the whole op is ONE GEMM per group, with
+ *   rows    (output channel, rho per axis): mg * s0 * s1,
+ *   K       (input channel, t per axis):    cg * T0 * T1 (no zero taps: the FLOPs of the op),
+ *   columns the window positions (w0, w1),
+ * B row (c, t0, t1) being x[c][w0 - t0][w1 - t1]. Per work item (a band of w0), x's rows
+ * are staged once with their zero pads, [channel][row][slot], a row rs = nw1 + T1 - 1 slots
+ * long; a column p = r*rs + j of the band (j >= nw1: junk, computed and dropped) then reads
+ * B row (c, t0, t1) at stage + p + c*cs + (T0-1-t0)*rs + (T1-1-t1): one table of offsets,
+ * the kernel table's rel tiles. There is no Z and no overlap-add: a tile's rows go straight
+ * to their output positions (bias added), the s1 rows of one (channel, rho0) interleaved
+ * into whole output lines.
+ *
+ * Each output is one tile column's dot product over K in one fixed order whichever band,
+ * panel or lane holds it, so results do not depend on the thread count.
+ */
+#include <string.h>
+
+#include "impl.h"
+
+/* A work item's staged rows stay below this (with those of the next item, in L2). */
+#define WIN_STAGE_BYTES (256 * 1024)
+/* Rank 1 stages the whole signal as one band: longer ones go to the next entry. */
+#define WIN_STAGE_MAX (2 * 1024 * 1024)
+
+struct win_job {
+	const float *x, *bias, *a;
+	float *y;
+	const onnxrun__krel *rel;
+	const struct onnxrun__gemm_kernels *kn;
+	const onnxrun__gemm_rel_fn *tiles; /* the window tiles, else gemm rel */
+	onnxrun__win_store_fn store;       /* NULL: a plain loop */
+	int64_t cin, mout, cg, mg, group, rows, kk, a_group;
+	int64_t in[2], out[2], s[2], t[2], pb[2], wlo[2], nw[2];
+	int64_t rs, cs, nb, nbands;
+	char *scratch;
+	size_t scratch_stride;
+};
+
+/* Stages rows [from, to) of the band whose first window row is w0 (row sr: x row
+ * w0 - T0 + 1 + sr) of (b, grp) into st, zeros outside x. */
+static void win_stage(const struct win_job *j, int64_t b, int64_t grp, int64_t w0, int64_t from, int64_t to,
+                      float *st)
+{
+	const int64_t clo = j->wlo[1] - j->t[1] + 1, rs = j->rs;
+	const int64_t zl0 = clo < 0 ? -clo : 0, zl = zl0 > rs ? rs : zl0;
+	int64_t n = j->in[1] - (clo + zl);
+	n = n > rs - zl ? rs - zl : n < 0 ? 0 : n;
+	for (int64_t c = 0; c < j->cg; c++) {
+		const float *xc = j->x + ((b * j->cin + grp * j->cg + c) * j->in[0]) * j->in[1];
+		float *dc = st + c * j->cs;
+		for (int64_t sr = from; sr < to; sr++) {
+			const int64_t xr = w0 - j->t[0] + 1 + sr;
+			float *d = dc + sr * rs;
+			if (xr < 0 || xr >= j->in[0]) {
+				memset(d, 0, (size_t)rs * sizeof *d);
+				continue;
+			}
+			/* the pads are a few floats: plain stores, not library calls */
+			for (int64_t e = 0; e < zl; e++)
+				d[e] = 0.0f;
+			memcpy(d + zl, xc + xr * j->in[1] + clo + zl, (size_t)n * sizeof *d);
+			for (int64_t e = zl + n; e < rs; e++)
+				d[e] = 0.0f;
+		}
+	}
+}
+
+/* Writes tile columns [0, np) (panel columns p0 + e of the band starting at grid row w0)
+ * of rows [r0, r0 + mr) to y, + bias. */
+static void win_store(const struct win_job *j, int64_t b, int64_t grp, int64_t w0, int64_t p0, int64_t np,
+                      const float *tile, int64_t r0, int64_t mr)
+{
+	const int64_t s0 = j->s[0], s1 = j->s[1], out0 = j->out[0], out1 = j->out[1];
+	const int64_t nr = j->kn->nr[0];
+	for (int64_t e = 0; e < np;) {
+		const int64_t p = p0 + e, r = p / j->rs, jj = p % j->rs;
+		int64_t len = j->rs - jj < np - e ? j->rs - jj : np - e;
+		const int64_t cb = e;
+		e += len;
+		if (jj >= j->nw[1])
+			continue;
+		len = jj + len > j->nw[1] ? j->nw[1] - jj : len;
+		/* window positions w1 = wlo1 + jj .. + len, outputs s1*w1 - pb1 + rho1 */
+		const int64_t ob = s1 * (j->wlo[1] + jj) - j->pb[1];
+		/* positions [lo, hi) have all s1 outputs in [0, out1): one interleaving store per
+		 * (channel, rho0); the few outside it, output by output */
+		int64_t lo = ob < 0 ? (-ob + s1 - 1) / s1 : 0, hi = ob + s1 * len <= out1 ? len : (out1 - ob) / s1;
+		lo = lo > len ? len : lo;
+		hi = hi < lo ? lo : hi;
+		/* tile rows i = (m*s0 + rho0)*s1 + rho1 for i in [r0, r0 + mr), whole groups of s1 */
+		for (int64_t i = r0, m = r0 / (s0 * s1), rho0 = r0 / s1 % s0; i < r0 + mr; i += s1) {
+			const int64_t o0 = s0 * (w0 + r) - j->pb[0] + rho0;
+			const int64_t ch = grp * j->mg + m;
+			const float *t0 = tile + (i - r0) * nr + cb;
+			if (++rho0 == s0) {
+				rho0 = 0;
+				m++;
+			}
+			if (o0 < 0 || o0 >= out0)
+				continue;
+			float *yrow = j->y + ((b * j->mout + ch) * out0 + o0) * out1;
+			const float bv = j->bias ? j->bias[ch] : 0.0f;
+			if (hi > lo) {
+				if (j->store)
+					j->store(t0 + lo, nr, s1, hi - lo, yrow + ob + s1 * lo, bv);
+				else
+					for (int64_t rho1 = 0; rho1 < s1; rho1++)
+						for (int64_t u = lo; u < hi; u++)
+							yrow[ob + s1 * u + rho1] = t0[rho1 * nr + u] + bv;
+			}
+			for (int64_t part = 0; part < 2; part++)
+				for (int64_t u = part ? hi : 0; u < (part ? len : lo); u++)
+					for (int64_t rho1 = 0; rho1 < s1; rho1++) {
+						const int64_t o = ob + s1 * u + rho1;
+						if (o >= 0 && o < out1)
+							yrow[o] = t0[rho1 * nr + u] + bv;
+					}
+		}
+	}
+}
+
+/* Items in order. Each stages its band's x rows, then runs the panels over them (staging
+ * the rows as the panels come to need them was slower: fsrcnn 1.24x). The T0 - 1 rows a
+ * band shares with the one before are moved from the previous item's staged rows when this
+ * thread ran it (its (b, grp) and band kept at the front of the scratch), not read from x
+ * again. */
+static void win_items(void *arg, int tid, int64_t begin, int64_t end)
+{
+	const struct win_job *j = arg;
+	const struct onnxrun__gemm_kernels *kn = j->kn;
+	const int64_t nr = kn->nr[0], mrx = kn->mr_max, rs = j->rs, t0 = j->t[0];
+	int64_t *last = (int64_t *)(j->scratch + (size_t)tid * j->scratch_stride);
+	float *st = (float *)(last + 16), *tile = st + j->cg * j->cs;
+	for (int64_t it = begin; it < end; it++) {
+		const int64_t band = it % j->nbands, bg = it / j->nbands;
+		const int64_t b = bg / j->group, grp = bg % j->group;
+		const int64_t w0 = j->wlo[0] + band * j->nb;
+		const int64_t nbr = j->nw[0] - band * j->nb < j->nb ? j->nw[0] - band * j->nb : j->nb;
+		const int64_t np = nbr * rs, srows = nbr + t0 - 1;
+		const float *ag = j->a + grp * j->a_group;
+		int64_t staged = 0; /* rows [0, staged) kept from the previous band */
+		if (t0 > 1 && last[0] == bg && last[1] == band - 1) {
+			for (int64_t c = 0; c < j->cg; c++)
+				memmove(st + c * j->cs, st + c * j->cs + j->nb * rs, (size_t)((t0 - 1) * rs) * sizeof *st);
+			staged = t0 - 1;
+		}
+		/* the slots past the band's rows that the last panel's columns read */
+		for (int64_t c = 0; c < j->cg; c++)
+			memset(st + c * j->cs + srows * rs, 0, (size_t)(j->cs - srows * rs) * sizeof *st);
+		win_stage(j, b, grp, w0, staged, srows, st);
+		for (int64_t p0 = 0; p0 < np; p0 += nr) {
+			const int64_t cnt = np - p0 < nr ? np - p0 : nr;
+			for (int64_t r0 = 0; r0 < j->rows; r0 += mrx) {
+				const int64_t mr = j->rows - r0 < mrx ? j->rows - r0 : mrx;
+				j->tiles[mr - 1](j->kk, ag + r0 * j->kk, (const char *)(st + p0), j->rel, tile, nr);
+				win_store(j, b, grp, w0, p0, cnt, tile, r0, mr);
+			}
+		}
+		last[0] = bg;
+		last[1] = band;
+	}
+}
+
+static enum onnxrun_status win_compute(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
+{
+	struct onnxrun_op_context *ctx = c->ctx;
+	const struct onnxrun__convt_geom *g = c->g;
+	const struct onnxrun__gemm_kernels *kn = c->kt->gemm;
+	const int threads = onnxrun__op_plan_threads(ctx);
+	const int64_t mrx = kn->mr_max, nr = kn->nr[0];
+	struct win_job j;
+	enum onnxrun_status st;
+	int64_t k[2], row_bytes;
+	onnxrun__krel *rel;
+
+	memset(&j, 0, sizeof j);
+	j.x = c->x;
+	j.bias = c->b;
+	j.y = c->y;
+	j.kn = kn;
+	j.tiles = c->kt->window ? c->kt->window->tile : kn->rel;
+	j.store = c->kt->window ? c->kt->window->store : NULL;
+	j.cin = g->in_channels;
+	j.mout = g->out_channels;
+	j.group = g->group;
+	j.cg = g->in_channels / g->group;
+	j.mg = g->out_channels / g->group;
+	for (int ax = 0; ax < 2; ax++) {
+		const int src = g->n == 2 ? ax : 0;
+		const bool real = g->n == 2 || ax == 1;
+		j.in[ax] = real ? g->in[src] : 1;
+		j.out[ax] = real ? g->out[src] : 1;
+		k[ax] = real ? g->kernel[src] : 1;
+		j.s[ax] = real ? g->strides[src] : 1;
+		j.pb[ax] = real ? g->pad_begin[src] : 0;
+		j.t[ax] = k[ax] / j.s[ax];
+		j.wlo[ax] = convt_floor_div(j.pb[ax], j.s[ax]);
+		j.nw[ax] = convt_floor_div(j.out[ax] - 1 + j.pb[ax], j.s[ax]) - j.wlo[ax] + 1;
+	}
+	j.rows = j.mg * j.s[0] * j.s[1];
+	j.kk = j.cg * j.t[0] * j.t[1];
+	j.rs = j.nw[1] + j.t[1] - 1;
+	/* grid rows per band: the staged rows within WIN_STAGE_BYTES, and at least 4 items per
+	 * thread where the rows allow */
+	row_bytes = j.cg * j.rs * (int64_t)sizeof(float);
+	j.nb = (int64_t)WIN_STAGE_BYTES / row_bytes - (j.t[0] - 1);
+	j.nb = j.nb < 1 ? 1 : j.nb > j.nw[0] ? j.nw[0] : j.nb;
+	{
+		const int64_t per = g->batch * g->group, want = 4 * threads;
+		if (per * ((j.nw[0] + j.nb - 1) / j.nb) < want) {
+			int64_t nb = (j.nw[0] * per + want - 1) / want;
+			nb = nb < 1 ? 1 : nb;
+			j.nb = nb < j.nb ? nb : j.nb;
+		}
+	}
+	j.nbands = (j.nw[0] + j.nb - 1) / j.nb;
+	/* a channel's staged rows, then the slots the last panel's columns read past them */
+	j.cs = (j.nb + j.t[0] - 1) * j.rs + j.t[1] + nr;
+	j.cs = (j.cs + 15) / 16 * 16;
+	if (j.cs % 256 == 0)
+		j.cs += 16; /* channel blocks 1 KiB apart or more would share L1 sets */
+	if ((uint64_t)j.cg * (uint64_t)j.cs * sizeof(float) > WIN_STAGE_MAX)
+		return ONNXRUN_ERROR_UNSUPPORTED;
+
+	/* the weights as packed (packing.h, window layout) */
+	j.a = pk->a;
+	j.a_group = pk->a_group;
+	if (!(rel = onnxrun__malloc(ctx->env, (size_t)j.kk * sizeof *rel)))
+		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
+	for (int64_t ci = 0; ci < j.cg; ci++)
+		for (int64_t t0 = 0; t0 < j.t[0]; t0++)
+			for (int64_t t1 = 0; t1 < j.t[1]; t1++)
+				rel[(ci * j.t[0] + t0) * j.t[1] + t1] = (onnxrun__krel)(
+					(ci * j.cs + (j.t[0] - 1 - t0) * j.rs + (j.t[1] - 1 - t1)) * (int64_t)sizeof(float));
+	j.rel = rel;
+	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads,
+	                                         16 * sizeof(int64_t) + (size_t)(j.cg * j.cs + mrx * nr) * sizeof(float),
+	                                         &j.scratch_stride))) {
+		onnxrun__free(ctx->env, rel);
+		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
+	}
+	for (int t = 0; t < threads; t++) /* no item run yet: nothing to reuse */
+		*(int64_t *)(j.scratch + (size_t)t * j.scratch_stride) = -1;
+	st = onnxrun__op_parallel(ctx, threads, g->batch * g->group * j.nbands, win_items, &j);
+	onnxrun__free(ctx->env, j.scratch);
+	onnxrun__free(ctx->env, rel);
+	return st;
+}
+
+/* ---- the entry ---------------------------------------------------------------------------- */
+
+/* Rows of the one GEMM (mg * s0 * s1) that fill most of one register tile: fewer leave the
+ * tile mostly empty (the phase and col2im paths do better), more than mr_max read every B
+ * panel once per row panel. */
+#define WIN_MIN_ROWS 8
+#define WIN_MIN_CG 4
+
+static const char *win_accepts(const struct convt_query *q)
+{
+	const struct onnxrun__convt_geom *g = q->g;
+	const struct onnxrun__gemm_kernels *kn = q->kt->gemm;
+	if (g->n < 1 || g->n > 2)
+		return "not 1-D or 2-D";
+	if (!kn->rel[0])
+		return "the kernel table has no tiles reading B at offsets";
+	for (int32_t a = 0; a < g->n; a++)
+		if (g->dilations[a] != 1 || g->kernel[a] < g->strides[a] || g->kernel[a] % g->strides[a])
+			return "a kernel size is not a multiple of its stride (or dilation is not 1)";
+	const int64_t cg = g->in_channels / g->group, rows = g->out_channels / g->group * convt_product(g->strides, g->n);
+	if (cg < WIN_MIN_CG || rows < WIN_MIN_ROWS || rows > kn->mr_max)
+		return "not one register tile of output channels x phases from many input channels";
+	return onnxrun__convt_positions_decline(g, false);
+}
+
+const struct convt_impl onnxrun__convt_window = { "float32 window GEMM", ONNXRUN_DTYPE_FLOAT, win_accepts,
+	                                          CONVT_LAYOUT_WINDOW, NULL, win_compute };
