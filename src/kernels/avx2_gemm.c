@@ -56,5 +56,6 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_avx2 = {
 	{ NULL },
 	{ NULL },
 	{ NULL },	{ NULL },
+	0, NULL, /* no rem: remainders run fn[2] per A panel */
 };
 #endif

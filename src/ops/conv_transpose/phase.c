@@ -413,6 +413,33 @@ static inline void panel_gemm(const struct onnxrun__gemm_kernels *kn, int64_t mr
 		kn->fn[pn->v][mr - 1](kk, a, pn->bp, tile, nr);
 }
 
+/* Most A panels of one rem call (kernels.h) the phase path gathers. */
+#define REM_MAX 4
+
+/* Remainder tiles waiting for one rem call (the same B panel, the same k): each one's A
+ * panel and where its tile goes. */
+struct rem_list {
+	const float *a[REM_MAX], *bias[REM_MAX];
+	float *y[REM_MAX];
+	int64_t mr[REM_MAX], ydelta[REM_MAX];
+	int n;
+};
+
+/* Runs the waiting remainder tiles of panel pn (cnt positions) in one call and stores them. */
+static void rem_flush(const struct phase_job *j, struct rem_list *rl, int64_t kk, int64_t cnt, const struct panel *pn,
+                      float *tile)
+{
+	const struct onnxrun__gemm_kernels *kn = j->pk->kern;
+	const int64_t nr = kn->nr[2];
+	if (!rl->n)
+		return;
+	kn->rem(kk, rl->a, rl->n, (int)cnt, pn->bp, tile, nr);
+	for (int g = 0; g < rl->n; g++)
+		j->kt->phase.store(&j->kp, tile + g * kn->mr_max * nr, nr, rl->mr[g], pn->runs, pn->nseg, rl->y[g],
+		                   rl->ydelta[g], rl->bias[g]);
+	rl->n = 0;
+}
+
 /* One item: output rows [R0, R1) of one group, weight panels [plo, phi), every phase of
  * one class (phases that read the same B panels, j->rep). Up to j->nb B panels are prepared
  * at a time; then each weight panel (mr output channels of one phase) runs over all of
@@ -449,6 +476,11 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 #endif
 	struct panel pn[2 * MAX_NB], *pn2 = pn + j->nb;
 	int64_t r[S], rq[S];
+	/* A panels per rem call: its tiles share the tile buffer (mr_max x nr[0]) */
+	int64_t rem_group = IN_PLACE && kn->rem ? (kn->rem_np < nr0 / kn->nr[2] ? kn->rem_np : nr0 / kn->nr[2]) : 0;
+	struct rem_list rl;
+	rem_group = rem_group > REM_MAX ? REM_MAX : rem_group;
+	rl.n = 0;
 
 	for (int64_t i = 0; i < PANEL_SETS(j) * j->nb; i++) {
 		pn[i].runs = runs + i * segs_max;
@@ -497,15 +529,22 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 			}
 		}
 		for (int64_t c0 = pa; c0 < pb; c0 += ITEM_NB(j) * nr0) {
-			int64_t np = 0;
+			int64_t np = 0, cnt = 0;
 			for (int64_t p0 = c0; p0 < pb && np < ITEM_NB(j); p0 += nr0, np++) {
-				const int64_t cnt = pb - p0 < nr0 ? pb - p0 : nr0;
+				cnt = pb - p0 < nr0 ? pb - p0 : nr0;
 				panel_prepare(j, ph, r, p0, cnt, xg, cp, &pn[np], stg, i0);
 				if (ph2 >= 0) {
 					convt_phase_residues(tp, ph2, rq);
 					panel_prepare(j, ph2, rq, p0, cnt, xg, cp, &pn2[np], stg, i0);
 				}
 			}
+			/* a last panel of at most nr[2] positions (a remainder) runs rem_group A
+			 * panels per call (the kernels' rem): the class's phases of one weight panel,
+			 * right after their wide panels read the same weights, or consecutive weight
+			 * panels; not with a partner or stride-2 pairs (stored in pairs) */
+			const bool rem = IN_PLACE && rem_group > 1 && ph2 < 0 && np > 0 && pn[np - 1].v == 2 &&
+			                 pn[np - 1].mode == PANEL_PACKED && !(kph->store_pair && tp->s[g->n - 1] == 2);
+			const int64_t nwide = rem ? np - 1 : np;
 			for (int64_t pl = plo; pl < phi; pl++) {
 				const int64_t m0 = convt_panel_lo(mg, pk->mpanels, pl);
 				const int64_t mr = convt_panel_lo(mg, pk->mpanels, pl + 1) - m0, aoff = pl * mr_max;
@@ -544,12 +583,23 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 						q++;
 						continue;
 					}
-					for (int64_t i = 0; i < np; i++) {
+					for (int64_t i = 0; i < nwide; i++) {
 						panel_gemm(kn, mr, kk, aq, &pn[i], tile);
 						kph->store(&j->kp, tile, kn->nr[pn[i].v], mr, pn[i].runs, pn[i].nseg, ym, ydelta, bm);
 					}
+					if (rem) {
+						rl.a[rl.n] = aq;
+						rl.bias[rl.n] = bm;
+						rl.y[rl.n] = ym;
+						rl.mr[rl.n] = mr;
+						rl.ydelta[rl.n++] = ydelta;
+						if (rl.n == rem_group)
+							rem_flush(j, &rl, kk, cnt, &pn[np - 1], tile);
+					}
 				}
 			}
+			if (rem)
+				rem_flush(j, &rl, kk, cnt, &pn[np - 1], tile);
 		}
 	}
 	if (j->kp.stream)
