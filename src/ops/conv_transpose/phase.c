@@ -93,6 +93,7 @@ struct phase_job {
 	int64_t nrows, trows, ntiles, mchunks, mchunk; /* mchunk: weight panels per item */
 	int64_t nb; /* B panels prepared at a time */
 	int64_t nclass, *classes; /* representatives of the phase classes with positions */
+	bool chunk_major; /* items ordered channel chunk first (choose_order) */
 	int64_t *partner; /* per class: the phase run with it and stored interleaved, or -1 */
 	bool paired;      /* some class has a partner */
 	bool halves;      /* B panels may be read in place as masked half-rows (PANEL_HALVES) */
@@ -440,6 +441,29 @@ static void rem_flush(const struct phase_job *j, struct rem_list *rl, int64_t kk
 	rl->n = 0;
 }
 
+/* Item it's group, tile, class and channel chunk: it = ((grp * ntiles + tile) * nclass +
+ * class) * mchunks + mchunk, or with the chunk first (chunk_major: ((mchunk * group + grp) *
+ * ntiles + tile) * nclass + class). */
+static void item_index(const struct phase_job *j, bool chunk_major, int64_t it, int64_t *grp, int64_t *tl,
+                       int64_t *cl, int64_t *mc)
+{
+	if (chunk_major) {
+		*cl = it % j->nclass;
+		it /= j->nclass;
+		*tl = it % j->ntiles;
+		it /= j->ntiles;
+		*grp = it % j->g->group;
+		*mc = it / j->g->group;
+		return;
+	}
+	*mc = it % j->mchunks;
+	it /= j->mchunks;
+	*cl = it % j->nclass;
+	it /= j->nclass;
+	*tl = it % j->ntiles;
+	*grp = it / j->ntiles;
+}
+
 /* One item: output rows [R0, R1) of one group, weight panels [plo, phi), every phase of
  * one class (phases that read the same B panels, j->rep). Up to j->nb B panels are prepared
  * at a time; then each weight panel (mr output channels of one phase) runs over all of
@@ -496,9 +520,8 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 #endif
 	}
 	for (int64_t it = begin; it < end; it++) {
-		/* it = ((grp * ntiles + tile) * nclass + class) * mchunks + mchunk */
-		const int64_t mc = it % j->mchunks, cl = it / j->mchunks % j->nclass;
-		const int64_t tl = it / j->mchunks / j->nclass % j->ntiles, grp = it / j->mchunks / j->nclass / j->ntiles;
+		int64_t mc, cl, tl, grp;
+		item_index(j, IN_PLACE && j->chunk_major, it, &grp, &tl, &cl, &mc);
 		const int64_t R0 = tl * j->trows, R1 = R0 + j->trows < j->nrows ? R0 + j->trows : j->nrows;
 		const int64_t plo = mc * j->mchunk, phi = plo + j->mchunk < pk->mpanels ? plo + j->mchunk : pk->mpanels;
 		const float *xg = j->x + grp * j->cg * j->in_sp;
@@ -749,6 +772,64 @@ static void balance_tiles(struct phase_job *j, int threads, int64_t align)
 	}
 	j->trows = pick;
 	j->ntiles = (j->nrows + j->trows - 1) / j->trows;
+}
+
+/* Time at which the last of `threads` threads finishes the job's items in the pool's
+ * order (runtime/pool.c: thread t owns items [n*t/T, n*(t+1)/T) and claims them from the
+ * front, then claims from the other threads' ranges in turn), an item costing its tile's
+ * rows times its class's taps (cost[]) times its channel chunk's panels. */
+static double owner_makespan(const struct phase_job *j, int threads, bool chunk_major, const double *cost)
+{
+	const int64_t n = j->g->group * j->ntiles * j->nclass * j->mchunks;
+	double fin[8] = { 0 }, most = 0;
+	int64_t next[8], end[8];
+	int from[8] = { 0 }, left = threads;
+	bool done[8] = { false };
+	for (int v = 0; v < threads; v++) {
+		next[v] = n / threads * v + n % threads * v / threads;
+		end[v] = n / threads * (v + 1) + n % threads * (v + 1) / threads;
+	}
+	while (left > 0) {
+		int t = -1;
+		for (int u = 0; u < threads; u++)
+			if (!done[u] && (t < 0 || fin[u] < fin[t]))
+				t = u;
+		while (from[t] < threads && next[(t + from[t]) % threads] >= end[(t + from[t]) % threads])
+			from[t]++;
+		if (from[t] == threads) {
+			done[t] = true;
+			left--;
+			continue;
+		}
+		int64_t grp, tl, cl, mc;
+		item_index(j, chunk_major, next[(t + from[t]) % threads]++, &grp, &tl, &cl, &mc);
+		const int64_t rows = j->nrows - tl * j->trows < j->trows ? j->nrows - tl * j->trows : j->trows;
+		const int64_t plo = mc * j->mchunk, phi = plo + j->mchunk < j->pk->mpanels ? plo + j->mchunk : j->pk->mpanels;
+		fin[t] += (double)rows * cost[cl] * (double)(phi - plo);
+		most = fin[t] > most ? fin[t] : most;
+	}
+	return most;
+}
+
+/* Several threads and channel chunks: order the items chunk first when the pool's split
+ * then finishes sooner (owner_makespan), so that each thread's range holds every tile
+ * (each chunk its own output channels: no output line written by two threads). E.g.
+ * hifigan_512 on 2 threads: tiles of 512 and 288 output rows, 2 classes, 2 chunks; tile
+ * first gives one thread the four items of the first tile and the other those of the
+ * second, which then takes one of the first's (1664 row-units against 1600 chunk first). */
+static void choose_order(struct phase_job *j, int threads)
+{
+	const struct onnxrun__convt_taps *tp = &j->pk->taps;
+	double cost[PAIR_MAX_CLASSES];
+	if (threads < 2 || threads > 8 || j->mchunks < 2 || j->nclass > PAIR_MAX_CLASSES ||
+	    (double)j->g->group * (double)j->ntiles * (double)j->nclass * (double)j->mchunks > 4096.0)
+		return;
+	for (int64_t cl = 0; cl < j->nclass; cl++) {
+		cost[cl] = j->partner[cl] >= 0 ? (double)tp->ntaps[j->partner[cl]] : 0.0;
+		for (int64_t q = 0; q < tp->nphase; q++)
+			cost[cl] += j->rep[q] == j->classes[cl] ? (double)tp->ntaps[q] : 0.0;
+	}
+	j->chunk_major = owner_makespan(j, threads, true, cost) < 0.99 * owner_makespan(j, threads, false, cost);
 }
 
 /* Work split: tiles of output rows (batch x first spatial axis) sized so that a tile's
@@ -1098,6 +1179,8 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
+	if (IN_PLACE)
+		choose_order(&j, threads);
 	for (int t = 0; j.staged && t < threads; t++)
 		*(int64_t *)(j.scratch + (size_t)t * j.scratch_stride + j.st_offset) = -1;
 	st = onnxrun__op_parallel(ctx, threads, items, phase_items, &j);
