@@ -500,9 +500,16 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 #endif
 	struct panel pn[2 * MAX_NB], *pn2 = pn + j->nb;
 	int64_t r[S], rq[S];
-	/* A panels per rem call: its tiles share the tile buffer (mr_max x nr[0]) */
-	int64_t rem_group = IN_PLACE && kn->rem ? (kn->rem_np < nr0 / kn->nr[2] ? kn->rem_np : nr0 / kn->nr[2]) : 0;
+	/* A panels per rem call: as many of its tiles (mr_max x nr[2] each, every row written)
+	 * as the tile buffer holds */
+#if SIZED_SCRATCH
+	const int64_t tile_cap = n.tile;
+#else
+	const int64_t tile_cap = mr_max * nr0;
+#endif
+	int64_t rem_group = IN_PLACE && kn->rem ? tile_cap / (mr_max * kn->nr[2]) : 0;
 	struct rem_list rl;
+	rem_group = rem_group > kn->rem_np ? kn->rem_np : rem_group;
 	rem_group = rem_group > REM_MAX ? REM_MAX : rem_group;
 	rl.n = 0;
 
