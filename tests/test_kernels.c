@@ -414,6 +414,27 @@ static void test_rows_in_place_1d(void **state)
 	check_configs(cases, sizeof cases / sizeof cases[0], 2400, "rank-1 in-place");
 }
 
+/* Panel remainders of at most 8 positions (the narrowest tile) in packed panels: several
+ * A panels per call of the kernels' rem (AVX-512: the phases of a class, or consecutive
+ * weight panels, 4 x 4 or 2 x 8 accumulators), panels of 11 and 12 rows, groups of A panels
+ * cut short at the end of an item, with 1, 2 and 4 threads moving the tile boundaries. */
+static void test_remainder_panels(void **state)
+{
+	static const struct cfg cases[] = {
+		/* hifigan k16 s8 p4: 36 positions per phase (32 + 4), 4 phases per class, 100
+		 * channels (9 weight panels of 11-12 rows) */
+		{ 1, 1, 1, 48, 100, { 36 }, { 16 }, { 8 }, { 1 }, { 4 }, { 4 }, { 0 }, true, false },
+		/* the same with 6-position remainders (8-column tiles, an odd panel), batch 2 */
+		{ 1, 2, 1, 40, 70, { 38 }, { 16 }, { 8 }, { 1 }, { 4 }, { 4 }, { 0 }, false, false },
+		/* stride 1: one phase per class, remainders of 3 over consecutive weight panels */
+		{ 1, 1, 1, 20, 67, { 35 }, { 3 }, { 1 }, { 1 }, { 1 }, { 1 }, { 0 }, true, false },
+		/* 2-D stride 3 (no paired stores), 2 groups, W fed at run time */
+		{ 2, 1, 2, 12, 50, { 5, 7 }, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 1 }, { 0, 0 }, true, true },
+	};
+	(void)state;
+	check_configs(cases, sizeof cases / sizeof cases[0], 2700, "remainder-panel");
+}
+
 /* GEMM + overlap-add with strides of 16 and more (blocks of 16 residues transposed into
  * output vectors): whole and partial residue blocks (s = 16, 20, 37), dilation, pads that
  * cut into the first and last blocks, output padding, batches and groups, rank 2. */
@@ -578,6 +599,7 @@ int main(void)
 		cmocka_unit_test(test_suite_like),
 		cmocka_unit_test(test_staged_rows),
 		cmocka_unit_test(test_rows_in_place_1d),
+		cmocka_unit_test(test_remainder_panels),
 		cmocka_unit_test(test_phase_random),
 		cmocka_unit_test(test_col2im_random),
 		cmocka_unit_test(test_col2im_wide_strides),

@@ -98,6 +98,83 @@ static inline __attribute__((always_inline)) T512 void tile8t(int64_t k, const f
 K512N(1) K512N(2) K512N(3) K512N(4) K512N(5) K512N(6) K512N(7) K512N(8) K512N(9) K512N(10)
 K512N(11) K512N(12)
 
+/* The narrowest tile over NP A panels at once (the table's rem): rows in the lanes as in
+ * tile8t, NC (4 or 8) columns, each panel's A vector loaded once per step and each B value
+ * broadcast once for all NP panels. A remainder of 4 positions thus runs NP x 4 independent
+ * chains (tile8t ran 8, half of them on zero columns), each still one FMA per step in order:
+ * the bits of every other tile. */
+#define REM_DECL(g)                                                                            \
+	__m512 r##g##0 = _mm512_setzero_ps(), r##g##1 = r##g##0, r##g##2 = r##g##0, r##g##3 = r##g##0, \
+	       r##g##4 = r##g##0, r##g##5 = r##g##0, r##g##6 = r##g##0, r##g##7 = r##g##0;
+#define REM_STEP(g)                                                                            \
+	if (np > g) {                                                                          \
+		const __m512 av = _mm512_maskz_loadu_ps(rows, a##g + p * MRX);                     \
+		r##g##0 = _mm512_fmadd_ps(av, b0, r##g##0);                                    \
+		r##g##1 = _mm512_fmadd_ps(av, b1, r##g##1);                                    \
+		r##g##2 = _mm512_fmadd_ps(av, b2, r##g##2);                                    \
+		r##g##3 = _mm512_fmadd_ps(av, b3, r##g##3);                                    \
+		if (nc > 4) {                                                                  \
+			r##g##4 = _mm512_fmadd_ps(av, b4, r##g##4);                            \
+			r##g##5 = _mm512_fmadd_ps(av, b5, r##g##5);                            \
+			r##g##6 = _mm512_fmadd_ps(av, b6, r##g##6);                            \
+			r##g##7 = _mm512_fmadd_ps(av, b7, r##g##7);                            \
+		}                                                                              \
+	}
+#define REM_OUT(g)                                                                             \
+	if (np > g) {                                                                          \
+		_mm512_storeu_ps(t[0], r##g##0);                                               \
+		_mm512_storeu_ps(t[1], r##g##1);                                               \
+		_mm512_storeu_ps(t[2], r##g##2);                                               \
+		_mm512_storeu_ps(t[3], r##g##3);                                               \
+		_mm512_storeu_ps(t[4], r##g##4);                                               \
+		_mm512_storeu_ps(t[5], r##g##5);                                               \
+		_mm512_storeu_ps(t[6], r##g##6);                                               \
+		_mm512_storeu_ps(t[7], r##g##7);                                               \
+		for (int i = 0; i < MRX; i++)                                                  \
+			for (int jj = 0; jj < ncols; jj++)                                     \
+				c[(g * MRX + i) * ldc + jj] = t[jj][i];                        \
+	}
+#define REM_ALL(M) M(0) M(1) M(2) M(3)
+
+static inline __attribute__((always_inline)) T512 void tile_rem(int64_t k, const float *const *a,
+                                                                const float *b, float *c, int64_t ldc,
+                                                                const int np, const int nc, int ncols)
+{
+	const __mmask16 rows = (__mmask16)((1u << MRX) - 1);
+	const float *a0 = a[0], *a1 = np > 1 ? a[1] : a0, *a2 = np > 2 ? a[2] : a0, *a3 = np > 3 ? a[3] : a0;
+	float t[8][16];
+	REM_ALL(REM_DECL)
+	for (int64_t p = 0; p < k; p++, b += 8) {
+		const __m512 b0 = _mm512_set1_ps(b[0]), b1 = _mm512_set1_ps(b[1]), b2 = _mm512_set1_ps(b[2]),
+		             b3 = _mm512_set1_ps(b[3]);
+		const __m512 b4 = nc > 4 ? _mm512_set1_ps(b[4]) : b0, b5 = nc > 4 ? _mm512_set1_ps(b[5]) : b0,
+		             b6 = nc > 4 ? _mm512_set1_ps(b[6]) : b0, b7 = nc > 4 ? _mm512_set1_ps(b[7]) : b0;
+		REM_ALL(REM_STEP)
+	}
+	REM_ALL(REM_OUT)
+}
+
+#define K512REM(NP, NC)                                                                       \
+	static T512 void rem_##NP##_##NC(int64_t k, const float *const *a, const float *b, float *c, \
+	                                 int64_t ldc, int ncols)                                  \
+	{                                                                                         \
+		tile_rem(k, a, b, c, ldc, NP, NC, ncols);                                         \
+	}
+K512REM(1, 4) K512REM(2, 4) K512REM(3, 4) K512REM(4, 4) K512REM(1, 8) K512REM(2, 8)
+
+/* Up to 4 A panels: 4 x 4 accumulators for nc <= 4, 2 x 8 per call for more columns. */
+static T512 void rem(int64_t k, const float *const *a, int np, int nc, const float *b, float *c, int64_t ldc)
+{
+	if (nc <= 4) {
+		void (*const f[4])(int64_t, const float *const *, const float *, float *, int64_t,
+		                   int) = { rem_1_4, rem_2_4, rem_3_4, rem_4_4 };
+		f[np - 1](k, a, b, c, ldc, nc);
+		return;
+	}
+	for (int g = 0; g < np; g += 2)
+		(np - g >= 2 ? rem_2_8 : rem_1_8)(k, a + g, b, c + g * MRX * ldc, ldc, nc);
+}
+
 /* Rows of B given as pointers or offsets are not one stream the hardware prefetcher can
  * follow: the row-pointer kernels fetch the row B_AHEAD steps ahead into L1 (its 128 bytes
  * span 2 or 3 lines at 4-byte alignment), in tiles of 4+ rows: tiles of fewer rows read each
@@ -244,6 +321,7 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = {
 	{ km_1, km_2, km_3, km_4, km_5, km_6, km_7, km_8, km_9, km_10, km_11, km_12 },
 	{ kr_1, kr_2, kr_3, kr_4, kr_5, kr_6, kr_7, kr_8, kr_9, kr_10, kr_11, kr_12 },
 	{ kh_1, kh_2, kh_3, kh_4, kh_5, kh_6, kh_7, kh_8, kh_9, kh_10, kh_11, kh_12 },
+	4, rem,
 };
 
 const struct onnxrun__window_kernels onnxrun__window_avx512 = {

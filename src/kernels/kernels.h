@@ -96,12 +96,23 @@ typedef void (*onnxrun__gemm_rel_fn)(int64_t k, const float *a, const char *base
 typedef void (*onnxrun__gemm_rel2_fn)(int64_t k, const float *a, const char *base0, const char *base1,
                                       const onnxrun__krel *rel, float *c, int64_t ldc);
 
+/* The narrowest tile for several A panels in one call: tile g (g < np <= rem_np) is the A
+ * panel at a[g] (all mr_max rows written, the zero rows of a short panel included) times the
+ * first nc (<= nr[2]) columns of a packed B panel of nr[2]-float rows, at c + g*mr_max*ldc.
+ * Each output is the same chain of operations as fn[2] gives it (one multiply-add per step,
+ * in order, from zero), so a remainder of few positions can cover more output channels per
+ * B value (the weight panels of several phases or several channel panels: enough independent
+ * chains to hide the multiply-add latency without splitting a column's sum) and still give
+ * the bits of any other tile. */
+typedef void (*onnxrun__gemm_rem_fn)(int64_t k, const float *const *a, int np, int nc, const float *b, float *c,
+                                     int64_t ldc);
+
 /* One ISA's micro-kernels: fn[v][mr - 1] computes mr rows of an nr[v]-wide tile (v = 0 wide,
  * v = 1 narrow, for a remainder of at most nr[1] columns, v = 2 narrowest, for at most
  * nr[2]; nr[2] == nr[1] when the ISA has no third width); ind[mr - 1] and ind2[mr - 1] are
  * the wide tile with B as row pointers or masked half-row pointers, rel[mr - 1] with B rows
  * at base + offset, rel2[mr - 1] with B half-rows at two bases + offset (NULL when the ISA
- * has none). */
+ * has none); rem (optional) the narrowest tile over up to rem_np A panels per call. */
 struct onnxrun__gemm_kernels {
 	int mr_max;
 	int nr[3];
@@ -110,6 +121,9 @@ struct onnxrun__gemm_kernels {
 	onnxrun__gemm_ind2_fn ind2[ONNXRUN__GEMM_MR_MAX];
 	onnxrun__gemm_rel_fn rel[ONNXRUN__GEMM_MR_MAX];
 	onnxrun__gemm_rel2_fn rel2[ONNXRUN__GEMM_MR_MAX];
+	/* optional (NULL, rem_np 0: the phase path runs fn[2] per weight panel) */
+	int rem_np;
+	onnxrun__gemm_rem_fn rem;
 };
 
 /* ---- B panels and tile stores of a strided-output GEMM -----------------------------------------

@@ -114,5 +114,6 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_neon = {
 	{ ki_1, ki_2, ki_3, ki_4, ki_5, ki_6, ki_7, ki_8 },
 	{ NULL },
 	{ kr_1, kr_2, kr_3, kr_4, kr_5, kr_6, kr_7, kr_8 },	{ NULL },
+	0, NULL, /* no rem: remainders run fn[2] per A panel */
 };
 #endif

@@ -93,4 +93,5 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_scalar = {
 	{ NULL },
 	{ NULL },
 	{ NULL },	{ NULL },
+	0, NULL, /* no rem: remainders run fn[2] per A panel */
 };

@@ -103,5 +103,6 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_simd128 = {
 	{ ki_1, ki_2 },
 	{ NULL },
 	{ kr_1, kr_2 },	{ NULL },
+	0, NULL, /* no rem: remainders run fn[2] per A panel */
 };
 #endif

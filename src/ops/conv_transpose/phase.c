@@ -102,6 +102,7 @@ struct phase_job {
 	int64_t nrows, trows, ntiles, mchunks, mchunk; /* mchunk: weight panels per item */
 	int64_t nb; /* B panels prepared at a time */
 	int64_t nclass, *classes; /* representatives of the phase classes with positions */
+	bool chunk_major; /* items ordered channel chunk first (choose_order) */
 	int64_t *partner; /* per class: the phase run with it and stored interleaved, or -1 */
 	bool paired;      /* some class has a partner */
 	bool halves;      /* B panels may be read in place as masked half-rows (PANEL_HALVES) */
@@ -426,6 +427,56 @@ static inline void panel_gemm(const struct onnxrun__gemm_kernels *kn, int64_t mr
 		kn->fn[pn->v][mr - 1](kk, a, pn->bp, tile, nr);
 }
 
+/* Most A panels of one rem call (kernels.h) the phase path gathers. */
+#define REM_MAX 4
+
+/* Remainder tiles waiting for one rem call (the same B panel, the same k): each one's A
+ * panel and where its tile goes. */
+struct rem_list {
+	const float *a[REM_MAX], *bias[REM_MAX];
+	float *y[REM_MAX];
+	int64_t mr[REM_MAX], ydelta[REM_MAX];
+	int n;
+};
+
+/* Runs the waiting remainder tiles of panel pn (cnt positions) in one call and stores them. */
+static void rem_flush(const struct phase_job *j, struct rem_list *rl, int64_t kk, int64_t cnt, const struct panel *pn,
+                      float *tile)
+{
+	const struct onnxrun__gemm_kernels *kn = j->pk->kern;
+	const int64_t nr = kn->nr[2];
+	if (!rl->n)
+		return;
+	kn->rem(kk, rl->a, rl->n, (int)cnt, pn->bp, tile, nr);
+	for (int g = 0; g < rl->n; g++)
+		j->kt->phase.store(&j->kp, tile + g * kn->mr_max * nr, nr, rl->mr[g], pn->runs, pn->nseg, rl->y[g],
+		                   rl->ydelta[g], rl->bias[g]);
+	rl->n = 0;
+}
+
+/* Item it's group, tile, class and channel chunk: it = ((grp * ntiles + tile) * nclass +
+ * class) * mchunks + mchunk, or with the chunk first (chunk_major: ((mchunk * group + grp) *
+ * ntiles + tile) * nclass + class). */
+static void item_index(const struct phase_job *j, bool chunk_major, int64_t it, int64_t *grp, int64_t *tl,
+                       int64_t *cl, int64_t *mc)
+{
+	if (chunk_major) {
+		*cl = it % j->nclass;
+		it /= j->nclass;
+		*tl = it % j->ntiles;
+		it /= j->ntiles;
+		*grp = it % j->g->group;
+		*mc = it / j->g->group;
+		return;
+	}
+	*mc = it % j->mchunks;
+	it /= j->mchunks;
+	*cl = it % j->nclass;
+	it /= j->nclass;
+	*tl = it % j->ntiles;
+	*grp = it / j->ntiles;
+}
+
 /* One item: output rows [R0, R1) of one group, weight panels [plo, phi), every phase of
  * one class (phases that read the same B panels, j->rep). Up to j->nb B panels are prepared
  * at a time; then each weight panel (mr output channels of one phase) runs over all of
@@ -462,6 +513,18 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 #endif
 	struct panel pn[2 * MAX_NB], *pn2 = pn + j->nb;
 	int64_t r[S], rq[S];
+	/* A panels per rem call: as many of its tiles (mr_max x nr[2] each, every row written)
+	 * as the tile buffer holds */
+#if SIZED_SCRATCH
+	const int64_t tile_cap = n.tile;
+#else
+	const int64_t tile_cap = mr_max * nr0;
+#endif
+	int64_t rem_group = IN_PLACE && kn->rem ? tile_cap / (mr_max * kn->nr[2]) : 0;
+	struct rem_list rl;
+	rem_group = rem_group > kn->rem_np ? kn->rem_np : rem_group;
+	rem_group = rem_group > REM_MAX ? REM_MAX : rem_group;
+	rl.n = 0;
 
 	for (int64_t i = 0; i < PANEL_SETS(j) * j->nb; i++) {
 		pn[i].runs = runs + i * segs_max;
@@ -477,9 +540,8 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 #endif
 	}
 	for (int64_t it = begin; it < end; it++) {
-		/* it = ((grp * ntiles + tile) * nclass + class) * mchunks + mchunk */
-		const int64_t mc = it % j->mchunks, cl = it / j->mchunks % j->nclass;
-		const int64_t tl = it / j->mchunks / j->nclass % j->ntiles, grp = it / j->mchunks / j->nclass / j->ntiles;
+		int64_t mc, cl, tl, grp;
+		item_index(j, IN_PLACE && j->chunk_major, it, &grp, &tl, &cl, &mc);
 		const int64_t R0 = tl * j->trows, R1 = R0 + j->trows < j->nrows ? R0 + j->trows : j->nrows;
 		const int64_t plo = mc * j->mchunk, phi = plo + j->mchunk < pk->mpanels ? plo + j->mchunk : pk->mpanels;
 		const float *xg = j->x + grp * j->cg * j->in_sp;
@@ -510,15 +572,22 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 			}
 		}
 		for (int64_t c0 = pa; c0 < pb; c0 += ITEM_NB(j) * nr0) {
-			int64_t np = 0;
+			int64_t np = 0, cnt = 0;
 			for (int64_t p0 = c0; p0 < pb && np < ITEM_NB(j); p0 += nr0, np++) {
-				const int64_t cnt = pb - p0 < nr0 ? pb - p0 : nr0;
+				cnt = pb - p0 < nr0 ? pb - p0 : nr0;
 				panel_prepare(j, ph, r, p0, cnt, xg, cp, &pn[np], stg, i0);
 				if (ph2 >= 0) {
 					convt_phase_residues(tp, ph2, rq);
 					panel_prepare(j, ph2, rq, p0, cnt, xg, cp, &pn2[np], stg, i0);
 				}
 			}
+			/* a last panel of at most nr[2] positions (a remainder) runs rem_group A
+			 * panels per call (the kernels' rem): the class's phases of one weight panel,
+			 * right after their wide panels read the same weights, or consecutive weight
+			 * panels; not with a partner or stride-2 pairs (stored in pairs) */
+			const bool rem = IN_PLACE && rem_group > 1 && ph2 < 0 && np > 0 && pn[np - 1].v == 2 &&
+			                 pn[np - 1].mode == PANEL_PACKED && !(kph->store_pair && tp->s[g->n - 1] == 2);
+			const int64_t nwide = rem ? np - 1 : np;
 			for (int64_t pl = plo; pl < phi; pl++) {
 				const int64_t m0 = convt_panel_lo(mg, pk->mpanels, pl);
 				const int64_t mr = convt_panel_lo(mg, pk->mpanels, pl + 1) - m0, aoff = pl * mr_max;
@@ -557,12 +626,23 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 						q++;
 						continue;
 					}
-					for (int64_t i = 0; i < np; i++) {
+					for (int64_t i = 0; i < nwide; i++) {
 						panel_gemm(kn, mr, kk, aq, &pn[i], tile);
 						kph->store(&j->kp, tile, kn->nr[pn[i].v], mr, pn[i].runs, pn[i].nseg, ym, ydelta, bm);
 					}
+					if (rem) {
+						rl.a[rl.n] = aq;
+						rl.bias[rl.n] = bm;
+						rl.y[rl.n] = ym;
+						rl.mr[rl.n] = mr;
+						rl.ydelta[rl.n++] = ydelta;
+						if (rl.n == rem_group)
+							rem_flush(j, &rl, kk, cnt, &pn[np - 1], tile);
+					}
 				}
 			}
+			if (rem)
+				rem_flush(j, &rl, kk, cnt, &pn[np - 1], tile);
 		}
 	}
 	if (j->kp.stream)
@@ -712,6 +792,64 @@ static void balance_tiles(struct phase_job *j, int threads, int64_t align)
 	}
 	j->trows = pick;
 	j->ntiles = (j->nrows + j->trows - 1) / j->trows;
+}
+
+/* Time at which the last of `threads` threads finishes the job's items in the pool's
+ * order (runtime/pool.c: thread t owns items [n*t/T, n*(t+1)/T) and claims them from the
+ * front, then claims from the other threads' ranges in turn), an item costing its tile's
+ * rows times its class's taps (cost[]) times its channel chunk's panels. */
+static double owner_makespan(const struct phase_job *j, int threads, bool chunk_major, const double *cost)
+{
+	const int64_t n = j->g->group * j->ntiles * j->nclass * j->mchunks;
+	double fin[8] = { 0 }, most = 0;
+	int64_t next[8], end[8];
+	int from[8] = { 0 }, left = threads;
+	bool done[8] = { false };
+	for (int v = 0; v < threads; v++) {
+		next[v] = n / threads * v + n % threads * v / threads;
+		end[v] = n / threads * (v + 1) + n % threads * (v + 1) / threads;
+	}
+	while (left > 0) {
+		int t = -1;
+		for (int u = 0; u < threads; u++)
+			if (!done[u] && (t < 0 || fin[u] < fin[t]))
+				t = u;
+		while (from[t] < threads && next[(t + from[t]) % threads] >= end[(t + from[t]) % threads])
+			from[t]++;
+		if (from[t] == threads) {
+			done[t] = true;
+			left--;
+			continue;
+		}
+		int64_t grp, tl, cl, mc;
+		item_index(j, chunk_major, next[(t + from[t]) % threads]++, &grp, &tl, &cl, &mc);
+		const int64_t rows = j->nrows - tl * j->trows < j->trows ? j->nrows - tl * j->trows : j->trows;
+		const int64_t plo = mc * j->mchunk, phi = plo + j->mchunk < j->pk->mpanels ? plo + j->mchunk : j->pk->mpanels;
+		fin[t] += (double)rows * cost[cl] * (double)(phi - plo);
+		most = fin[t] > most ? fin[t] : most;
+	}
+	return most;
+}
+
+/* Several threads and channel chunks: order the items chunk first when the pool's split
+ * then finishes sooner (owner_makespan), so that each thread's range holds every tile
+ * (each chunk its own output channels: no output line written by two threads). E.g.
+ * hifigan_512 on 2 threads: tiles of 512 and 288 output rows, 2 classes, 2 chunks; tile
+ * first gives one thread the four items of the first tile and the other those of the
+ * second, which then takes one of the first's (1664 row-units against 1600 chunk first). */
+static void choose_order(struct phase_job *j, int threads)
+{
+	const struct onnxrun__convt_taps *tp = &j->pk->taps;
+	double cost[PAIR_MAX_CLASSES];
+	if (threads < 2 || threads > 8 || j->mchunks < 2 || j->nclass > PAIR_MAX_CLASSES ||
+	    (double)j->g->group * (double)j->ntiles * (double)j->nclass * (double)j->mchunks > 4096.0)
+		return;
+	for (int64_t cl = 0; cl < j->nclass; cl++) {
+		cost[cl] = j->partner[cl] >= 0 ? (double)tp->ntaps[j->partner[cl]] : 0.0;
+		for (int64_t q = 0; q < tp->nphase; q++)
+			cost[cl] += j->rep[q] == j->classes[cl] ? (double)tp->ntaps[q] : 0.0;
+	}
+	j->chunk_major = owner_makespan(j, threads, true, cost) < 0.99 * owner_makespan(j, threads, false, cost);
 }
 
 /* Work split: tiles of output rows (batch x first spatial axis) sized so that a tile's
@@ -1068,6 +1206,8 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
+	if (IN_PLACE)
+		choose_order(&j, threads);
 	for (int t = 0; j.staged && t < threads; t++)
 		*(int64_t *)(j.scratch + (size_t)t * j.scratch_stride + j.st_offset) = -1;
 	st = onnxrun__op_parallel(ctx, threads, items, phase_items, &j);
