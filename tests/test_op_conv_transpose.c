@@ -869,6 +869,19 @@ static double tolerance(const struct cfg *c, long double value, long double abss
 	return tol;
 }
 
+/* Fills x, w, b of a built node with the config's values in [-1, 1). */
+static void fill_inputs(const struct cfg *c, struct onnxrun_tensor *x, struct onnxrun_tensor *w,
+                        struct onnxrun_tensor *b)
+{
+	uint64_t s = c->seed * 31 + 1;
+	for (int64_t i = 0; i < x->numel; i++)
+		set_value(x, i, rng_unit(&s));
+	for (int64_t i = 0; i < w->numel; i++)
+		set_value(w, i, rng_unit(&s));
+	for (int64_t i = 0; i < b->numel; i++)
+		set_value(b, i, rng_unit(&s));
+}
+
 /* Runs one config; returns false (after printing it) on a mismatch. Adds the number of
  * elements compared to *compared. */
 static bool check_cfg(struct onnxrun_env *env, struct cfg *c, int64_t *compared)
@@ -876,7 +889,6 @@ static bool check_cfg(struct onnxrun_env *env, struct cfg *c, int64_t *compared)
 	struct tnode t;
 	struct onnxrun_type in[3];
 	struct onnxrun_tensor *x, *w, *b, *y;
-	uint64_t s = c->seed * 31 + 1;
 	long double *ref, *abssum;
 	char desc[1024];
 	bool ok = true;
@@ -886,12 +898,7 @@ static bool check_cfg(struct onnxrun_env *env, struct cfg *c, int64_t *compared)
 	x = new_tensor(env, &in[0]);
 	w = new_tensor(env, &in[1]);
 	b = new_tensor(env, &in[2]);
-	for (int64_t i = 0; i < x->numel; i++)
-		set_value(x, i, rng_unit(&s));
-	for (int64_t i = 0; i < w->numel; i++)
-		set_value(w, i, rng_unit(&s));
-	for (int64_t i = 0; i < b->numel; i++)
-		set_value(b, i, rng_unit(&s));
+	fill_inputs(c, x, w, b);
 	y = run_node(env, &t, in, c->bias ? 3 : 2, (struct onnxrun_tensor *[]){ x, w, b });
 	if (y->dims[0] != c->batch || y->dims[1] != c->group * c->mg) {
 		print_error("batch/channel mismatch: %s\n", desc);
@@ -988,64 +995,128 @@ static void random_fast_half_cfg(struct cfg *c, uint64_t seed)
 	ref_geometry(c);
 }
 
+/* Compares y with the reference bound; prints the first mismatch (with `what`). */
+static bool within_bound(const struct cfg *c, const struct onnxrun_tensor *y, const long double *ref,
+                         const long double *abssum, const char *what, const char *desc)
+{
+	for (int64_t i = 0; i < y->numel; i++) {
+		double got = get_value(y, i), tol = tolerance(c, ref[i], abssum[i]);
+		if (!(fabs(got - (double)ref[i]) <= tol)) {
+			print_error("%s element %lld: got %.17g, want %.17Lg (tol %.3g): %s\n", what, (long long)i, got,
+			            ref[i], tol, desc);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* One config's node, inputs (fill_inputs), output and reference sums, for the checks below
+ * that run an implementation entry directly. */
+struct entry_case {
+	struct tnode t;
+	struct onnxrun_type in[3], out;
+	struct onnxrun__convt_geom g;
+	struct onnxrun_tensor *x, *w, *b, *y;
+	size_t n_in;
+	long double *ref, *abssum;
+	char desc[1024];
+};
+
+static void entry_case_begin(struct onnxrun_env *env, const struct cfg *c, struct entry_case *k)
+{
+	struct onnxrun__err err;
+	build_node(c, &k->t, k->in);
+	cfg_str(c, k->desc, sizeof k->desc);
+	k->n_in = c->bias ? 3 : 2;
+	k->x = new_tensor(env, &k->in[0]);
+	k->w = new_tensor(env, &k->in[1]);
+	k->b = new_tensor(env, &k->in[2]);
+	fill_inputs(c, k->x, k->w, k->b);
+	if (run_infer(&k->t, k->in, k->n_in, &k->out, &err) ||
+	    onnxrun__convt_geom_make(&k->t.node, k->in, k->n_in, &k->g, &err))
+		fail_msg("infer failed: %s: %s", err.msg, k->desc);
+	k->y = new_tensor(env, &k->out);
+	k->ref = calloc((size_t)k->y->numel, sizeof *k->ref);
+	k->abssum = calloc((size_t)k->y->numel, sizeof *k->abssum);
+	assert_true(k->ref && k->abssum);
+	ref_scatter(c, k->x, k->w, k->b, k->ref, k->abssum);
+}
+
+static void entry_case_end(struct entry_case *k)
+{
+	free(k->ref);
+	free(k->abssum);
+	onnxrun_tensor_free(k->x);
+	onnxrun_tensor_free(k->w);
+	onnxrun_tensor_free(k->b);
+	onnxrun_tensor_free(k->y);
+}
+
+/* Runs the implementation entry `entry` directly on each of the thread counts (isa already
+ * set): it must run exactly when `must_run` says, and when it runs, match the reference bound
+ * and give the same bits on every thread count. Counts the 1-thread runs in *ran. Returns
+ * false (after printing) otherwise. */
+static bool check_entry_threads(struct onnxrun_env *env, const struct cfg *c, struct entry_case *k,
+                                const char *entry, const int *thread_counts, size_t n_counts, bool must_run,
+                                enum onnxrun__isa isa, int64_t *compared, int *ran)
+{
+	struct onnxrun__err err;
+	void *first = NULL;
+	char what[64];
+	bool ok = true;
+	for (size_t ti = 0; ti < n_counts && ok; ti++) {
+		const int threads = thread_counts[ti];
+		struct onnxrun_op_context ctx = { &k->t.node, &err, env, threads, NULL, NULL, NULL, NULL, NULL };
+		struct onnxrun__pool *pool = pool_begin(env, threads);
+		bool done = false;
+		ctx.pool = pool;
+		enum onnxrun_status st;
+		memset(k->y->data, 0xff, k->y->nbytes);
+		st = onnxrun__convt_run_entry(entry, &ctx, (const struct onnxrun_tensor *const[]){ k->x, k->w, k->b },
+		                              k->n_in, k->y, &done);
+		pool_end(pool);
+		if (st)
+			fail_msg("%s failed: %s: %s", entry, err.msg, k->desc);
+		snprintf(what, sizeof what, "isa %d threads %d", (int)isa, threads);
+		if (done != must_run) {
+			print_error("%s: the %s entry %s: %s\n", what, entry, done ? "ran" : "declined", k->desc);
+			ok = false;
+			break;
+		}
+		if (!done)
+			break;
+		*ran += threads == 1;
+		ok = within_bound(c, k->y, k->ref, k->abssum, what, k->desc);
+		if (!first) {
+			first = malloc(k->y->nbytes);
+			assert_non_null(first);
+			memcpy(first, k->y->data, k->y->nbytes);
+		} else if (memcmp(first, k->y->data, k->y->nbytes)) {
+			print_error("%s: %s differs bitwise from %d thread(s): %s\n", what, entry, thread_counts[0], k->desc);
+			ok = false;
+		}
+		*compared += k->y->numel;
+	}
+	free(first);
+	return ok;
+}
+
 /* Runs the fast path directly (no pre-packed state) and checks it was taken and matches the
  * reference; returns false (after printing) otherwise. */
 static bool check_fast_half(struct onnxrun_env *env, struct cfg *c, enum onnxrun__isa isa, int64_t *compared)
 {
-	struct tnode t;
-	struct onnxrun_type in[3], out;
-	struct onnxrun__convt_geom g;
-	struct onnxrun__err err;
-	struct onnxrun_op_context ctx = { NULL, &err, env, 1, NULL, NULL, NULL, NULL, NULL };
-	struct onnxrun_tensor *x, *w, *b, *y;
-	uint64_t s = c->seed * 31 + 1;
-	const size_t n_in = c->bias ? 3 : 2;
-	long double *ref, *abssum;
-	char desc[1024];
-	bool done = false, ok = true;
-
-	build_node(c, &t, in);
-	cfg_str(c, desc, sizeof desc);
-	ctx.node = &t.node;
-	x = new_tensor(env, &in[0]);
-	w = new_tensor(env, &in[1]);
-	b = new_tensor(env, &in[2]);
-	for (int64_t i = 0; i < x->numel; i++)
-		set_value(x, i, rng_unit(&s));
-	for (int64_t i = 0; i < w->numel; i++)
-		set_value(w, i, rng_unit(&s));
-	for (int64_t i = 0; i < b->numel; i++)
-		set_value(b, i, rng_unit(&s));
-	if (run_infer(&t, in, n_in, &out, &err) || onnxrun__convt_geom_make(&t.node, in, n_in, &g, &err))
-		fail_msg("infer failed: %s: %s", err.msg, desc);
-	y = new_tensor(env, &out);
-	memset(y->data, 0xff, y->nbytes);
-	if (onnxrun__convt_run_entry("float16/bfloat16 through float32", &ctx,
-	                             (const struct onnxrun_tensor *const[]){ x, w, b }, n_in, y, &done))
-		fail_msg("fast path failed: %s: %s", err.msg, desc);
-	if (!done || !strcmp(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_FLOAT), "scatter")) {
-		print_error("isa %d: the fast path declined: %s\n", (int)isa, desc);
+	static const int one_thread[] = { 1 };
+	struct entry_case k;
+	int ran = 0;
+	bool ok = true;
+	entry_case_begin(env, c, &k);
+	if (!strcmp(onnxrun__convt_pick_name(&k.g, ONNXRUN_DTYPE_FLOAT), "scatter")) {
+		print_error("isa %d: the fast path declined: %s\n", (int)isa, k.desc);
 		ok = false;
 	}
-	ref = calloc((size_t)y->numel, sizeof *ref);
-	abssum = calloc((size_t)y->numel, sizeof *abssum);
-	assert_true(ref && abssum);
-	ref_scatter(c, x, w, b, ref, abssum);
-	for (int64_t i = 0; i < y->numel && ok; i++) {
-		double got = get_value(y, i), tol = tolerance(c, ref[i], abssum[i]);
-		if (!(fabs(got - (double)ref[i]) <= tol)) {
-			print_error("isa %d element %lld: got %.9g, want %.9Lg (tol %.3g): %s\n", (int)isa, (long long)i,
-			            got, ref[i], tol, desc);
-			ok = false;
-		}
-	}
-	*compared += y->numel;
-	free(ref);
-	free(abssum);
-	onnxrun_tensor_free(x);
-	onnxrun_tensor_free(w);
-	onnxrun_tensor_free(b);
-	onnxrun_tensor_free(y);
+	ok = ok && check_entry_threads(env, c, &k, "float16/bfloat16 through float32", one_thread, 1, true, isa,
+	                               compared, &ran);
+	entry_case_end(&k);
 	return ok;
 }
 
@@ -1173,34 +1244,6 @@ static void test_fast_half_declines(void **state)
 
 /* ---- float64 on its own entry (ops/conv_transpose/f64.c) and the threaded scatter -------- */
 
-/* Fills x, w, b of a built node with the config's values in [-1, 1). */
-static void fill_inputs(const struct cfg *c, struct onnxrun_tensor *x, struct onnxrun_tensor *w,
-                        struct onnxrun_tensor *b)
-{
-	uint64_t s = c->seed * 31 + 1;
-	for (int64_t i = 0; i < x->numel; i++)
-		set_value(x, i, rng_unit(&s));
-	for (int64_t i = 0; i < w->numel; i++)
-		set_value(w, i, rng_unit(&s));
-	for (int64_t i = 0; i < b->numel; i++)
-		set_value(b, i, rng_unit(&s));
-}
-
-/* Compares y with the reference bound; prints the first mismatch (with `what`). */
-static bool within_bound(const struct cfg *c, const struct onnxrun_tensor *y, const long double *ref,
-                         const long double *abssum, const char *what, const char *desc)
-{
-	for (int64_t i = 0; i < y->numel; i++) {
-		double got = get_value(y, i), tol = tolerance(c, ref[i], abssum[i]);
-		if (!(fabs(got - (double)ref[i]) <= tol)) {
-			print_error("%s element %lld: got %.17g, want %.17Lg (tol %.3g): %s\n", what, (long long)i, got,
-			            ref[i], tol, desc);
-			return false;
-		}
-	}
-	return true;
-}
-
 /* Layer-like float64 configs: family 0-1 plain or grouped (up to 20 channels each way, so
  * channel blocks of every tile width have tails), 2 depthwise; rank 1-3; inputs no smaller
  * than the dilated kernel and strides no larger than the kernel, so the output-driven path
@@ -1236,73 +1279,16 @@ static void random_fast_f64_cfg(struct cfg *c, uint64_t seed)
 	ref_geometry(c);
 }
 
-/* Runs onnxrun__convt_fast_f64 directly on 1, 2 and 4 threads (isa already set): it must
- * take the config, match the reference bound, and give the same bits on every thread count.
- * Returns false (after printing) otherwise. */
+/* The float64 path on 1, 2 and 4 threads: it must take every config of random_fast_f64_cfg. */
 static bool check_fast_f64(struct onnxrun_env *env, struct cfg *c, enum onnxrun__isa isa, int64_t *compared)
 {
 	static const int thread_counts[] = { 1, 2, 4 };
-	struct tnode t;
-	struct onnxrun_type in[3], out;
-	struct onnxrun__convt_geom g;
-	struct onnxrun__err err;
-	struct onnxrun_tensor *x, *w, *b, *y;
-	const size_t n_in = c->bias ? 3 : 2;
-	long double *ref, *abssum;
-	double *first = NULL;
-	char desc[1024], what[64];
-	bool ok = true;
-
-	build_node(c, &t, in);
-	cfg_str(c, desc, sizeof desc);
-	x = new_tensor(env, &in[0]);
-	w = new_tensor(env, &in[1]);
-	b = new_tensor(env, &in[2]);
-	fill_inputs(c, x, w, b);
-	if (run_infer(&t, in, n_in, &out, &err) || onnxrun__convt_geom_make(&t.node, in, n_in, &g, &err))
-		fail_msg("infer failed: %s: %s", err.msg, desc);
-	y = new_tensor(env, &out);
-	ref = calloc((size_t)y->numel, sizeof *ref);
-	abssum = calloc((size_t)y->numel, sizeof *abssum);
-	assert_true(ref && abssum);
-	ref_scatter(c, x, w, b, ref, abssum);
-	for (size_t ti = 0; ti < sizeof thread_counts / sizeof thread_counts[0] && ok; ti++) {
-		const int threads = thread_counts[ti];
-		struct onnxrun_op_context ctx = { &t.node, &err, env, threads, NULL, NULL, NULL, NULL, NULL };
-		struct onnxrun__pool *pool = pool_begin(env, threads);
-		bool done = false;
-		ctx.pool = pool;
-		enum onnxrun_status st;
-		memset(y->data, 0xff, y->nbytes);
-		st = onnxrun__convt_run_entry("float64 phase", &ctx, (const struct onnxrun_tensor *const[]){ x, w, b },
-		                              n_in, y, &done);
-		pool_end(pool);
-		if (st)
-			fail_msg("float64 path failed: %s: %s", err.msg, desc);
-		snprintf(what, sizeof what, "isa %d threads %d", (int)isa, threads);
-		if (!done) {
-			print_error("%s: the float64 path declined: %s\n", what, desc);
-			ok = false;
-			break;
-		}
-		ok = within_bound(c, y, ref, abssum, what, desc);
-		if (!first) {
-			first = malloc(y->nbytes);
-			assert_non_null(first);
-			memcpy(first, y->data, y->nbytes);
-		} else if (memcmp(first, y->data, y->nbytes)) {
-			print_error("%s: differs bitwise from 1 thread: %s\n", what, desc);
-			ok = false;
-		}
-		*compared += y->numel;
-	}
-	free(first);
-	free(ref);
-	free(abssum);
-	onnxrun_tensor_free(x);
-	onnxrun_tensor_free(w);
-	onnxrun_tensor_free(b);
-	onnxrun_tensor_free(y);
+	struct entry_case k;
+	int ran = 0;
+	entry_case_begin(env, c, &k);
+	const bool ok = check_entry_threads(env, c, &k, "float64 phase", thread_counts,
+	                                    sizeof thread_counts / sizeof thread_counts[0], true, isa, compared, &ran);
+	entry_case_end(&k);
 	return ok;
 }
 
@@ -1396,80 +1382,24 @@ static void random_window_cfg(struct cfg *c, uint64_t seed)
  * tiles take the config (rel tiles of at least mg x phases rows) it must run, match the
  * reference bound, and give the same bits on every thread count; elsewhere it must
  * decline. Returns false (after printing) otherwise. */
+/* The window GEMM on 1, 2 and 3 threads: picked and run wherever the kernel table has `rel`
+ * tiles of enough rows for the output channels x phases, declined elsewhere. */
 static bool check_window(struct onnxrun_env *env, struct cfg *c, enum onnxrun__isa isa, int64_t *compared,
                          int *taken)
 {
 	static const int thread_counts[] = { 1, 2, 3 };
 	const struct onnxrun__gemm_kernels *kn = onnxrun__kernels_current()->gemm;
 	const bool should = kn->rel[0] && kn->mr_max >= c->mg * c->s[0] * (c->n == 2 ? c->s[1] : 1);
-	struct tnode t;
-	struct onnxrun_type in[3], out;
-	struct onnxrun__convt_geom g;
-	struct onnxrun__err err;
-	struct onnxrun_tensor *x, *w, *b, *y;
-	const size_t n_in = c->bias ? 3 : 2;
-	long double *ref, *abssum;
-	float *first = NULL;
-	char desc[1024], what[64];
+	struct entry_case k;
 	bool ok = true;
-
-	build_node(c, &t, in);
-	cfg_str(c, desc, sizeof desc);
-	x = new_tensor(env, &in[0]);
-	w = new_tensor(env, &in[1]);
-	b = new_tensor(env, &in[2]);
-	fill_inputs(c, x, w, b);
-	if (run_infer(&t, in, n_in, &out, &err) || onnxrun__convt_geom_make(&t.node, in, n_in, &g, &err))
-		fail_msg("infer failed: %s: %s", err.msg, desc);
-	y = new_tensor(env, &out);
-	ref = calloc((size_t)y->numel, sizeof *ref);
-	abssum = calloc((size_t)y->numel, sizeof *abssum);
-	assert_true(ref && abssum);
-	ref_scatter(c, x, w, b, ref, abssum);
-	if (should && strcmp(onnxrun__convt_pick_name(&g, ONNXRUN_DTYPE_FLOAT), "float32 window GEMM")) {
-		print_error("isa %d: not picked: %s\n", (int)isa, desc);
+	entry_case_begin(env, c, &k);
+	if (should && strcmp(onnxrun__convt_pick_name(&k.g, ONNXRUN_DTYPE_FLOAT), "float32 window GEMM")) {
+		print_error("isa %d: not picked: %s\n", (int)isa, k.desc);
 		ok = false;
 	}
-	for (size_t ti = 0; ti < sizeof thread_counts / sizeof thread_counts[0] && ok; ti++) {
-		const int threads = thread_counts[ti];
-		struct onnxrun_op_context ctx = { &t.node, &err, env, threads, NULL, NULL, NULL, NULL, NULL };
-		struct onnxrun__pool *pool = pool_begin(env, threads);
-		bool done = false;
-		ctx.pool = pool;
-		enum onnxrun_status st;
-		memset(y->data, 0xff, y->nbytes);
-		st = onnxrun__convt_run_entry("float32 window GEMM", &ctx,
-		                              (const struct onnxrun_tensor *const[]){ x, w, b }, n_in, y, &done);
-		pool_end(pool);
-		if (st)
-			fail_msg("window GEMM failed: %s: %s", err.msg, desc);
-		snprintf(what, sizeof what, "isa %d threads %d", (int)isa, threads);
-		if (done != should) {
-			print_error("%s: the window GEMM %s: %s\n", what, done ? "ran" : "declined", desc);
-			ok = false;
-			break;
-		}
-		if (!done)
-			break;
-		*taken += threads == 1;
-		ok = within_bound(c, y, ref, abssum, what, desc);
-		if (!first) {
-			first = malloc(y->nbytes);
-			assert_non_null(first);
-			memcpy(first, y->data, y->nbytes);
-		} else if (memcmp(first, y->data, y->nbytes)) {
-			print_error("%s: differs bitwise from 1 thread: %s\n", what, desc);
-			ok = false;
-		}
-		*compared += y->numel;
-	}
-	free(first);
-	free(ref);
-	free(abssum);
-	onnxrun_tensor_free(x);
-	onnxrun_tensor_free(w);
-	onnxrun_tensor_free(b);
-	onnxrun_tensor_free(y);
+	ok = ok && check_entry_threads(env, c, &k, "float32 window GEMM", thread_counts,
+	                               sizeof thread_counts / sizeof thread_counts[0], should, isa, compared, taken);
+	entry_case_end(&k);
 	return ok;
 }
 
