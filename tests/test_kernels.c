@@ -161,6 +161,11 @@ static float *run(struct onnxrun_model *model, const struct cfg *c, struct onnxr
 	return copy;
 }
 
+/* The thread counts check_config runs each config with, the first giving the output the
+ * others must match bit for bit. */
+static const int threads_default[] = { 1, 2, 4 }, threads_1_to_3[] = { 1, 2, 3 };
+static const int *check_threads = threads_default;
+
 static int check_config(const struct cfg *c, uint64_t seed, long *compared)
 {
 	TEST_ALL_ISAS(isas);
@@ -200,7 +205,8 @@ static int check_config(const struct cfg *c, uint64_t seed, long *compared)
 		onnxrun__isa_set(isas[ii]);
 		struct onnxrun_model *model = build(env, c, w, b);
 		float *first = NULL;
-		for (int threads = 1; threads <= 4; threads *= 2) {
+		for (int ti = 0; ti < 3; ti++) {
+			const int threads = check_threads[ti];
 			size_t ny;
 			float *y = run(model, c, xt, wt, threads, &ny);
 			assert_int_equal(ny, ny_want);
@@ -394,6 +400,38 @@ static void test_staged_rows(void **state)
 	};
 	(void)state;
 	check_configs(cases, sizeof cases / sizeof cases[0], 1900, "staged-row");
+}
+
+/* 3-D layers and groups of 16 and 32 output channels (the suite's 3d_32_16, 3d_64_32 and
+ * grouped_g8, scaled down): staged 16-wide phase rows (two bases per panel) and 32-wide
+ * ones, phases paired across the last axis (partner classes, k3 s2 p1 op1) and phases of
+ * one class stored in pairs (k2 s2, packed panels), several tiles of staged rows, with 1, 2
+ * and 3 threads. */
+static void test_3d_and_grouped(void **state)
+{
+	static const struct cfg cases[] = {
+		/* 3d_32_16-like: k3 s2 p1 op1, 16 output channels, 16-wide input rows */
+		{ 3, 1, 1, 8, 16, { 6, 5, 16 }, { 3, 3, 3 }, { 2, 2, 2 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 },
+		  { 1, 1, 1 }, true, false },
+		/* the same with 32 output channels and 32-wide rows, W fed at run time */
+		{ 3, 1, 1, 6, 32, { 5, 3, 32 }, { 3, 3, 3 }, { 2, 2, 2 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 },
+		  { 1, 1, 1 }, false, true },
+		/* 3d_64_32-like: k2 s2, 32 output channels, 16-wide rows (every phase one class) */
+		{ 3, 1, 1, 24, 32, { 4, 4, 16 }, { 2, 2, 2 }, { 2, 2, 2 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 },
+		  { 0, 0, 0 }, true, false },
+		/* k2 s2 with 16 output channels and rows of 7 (runs across grid rows) */
+		{ 3, 1, 1, 10, 16, { 5, 6, 7 }, { 2, 2, 2 }, { 2, 2, 2 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 },
+		  { 0, 0, 0 }, true, false },
+		/* grouped_g8-like: k4 s2 p1, 3 groups of 32 output channels, 32-wide rows */
+		{ 2, 1, 3, 8, 32, { 10, 32 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
+		/* 2 groups of 16, k3 s2 p1 op1 in 3-D */
+		{ 3, 1, 2, 4, 16, { 4, 4, 16 }, { 3, 3, 3 }, { 2, 2, 2 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 },
+		  { 1, 1, 1 }, true, false },
+	};
+	(void)state;
+	check_threads = threads_1_to_3;
+	check_configs(cases, sizeof cases / sizeof cases[0], 3100, "3-D and grouped");
+	check_threads = threads_default;
 }
 
 /* Rank 1 in rows mode: panels whose taps all read inside x take their B rows in place at
@@ -599,6 +637,7 @@ int main(void)
 		cmocka_unit_test(test_suite_like),
 		cmocka_unit_test(test_staged_rows),
 		cmocka_unit_test(test_rows_in_place_1d),
+		cmocka_unit_test(test_3d_and_grouped),
 		cmocka_unit_test(test_remainder_panels),
 		cmocka_unit_test(test_phase_random),
 		cmocka_unit_test(test_col2im_random),

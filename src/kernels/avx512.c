@@ -245,7 +245,7 @@ const struct onnxrun__kernels onnxrun__kernels_avx512 = {
 	.name = "avx512",
 	.gemm = &onnxrun__gemm_avx512,
 	.phase = { .pack = pack, .pack_rows = pack_rows, .pack_halves = pack_halves, .store = store,
-	           .store_pair = store_pair, .store_fence = store_fence },
+	           .store_pair = store_pair, .rel2_pair = onnxrun__rel2_pair_avx512, .store_fence = store_fence },
 	.col2im_gather = onnxrun__col2im_gather_avx512,
 	.window = &onnxrun__window_avx512,
 	.dw_rows = onnxrun__dw_rows_avx512,

@@ -288,6 +288,100 @@ static inline __attribute__((always_inline)) T512 void tile_rel2(int64_t k, cons
 K512R(1) K512R(2) K512R(3) K512R(4) K512R(5) K512R(6) K512R(7) K512R(8) K512R(9) K512R(10)
 K512R(11) K512R(12)
 
+/* phase.rel2_pair (kernels.h): tile_rel2's loop, then each row i of the tile (t1, in
+ * registers) interleaved with row i of t0 as store_pair does it (two-source permutes, bias
+ * added after, whole vectors non-temporal for streamed outputs when 64-byte aligned), and the
+ * next m-panel's output lines fetched for writing. Vector v of a row (columns 16v..16v+15)
+ * lies in run v of two, or in the one run: its 32 outputs start at 2 * (16v - col). */
+static inline __attribute__((always_inline)) T512 void pair_row(const struct onnxrun__kpanel *kp, const float *t0,
+                                                                __m512 v0, __m512 v1, float *ym,
+                                                                const struct onnxrun__krun *runs, int64_t nrun,
+                                                                float bias)
+{
+	const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+	const __m512i hi_idx = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+	const __m512 b = _mm512_set1_ps(bias);
+	for (int v = 0; v < 2; v++) {
+		const struct onnxrun__krun *rn = &runs[nrun == 1 ? 0 : v];
+		float *d = ym + rn->yoff + 2 * (16 * v - rn->col);
+		const __m512 x0 = _mm512_loadu_ps(t0 + 16 * v), x1 = v ? v1 : v0;
+		const __m512 lo = _mm512_add_ps(_mm512_permutex2var_ps(x0, lo_idx, x1), b);
+		const __m512 hi = _mm512_add_ps(_mm512_permutex2var_ps(x0, hi_idx, x1), b);
+		if (kp->stream && !((uintptr_t)d & 63)) {
+			_mm512_stream_ps(d, lo);
+			_mm512_stream_ps(d + 16, hi);
+		} else {
+			_mm512_storeu_ps(d, lo);
+			_mm512_storeu_ps(d + 16, hi);
+		}
+	}
+}
+
+#define ACC_PAIR_OUT(i)                                                                        \
+	if (mr > i)                                                                            \
+		pair_row(kp, t0 + i * 32, c##i##0, c##i##1, ym + i * kp->out_sp, runs, nrun,   \
+		         bias ? bias[i] : 0.0f);
+
+static inline __attribute__((always_inline)) T512 void tile_rel2_pair(const struct onnxrun__kpanel *kp, int64_t k,
+                                                                      const float *a, const char *base0,
+                                                                      const char *base1, const onnxrun__krel *rel,
+                                                                      bool ahead, const float *t0,
+                                                                      const struct onnxrun__krun *runs,
+                                                                      int64_t nrun, float *y, const float *bias,
+                                                                      const int mr)
+{
+	const int nv = 2;
+	ACC_ALL(ACC_DECL)
+	int64_t p = 0;
+	if (mr >= 4 && ahead) {
+		for (; p + B_AHEAD < k; p++, a += MRX) {
+			const int64_t o = rel[p], of = rel[p + B_AHEAD];
+			_mm_prefetch(base0 + of, _MM_HINT_T0);
+			_mm_prefetch(base0 + of + 63, _MM_HINT_T0);
+			_mm_prefetch(base1 + of, _MM_HINT_T0);
+			_mm_prefetch(base1 + of + 63, _MM_HINT_T0);
+			const __m512 b0 = _mm512_loadu_ps(base0 + o), b1 = _mm512_loadu_ps(base1 + o);
+			ACC_ALL(ACC_STEP)
+		}
+	}
+	for (; p < k; p++, a += MRX) {
+		const __m512 b0 = _mm512_loadu_ps(base0 + rel[p]), b1 = _mm512_loadu_ps(base1 + rel[p]);
+		ACC_ALL(ACC_STEP)
+	}
+	float *ym = y;
+	ACC_ALL(ACC_PAIR_OUT)
+	if (kp->stream)
+		return;
+	for (int64_t i = mr; i < 2 * mr; i++)
+		for (int64_t s = 0; s < nrun; s++) {
+			const char *d = (const char *)(y + i * kp->out_sp + runs[s].yoff);
+			for (int64_t off = 0; off < runs[s].len * 2 * 4; off += 64)
+				__builtin_prefetch(d + off, 1);
+		}
+}
+
+#define K512P(MR)                                                                             \
+	static T512 void kp_##MR(const struct onnxrun__kpanel *kp, int64_t k, const float *a, const char *base0, \
+	                         const char *base1, const onnxrun__krel *rel, bool ahead, const float *t0, \
+	                         const struct onnxrun__krun *runs, int64_t nrun, float *y, const float *bias) \
+	{                                                                                         \
+		tile_rel2_pair(kp, k, a, base0, base1, rel, ahead, t0, runs, nrun, y, bias, MR);  \
+	}
+K512P(1) K512P(2) K512P(3) K512P(4) K512P(5) K512P(6) K512P(7) K512P(8) K512P(9) K512P(10)
+K512P(11) K512P(12)
+
+T512 void onnxrun__rel2_pair_avx512(const struct onnxrun__kpanel *kp, int64_t k, const float *a, int64_t mr,
+                                    const char *base0, const char *base1, const onnxrun__krel *rel, bool ahead,
+                                    const float *t0, const struct onnxrun__krun *runs, int64_t nrun, float *y,
+                                    int64_t ydelta, const float *bias)
+{
+	static void (*const f[MRX])(const struct onnxrun__kpanel *, int64_t, const float *, const char *, const char *,
+	                            const onnxrun__krel *, bool, const float *, const struct onnxrun__krun *, int64_t,
+	                            float *, const float *) = { kp_1, kp_2, kp_3, kp_4, kp_5,  kp_6,
+	                                                        kp_7, kp_8, kp_9, kp_10, kp_11, kp_12 };
+	f[mr - 1](kp, k, a, base0, base1, rel, ahead, t0, runs, nrun, y + ydelta, bias);
+}
+
 /* The window GEMM's tile (kernels.h, onnxrun__window_kernels): B at base + rel[p] without the
  * row prefetches. Its B rows are a few staged rows read at T*T shifts, in L1 after the
  * panel's first reads, where the 4 prefetches per step only took load slots (dcgan_64_3:

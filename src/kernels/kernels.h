@@ -187,6 +187,15 @@ struct onnxrun__phase_kernels {
 	 * right after t0's): the same values as two store calls, written as whole vectors. */
 	void (*store_pair)(const struct onnxrun__kpanel *kp, const float *t0, const float *t1, int64_t nr, int64_t mr,
 	                   const struct onnxrun__krun *runs, int64_t nrun, float *y, int64_t ydelta, const float *bias);
+	/* Optional (NULL: gemm tiles and store_pair). The wide tile of gemm->rel2[mr - 1] (B row
+	 * p's halves at base0 + rel[p] and base1 + rel[p] bytes; ahead: with its B-row prefetches)
+	 * stored with tile t0 (nr[0] floats per row) as store_pair(kp, t0, tile, nr[0], mr, runs,
+	 * nrun, y, ydelta, bias) stores them, straight from the registers (the same bits). Only
+	 * for runs of whole vectors: one of nr[0] columns, or two of nr[0] / 2 (the caller
+	 * checks). */
+	void (*rel2_pair)(const struct onnxrun__kpanel *kp, int64_t k, const float *a, int64_t mr, const char *base0,
+	                  const char *base1, const onnxrun__krel *rel, bool ahead, const float *t0,
+	                  const struct onnxrun__krun *runs, int64_t nrun, float *y, int64_t ydelta, const float *bias);
 	/* Orders the non-temporal stores of store/store_pair before the work item ends. */
 	void (*store_fence)(void);
 };

@@ -97,6 +97,7 @@ struct phase_job {
 	float *y;
 	int64_t cg, in_sp, out_sp, xs[S], ys[S];
 	int64_t *qlo, *qn, *npos, *rep; /* per phase: q_lo[S], Q[S], positions, B-sharing representative */
+	int64_t *yres, *rlast; /* per phase: sum of residue x output stride over the axes, last-axis residue */
 	const struct onnxrun__kernels *kt;
 	struct onnxrun__kpanel kp; /* what the kernels' pack and store routines need */
 	int64_t nrows, trows, ntiles, mchunks, mchunk; /* mchunk: weight panels per item */
@@ -122,6 +123,7 @@ struct phase_job {
 	bool in_place_rel;
 	int64_t *rx_d;
 	onnxrun__krel *rel; /* per phase (cg * tmax apart): byte offset of B row k from the panel's base */
+	onnxrun__krel *seq; /* with the table's rel2_pair: row k of a packed wide panel, k * nr[0] floats in bytes */
 #if SIZED_SCRATCH
 	/* the most segments of a panel, whether the second tile and the row pointers are used,
 	 * and whether every panel is staged (PANEL_REL only) */
@@ -158,10 +160,19 @@ static size_t scratch_bytes(struct phase_job *j)
 }
 #endif
 
+/* Where the next panel of a phase starts: position p of the phase's box (batch first) and
+ * its coordinates u[]. An item's panels follow one another, so each continues from where
+ * the last one ended instead of dividing p by every axis again. */
+struct seg_cursor {
+	int64_t p;
+	int64_t u[S + 1];
+};
+
 /* Splits positions [p0, p0 + cnt) of phase ph into runs along the last axis: their columns
- * and output offsets (runs) and where they start in the grid (segs). */
+ * and output offsets (runs) and where they start in the grid (segs). cur: where the
+ * previous call of the same phase box ended (taken when it is p0), updated. */
 static int64_t make_segs(const struct phase_job *j, int64_t ph, int64_t p0, int64_t cnt, const int64_t *r,
-                         struct onnxrun__krun *runs, struct seg *segs)
+                         struct onnxrun__krun *runs, struct seg *segs, struct seg_cursor *cur)
 {
 	const struct onnxrun__convt_geom *g = j->g;
 	const int32_t n = g->n;
@@ -170,9 +181,15 @@ static int64_t make_segs(const struct phase_job *j, int64_t ph, int64_t p0, int6
 	dims[0] = g->batch;
 	for (int32_t a = 0; a < n; a++)
 		dims[a + 1] = qn[a];
-	for (int32_t a = n; a >= 0; a--) {
-		u[a] = convt_umod(p0, dims[a]);
-		p0 = convt_udiv(p0, dims[a]);
+	if (cur->p == p0) {
+		for (int32_t a = 0; a <= n; a++)
+			u[a] = cur->u[a];
+	} else {
+		int64_t p = p0;
+		for (int32_t a = n; a >= 0; a--) {
+			u[a] = convt_umod(p, dims[a]);
+			p = convt_udiv(p, dims[a]);
+		}
 	}
 	while (col < cnt) {
 		struct seg *sg = &segs[nseg];
@@ -194,6 +211,9 @@ static int64_t make_segs(const struct phase_job *j, int64_t ph, int64_t p0, int6
 			u[a - 1]++;
 		}
 	}
+	cur->p = p0 + cnt;
+	for (int32_t a = 0; a <= n; a++)
+		cur->u[a] = u[a];
 	return nseg;
 }
 
@@ -351,7 +371,8 @@ static const char *staged_at(const struct phase_job *j, const float *stg, int64_
  * nr/2), their two bases in the staged copy; else masked half-rows in x (halves_plan, when
  * few calls share the panel) or a packed copy. */
 static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *r, int64_t p0, int64_t cnt,
-                          const float *xg, struct onnxrun__kcopy *cp, struct panel *pn, const float *stg, int64_t i0)
+                          const float *xg, struct onnxrun__kcopy *cp, struct panel *pn, const float *stg, int64_t i0,
+                          struct seg_cursor *cur)
 {
 	const struct onnxrun__convt_taps *tp = &j->pk->taps;
 	const struct onnxrun__gemm_kernels *kn = j->pk->kern;
@@ -360,7 +381,7 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 	int64_t delta[S];
 	pn->v = cnt <= kn->nr[2] ? 2 : cnt <= kn->nr[1] ? 1 : 0;
 	const int64_t nr = kn->nr[pn->v];
-	pn->nseg = make_segs(j, ph, p0, cnt, r, pn->runs, pn->segs);
+	pn->nseg = make_segs(j, ph, p0, cnt, r, pn->runs, pn->segs, cur);
 	if (IN_PLACE && j->in_place_rel && pn->v == 0 && pn->nseg == 1 && cnt == nr &&
 	    pn->segs[0].q[0] - j->rx_d[2 * ph + 1] >= 0 && pn->segs[0].q[0] + nr - 1 - j->rx_d[2 * ph] < j->g->in[0]) {
 		pn->mode = PANEL_REL;
@@ -425,6 +446,31 @@ static inline void panel_gemm(const struct onnxrun__gemm_kernels *kn, int64_t mr
 		kn->ind2[mr - 1](kk, a, pn->brows, pn->bmask, tile, nr);
 	else
 		kn->fn[pn->v][mr - 1](kk, a, pn->bp, tile, nr);
+}
+
+/* The second tile of a pair (B panel pb, the pair's runs those of pr) through the table's
+ * rel2_pair, computed and stored interleaved with tile t0 in one call: for wide panels in
+ * the staged copy or packed, whose runs are whole vectors. False: the caller runs the gemm
+ * and store_pair. */
+static bool pair_fused(const struct phase_job *j, int64_t mr, int64_t kk, const float *a, const struct panel *pb,
+                       const struct panel *pr, const float *t0, float *y, int64_t ydelta, const float *bias)
+{
+	const struct onnxrun__phase_kernels *kph = &j->kt->phase;
+	const int64_t nr = j->pk->kern->nr[0];
+	if (!IN_PLACE || !kph->rel2_pair || pb->v != 0 || pr->v != 0)
+		return false;
+	if (!(pr->nseg == 1 && pr->runs[0].col == 0 && pr->runs[0].len == nr) &&
+	    !(pr->nseg == 2 && pr->runs[0].len == nr / 2 && pr->runs[1].col == nr / 2 && pr->runs[1].len == nr / 2))
+		return false;
+	if (pb->mode == PANEL_REL || pb->mode == PANEL_REL2)
+		kph->rel2_pair(&j->kp, kk, a, mr, pb->base, pb->mode == PANEL_REL2 ? pb->base1 : pb->base + nr * 2, pb->rel,
+		               true, t0, pr->runs, pr->nseg, y, ydelta, bias);
+	else if (pb->mode == PANEL_PACKED && j->seq)
+		kph->rel2_pair(&j->kp, kk, a, mr, (const char *)pb->bp, (const char *)(pb->bp + nr / 2), j->seq, false, t0,
+		               pr->runs, pr->nseg, y, ydelta, bias);
+	else
+		return false;
+	return true;
 }
 
 /* Most A panels of one rem call (kernels.h) the phase path gathers. */
@@ -512,7 +558,8 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	uint16_t *bmask = (uint16_t *)(brows + PANEL_SETS(j) * j->nb * 2 * kmax);
 #endif
 	struct panel pn[2 * MAX_NB], *pn2 = pn + j->nb;
-	int64_t r[S], rq[S];
+	struct seg_cursor cur[2];
+	int64_t r[S], r2[S];
 	/* A panels per rem call: as many of its tiles (mr_max x nr[2] each, every row written)
 	 * as the tile buffer holds */
 #if SIZED_SCRATCH
@@ -554,6 +601,9 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 		pb = R1 == j->nrows ? j->npos[ph] : rows_before(j, ph, r, R1);
 		const int64_t ph2 = IN_PLACE ? j->partner[cl] : -1;
 		const float *stg = NULL;
+		cur[0].p = cur[1].p = -1;
+		if (ph2 >= 0)
+			convt_phase_residues(tp, ph2, r2);
 		int64_t i0 = 0;
 		if (IN_PLACE && j->staged && pb > pa) {
 			const int64_t s0 = g->strides[0], p0_ = g->pad_begin[0];
@@ -575,11 +625,9 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 			int64_t np = 0, cnt = 0;
 			for (int64_t p0 = c0; p0 < pb && np < ITEM_NB(j); p0 += nr0, np++) {
 				cnt = pb - p0 < nr0 ? pb - p0 : nr0;
-				panel_prepare(j, ph, r, p0, cnt, xg, cp, &pn[np], stg, i0);
-				if (ph2 >= 0) {
-					convt_phase_residues(tp, ph2, rq);
-					panel_prepare(j, ph2, rq, p0, cnt, xg, cp, &pn2[np], stg, i0);
-				}
+				panel_prepare(j, ph, r, p0, cnt, xg, cp, &pn[np], stg, i0, &cur[0]);
+				if (ph2 >= 0)
+					panel_prepare(j, ph2, r2, p0, cnt, xg, cp, &pn2[np], stg, i0, &cur[1]);
 			}
 			/* a last panel of at most nr[2] positions (a remainder) runs rem_group A
 			 * panels per call (the kernels' rem): the class's phases of one weight panel,
@@ -599,6 +647,8 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 					const float *a2 = pk->a + grp * pk->a_group + pk->a_off[ph2] + aoff * kk2;
 					for (int64_t i = 0; i < np; i++) {
 						panel_gemm(kn, mr, kk, a1, &pn[i], tile);
+						if (pair_fused(j, mr, kk2, a2, &pn2[i], &pn[i], tile, ym, 0, bm))
+							continue;
 						panel_gemm(kn, mr, kk2, a2, &pn2[i], tile2);
 						kph->store_pair(&j->kp, tile, tile2, kn->nr[pn[i].v], mr, pn[i].runs, pn[i].nseg,
 						                ym, 0, bm);
@@ -607,18 +657,17 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 				}
 				for (int64_t q = ph; q < tp->nphase; q++) {
 					const float *aq = pk->a + grp * pk->a_group + pk->a_off[q] + aoff * kk;
-					int64_t ydelta = 0;
 					if (j->rep[q] != ph)
 						continue;
-					convt_phase_residues(tp, q, rq);
-					for (int32_t a = 0; a < g->n; a++)
-						ydelta += (rq[a] - r[a]) * j->ys[a];
+					const int64_t ydelta = j->yres[q] - j->yres[ph];
 					/* last-axis residues 0 and 1 of stride 2 sharing B: store interleaved */
-					if (IN_PLACE && kph->store_pair && tp->s[g->n - 1] == 2 && rq[g->n - 1] == 0 &&
+					if (IN_PLACE && kph->store_pair && tp->s[g->n - 1] == 2 && j->rlast[q] == 0 &&
 					    q + 1 < tp->nphase && j->rep[q + 1] == ph) {
 						const float *aq1 = pk->a + grp * pk->a_group + pk->a_off[q + 1] + aoff * kk;
 						for (int64_t i = 0; i < np; i++) {
 							panel_gemm(kn, mr, kk, aq, &pn[i], tile);
+							if (pair_fused(j, mr, kk, aq1, &pn[i], &pn[i], tile, ym, ydelta, bm))
+								continue;
 							panel_gemm(kn, mr, kk, aq1, &pn[i], tile2);
 							kph->store_pair(&j->kp, tile, tile2, kn->nr[pn[i].v], mr, pn[i].runs,
 							                pn[i].nseg, ym, ydelta, bm);
@@ -1114,14 +1163,19 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		j.in_sp *= g->in[a];
 		j.out_sp *= g->out[a];
 	}
-	if (!(buf = onnxrun__calloc(ctx->env, (size_t)(np * (2 * S + 4)), sizeof *buf)))
+	if (!(buf = onnxrun__calloc(ctx->env, (size_t)(np * (2 * S + 6)), sizeof *buf)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	j.qlo = buf;
 	j.qn = buf + np * S;
 	j.npos = buf + 2 * np * S;
+	j.yres = buf + np * (2 * S + 4);
+	j.rlast = j.yres + np;
 	for (int64_t ph = 0; ph < np; ph++) {
 		convt_phase_residues(tp, ph, r);
 		j.npos[ph] = convt_phase_grid(g, r, j.qlo + ph * S, j.qn + ph * S);
+		for (int32_t a = 0; a < g->n; a++)
+			j.yres[ph] += r[a] * j.ys[a];
+		j.rlast[ph] = r[g->n - 1];
 	}
 	j.rep = j.npos + np;
 	j.classes = j.rep + np;
@@ -1201,7 +1255,18 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
+	if (IN_PLACE && j.kt->phase.rel2_pair && (j.paired || tp->s[g->n - 1] == 2)) {
+		const int64_t kmax = j.cg * tp->tmax;
+		if (!(j.seq = onnxrun__calloc(ctx->env, (size_t)kmax, sizeof *j.seq))) {
+			onnxrun__free(ctx->env, j.rel);
+			onnxrun__free(ctx->env, buf);
+			return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
+		}
+		for (int64_t k = 0; k < kmax; k++)
+			j.seq[k] = (onnxrun__krel)(k * nr0 * (int64_t)sizeof(float));
+	}
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride))) {
+		onnxrun__free(ctx->env, j.seq);
 		onnxrun__free(ctx->env, j.rel);
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
@@ -1212,6 +1277,7 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		*(int64_t *)(j.scratch + (size_t)t * j.scratch_stride + j.st_offset) = -1;
 	st = onnxrun__op_parallel(ctx, threads, items, phase_items, &j);
 	onnxrun__free(ctx->env, j.scratch);
+	onnxrun__free(ctx->env, j.seq);
 	onnxrun__free(ctx->env, j.rel);
 	onnxrun__free(ctx->env, buf);
 	return st;
