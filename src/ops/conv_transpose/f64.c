@@ -185,6 +185,26 @@ static void copy_rows(double *dst, int64_t nw, const double *src, int64_t sstep,
 			memcpy(dst + i * nw, src + i * sstep, (size_t)len * sizeof *dst);
 }
 
+/* count rows of len doubles to dst (rows nw apart) where a tap's row meets the edge of x:
+ * zeros in columns [0, lo) and [hi, len), columns [lo, hi) from src (column lo of the first
+ * row; rows sstep apart). A row here is a grid row's end, often 7 or 15 doubles: plain loops
+ * instead of a memset, memset and memcpy call per channel (5-7% of the small-grid float64
+ * cases' time went to those calls). */
+static void copy_rows_edge(double *dst, int64_t nw, const double *src, int64_t sstep, int64_t count, int64_t lo,
+                           int64_t hi, int64_t len)
+{
+	for (int64_t i = 0; i < count; i++) {
+		double *d = dst + i * nw;
+		const double *s = src + i * sstep;
+		for (int64_t e = 0; e < lo; e++)
+			d[e] = 0.0;
+		for (int64_t e = lo; e < hi; e++)
+			d[e] = s[e - lo];
+		for (int64_t e = hi; e < len; e++)
+			d[e] = 0.0;
+	}
+}
+
 /* K entries [k0, k0 + kn) of phase ph, batch nb, group grp, for each run (of one panel) into
  * xbuf[k - k0][column in panel]: x[q - delta] of the entry's tap and channel, 0 where that
  * lies outside x. */
@@ -214,13 +234,13 @@ static void pack_chunk(const struct f64_job *j, int64_t nb, int64_t grp, int64_t
 			hi = inside ? (in_l - i0 < rn->len ? in_l - i0 : rn->len) : rn->len;
 			lo = lo > rn->len ? rn->len : lo;
 			hi = hi < lo ? lo : hi;
-			if (lo > 0 || hi < rn->len)
-				for (int64_t c = 0; c < cn; c++) {
-					memset(d + c * nw, 0, (size_t)lo * sizeof *d);
-					memset(d + c * nw + hi, 0, (size_t)(rn->len - hi) * sizeof *d);
-				}
-			if (hi > lo)
-				copy_rows(d + lo, nw, xg + c0 * j->in_sp + off + i0 + lo, j->in_sp, cn, hi - lo);
+			if (hi == lo)
+				for (int64_t c = 0; c < cn; c++)
+					memset(d + c * nw, 0, (size_t)rn->len * sizeof *d);
+			else if (lo > 0 || hi < rn->len)
+				copy_rows_edge(d, nw, xg + c0 * j->in_sp + off + i0 + lo, j->in_sp, cn, lo, hi, rn->len);
+			else
+				copy_rows(d, nw, xg + c0 * j->in_sp + off + i0, j->in_sp, cn, rn->len);
 			k += cn;
 		}
 	}
