@@ -161,9 +161,10 @@ static float *run(struct onnxrun_model *model, const struct cfg *c, struct onnxr
 	return copy;
 }
 
-/* The thread counts check_config runs each config with, the first giving the output the
- * others must match bit for bit. */
-static const int threads_default[] = { 1, 2, 4 }, threads_1_to_3[] = { 1, 2, 3 };
+/* The thread counts check_config runs each config with (0-terminated), the first giving the
+ * output the others must match bit for bit. */
+static const int threads_default[] = { 1, 2, 4, 0 }, threads_1_to_3[] = { 1, 2, 3, 0 },
+                 threads_1_to_4[] = { 1, 2, 3, 4, 0 };
 static const int *check_threads = threads_default;
 
 static int check_config(const struct cfg *c, uint64_t seed, long *compared)
@@ -205,7 +206,7 @@ static int check_config(const struct cfg *c, uint64_t seed, long *compared)
 		onnxrun__isa_set(isas[ii]);
 		struct onnxrun_model *model = build(env, c, w, b);
 		float *first = NULL;
-		for (int ti = 0; ti < 3; ti++) {
+		for (int ti = 0; check_threads[ti]; ti++) {
 			const int threads = check_threads[ti];
 			size_t ny;
 			float *y = run(model, c, xt, wt, threads, &ny);
@@ -489,6 +490,26 @@ static void test_col2im_wide_strides(void **state)
 	check_configs(cases, sizeof cases / sizeof cases[0], 2600, "wide-stride overlap-add");
 }
 
+/* GEMM + overlap-add, rank 1, on 1 to 4 threads: the chunks end where each thread's range of
+ * the pool's split costs the same (ops/conv_transpose/col2im.c, plan_chunks_1d), so ranges
+ * start mid-chunk, after empty chunks, with the kernel's reach computed again: istft-like
+ * lengths, a kernel that is not a multiple of the stride, dilation, uneven pads, output
+ * padding, batches and groups, and inputs too short for every thread. */
+static void test_col2im_thread_ranges(void **state)
+{
+	static const struct cfg cases[] = {
+		{ 1, 1, 1, 12, 1, { 400 }, { 64 }, { 16 }, { 1 }, { 24 }, { 24 }, { 0 }, true, false },
+		{ 1, 1, 1, 9, 2, { 203 }, { 50 }, { 16 }, { 1 }, { 7 }, { 30 }, { 3 }, true, false },
+		{ 1, 2, 2, 6, 1, { 277 }, { 24 }, { 8 }, { 2 }, { 0 }, { 5 }, { 1 }, false, false },
+		{ 1, 1, 1, 8, 3, { 131 }, { 40 }, { 20 }, { 1 }, { 39 }, { 2 }, { 0 }, true, true },
+		{ 1, 1, 1, 5, 1, { 37 }, { 32 }, { 16 }, { 1 }, { 16 }, { 16 }, { 0 }, true, false },
+	};
+	(void)state;
+	check_threads = threads_1_to_4;
+	check_configs(cases, sizeof cases / sizeof cases[0], 3100, "rank-1 overlap-add thread-range");
+	check_threads = threads_default;
+}
+
 /* Depthwise rows wide enough for whole 16-position blocks next to the masked and scalar
  * ends: even and odd begin pads, output padding, dilation, rank 1, W fed at run time, and
  * the suite's case (64 channels, 4 MiB output). The random configs are mostly narrower. */
@@ -642,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_phase_random),
 		cmocka_unit_test(test_col2im_random),
 		cmocka_unit_test(test_col2im_wide_strides),
+		cmocka_unit_test(test_col2im_thread_ranges),
 		cmocka_unit_test(test_depthwise_random),
 		cmocka_unit_test(test_depthwise_wide),
 		cmocka_unit_test(test_depth_to_space),

@@ -3,10 +3,11 @@
  * Z = W^T x as one GEMM per chunk (rows: output channel x kernel tap, reduction over the
  * group's input channels, columns: input positions), then overlap-add of Z into y.
  *
- * Work items are fixed chunks of output rows along the first spatial axis; each computes Z
- * for every input row that reaches its outputs (a few rows are computed by two chunks) and
+ * Work items are chunks of output rows along the first spatial axis; each computes Z for
+ * every input row that reaches its outputs (a few rows are computed by two chunks) and
  * writes only its own outputs, adding taps in one fixed order. So results do not depend on
- * the thread count.
+ * the thread count, nor on where the chunks end (rank 1 on several threads places them so
+ * that the pool's static split gives each thread the same work: plan_chunks_1d).
  */
 #include <string.h>
 
@@ -22,6 +23,7 @@ struct col_job {
 	const int64_t *t1_start, *t1_k; /* axis-1 taps by residue (see onnxrun__convt_taps) */
 	int64_t chunk, nchunk, ldz_max, ca; /* ca: the chunked axis (0 for rank 2, 1 for rank 1) */
 	int64_t shift; /* chunk c's outputs start at c * chunk - shift (clamped at 0) */
+	int64_t *obound; /* or, when not NULL, chunk c's outputs are [obound[c], obound[c + 1]) */
 	onnxrun__col2im_gather_fn gather; /* the ISA's last-axis overlap-add of Z rows into y */
 	struct onnxrun__kgather kg;       /* axis 1 as the gather sees it */
 	char *scratch;
@@ -118,8 +120,11 @@ static void col_items(void *arg, int tid, int64_t begin, int64_t end)
 	for (int64_t it = begin; it < end; it++) {
 		const int64_t chunk = it % j->nchunk, bg = it / j->nchunk;
 		const int64_t b = bg / j->pk->group, grp = bg % j->pk->group;
-		const int64_t c0 = chunk * j->chunk - j->shift, c1 = c0 + j->chunk;
+		const int64_t c0 = j->obound ? j->obound[chunk] : chunk * j->chunk - j->shift;
+		const int64_t c1 = j->obound ? j->obound[chunk + 1] : c0 + j->chunk;
 		const int64_t oa = c0 > 0 ? c0 : 0, ob = c1 < j->out[ca] ? c1 : j->out[ca];
+		if (oa >= ob) /* a planned empty chunk (plan_chunks_1d): Z stays for the next */
+			continue;
 		int64_t ia = convt_ceil_div(oa + j->pb[ca] - (j->k[ca] - 1) * j->d[ca], j->s[ca]);
 		int64_t ib = convt_floor_div(ob - 1 + j->pb[ca], j->s[ca]) + 1;
 		ia = ia < 0 ? 0 : ia;
@@ -139,6 +144,107 @@ static void col_items(void *arg, int tid, int64_t begin, int64_t end)
 		pia = last[1] = ia;
 		pib = last[2] = ib;
 	}
+}
+
+/* ---- rank 1 on several threads: chunks that split evenly ---------------------------------- */
+
+/* Axis-1 outputs from input position e on (chunk boundaries at input positions: outputs
+ * before e * s - pb read only positions before e); 0 at e = 0, all of them at e = in. */
+static int64_t out_at(const struct col_job *j, int64_t e)
+{
+	const int64_t o = e * j->s[1] - j->pb[1];
+	return e == 0 ? 0 : e == j->in[1] ? j->out[1] : o < 0 ? 0 : o > j->out[1] ? j->out[1] : o;
+}
+
+/* GEMM columns of a chunk of input positions [e0, e1) computed afresh: its own and the ones
+ * before it that its outputs read (kernel reach). */
+static int64_t fresh_cols(const struct col_job *j, int64_t e0, int64_t e1)
+{
+	const int64_t oa = out_at(j, e0), ob = out_at(j, e1);
+	int64_t ia = convt_ceil_div(oa + j->pb[1] - (j->k[1] - 1) * j->d[1], j->s[1]);
+	int64_t ib = convt_floor_div(ob - 1 + j->pb[1], j->s[1]) + 1;
+	ia = ia < 0 ? 0 : ia;
+	ib = ib > j->in[1] ? j->in[1] : ib;
+	return oa < ob && ib > ia ? ib - ia : 0;
+}
+
+/* Micro-kernel tiles of a GEMM over cols columns, a narrow tile (at most nr[1]) counting half. */
+static int64_t tile_units(const struct onnxrun__gemm_kernels *kn, int64_t cols)
+{
+	const int64_t r = cols % kn->nr[0];
+	return cols / kn->nr[0] * 2 + (r == 0 ? 0 : r <= kn->nr[1] ? 1 : 2);
+}
+
+/* Tiles of one thread running positions [e0, e1) in chunks of ichunk: the first chunk
+ * computes its columns afresh, the next ones only their own (col_items keeps Z's overlap). */
+static int64_t range_units(const struct col_job *j, int64_t ichunk, int64_t e0, int64_t e1)
+{
+	const struct onnxrun__gemm_kernels *kn = j->pk->kern;
+	const int64_t f = e1 - e0 < ichunk ? e1 : e0 + ichunk, rest = e1 - f;
+	return tile_units(kn, fresh_cols(j, e0, f)) + rest / ichunk * tile_units(kn, ichunk) +
+	       tile_units(kn, rest % ichunk);
+}
+
+/* Whether `threads` consecutive ranges of positions, ending at multiples of 16 (or in), each
+ * cost at most `most` tiles; their ends in E[1..threads] (E[0] = 0). Each range as long as
+ * the bound allows (the cost only grows with the range's end). */
+static bool ranges_fit(const struct col_job *j, int64_t ichunk, int threads, int64_t most, int64_t *E)
+{
+	const int64_t in = j->in[1];
+	E[0] = 0;
+	for (int t = 0; t < threads; t++) {
+		int64_t e = E[t], best = e;
+		for (int64_t f = e; f < in;) {
+			f = (f / 16 + 1) * 16 < in ? (f / 16 + 1) * 16 : in;
+			if (range_units(j, ichunk, e, f) > most)
+				break;
+			best = f;
+		}
+		E[t + 1] = best;
+	}
+	return E[threads] == in;
+}
+
+/* Rank 1, 2..8 threads: the pool gives thread t the items [n*t/T, n*(t+1)/T) (runtime/pool.h).
+ * Uniform chunks leave the last thread the remainder tile and the recomputed overlap at the
+ * start of its range on top of an equal share (istft on 2 threads: 7 chunks of 64 positions,
+ * 13 against 12 tiles' worth, then the first thread takes the last chunk afresh). Here each
+ * thread gets a range of positions of the least largest cost (ranges_fit, by bisection),
+ * split into chunks of ichunk from its start, and as many items as the longest range has
+ * chunks: the shorter ranges begin with empty chunks. Returns the items (chunks) per
+ * (batch, group) and sets j->obound, or 0 when it does not apply or is out of memory (then
+ * the uniform chunks run). */
+static int64_t plan_chunks_1d(struct col_job *j, struct onnxrun_op_context *ctx, int threads, int64_t ichunk)
+{
+	const int64_t in = j->in[1];
+	int64_t E[9], lo = 1, hi, m = 0, n, at = 0;
+	if (threads < 2 || threads > 8 || in / 16 > 65536)
+		return 0;
+	hi = range_units(j, ichunk, 0, in);
+	while (lo < hi) { /* the least bound that fits (hi always fits) */
+		const int64_t mid = lo + (hi - lo) / 2;
+		if (ranges_fit(j, ichunk, threads, mid, E))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	ranges_fit(j, ichunk, threads, hi, E);
+	for (int t = 0; t < threads; t++) {
+		const int64_t c = (E[t + 1] - E[t] + ichunk - 1) / ichunk;
+		m = c > m ? c : m;
+	}
+	n = (int64_t)threads * m;
+	if (!(j->obound = onnxrun__malloc(ctx->env, (size_t)(n + 1) * sizeof *j->obound)))
+		return 0;
+	for (int t = 0; t < threads; t++) {
+		const int64_t c = (E[t + 1] - E[t] + ichunk - 1) / ichunk;
+		for (int64_t i = 0; i < m; i++) {
+			const int64_t e = i < m - c ? E[t] : E[t] + (i - (m - c)) * ichunk;
+			j->obound[at++] = out_at(j, e);
+		}
+	}
+	j->obound[n] = j->out[1];
+	return n;
 }
 
 static enum onnxrun_status col2im_compute(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
@@ -190,6 +296,10 @@ static enum onnxrun_status col2im_compute(const struct convt_call *c, const stru
 	 * 2 chunks whole rows: a shift would only add a chunk of one output row at the end. */
 	j.shift = ca == 1 ? j.pb[ca] % j.chunk : 0;
 	j.nchunk = (j.out[ca] + j.shift + j.chunk - 1) / j.chunk;
+	if (ca == 1) {
+		const int64_t planned = plan_chunks_1d(&j, ctx, threads, ichunk);
+		j.nchunk = planned ? planned : j.nchunk;
+	}
 	span = (j.chunk - 1 + (j.k[ca] - 1) * j.d[ca]) / j.s[ca] + 2;
 	span = span > j.in[ca] ? j.in[ca] : span;
 	/* + nr0: a chunk's GEMM may start mid-row (after the kept columns) and write whole tiles */
@@ -201,12 +311,15 @@ static enum onnxrun_status col2im_compute(const struct convt_call *c, const stru
 	 * explained, so kept as measured). */
 	bytes = (size_t)(j.rows * j.ldz_max + j.cg * j.ldz_max + (j.out[1] / j.s[1] + 2 + 15) / 16 * 16) * sizeof(float) +
 	        (size_t)j.k[0] * sizeof(float *) + 64 + 64; /* + the last item's rows (col_items) */
-	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride)))
+	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride))) {
+		onnxrun__free(ctx->env, j.obound);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
+	}
 	for (int t = 0; t < threads; t++) /* no item run yet: nothing to reuse */
 		*(int64_t *)(j.scratch + (size_t)t * j.scratch_stride) = -1;
 	st = onnxrun__op_parallel(ctx, threads, g->batch * pk->group * j.nchunk, col_items, &j);
 	onnxrun__free(ctx->env, j.scratch);
+	onnxrun__free(ctx->env, j.obound);
 	return st;
 }
 

@@ -787,62 +787,6 @@ static int64_t gcd64(int64_t a, int64_t b)
 	return a;
 }
 
-/* Time at which the last of `threads` threads finishes the items of tiles `trows` rows high
- * when each free thread takes the next item in order (what the pool's claiming and
- * stealing come to), an item costing its tile's rows times its class's taps (cost[]). */
-static double split_makespan(const struct phase_job *j, int64_t trows, int threads, const double *cost)
-{
-	double fin[8] = { 0 };
-	const int nt = threads < 8 ? threads : 8;
-	double most = 0;
-	for (int64_t grp = 0; grp < j->g->group; grp++)
-		for (int64_t r0 = 0; r0 < j->nrows; r0 += trows) {
-			const double rows = (double)(j->nrows - r0 < trows ? j->nrows - r0 : trows);
-			for (int64_t cl = 0; cl < j->nclass; cl++) {
-				int t = 0;
-				for (int u = 1; u < nt; u++)
-					t = fin[u] < fin[t] ? u : t;
-				fin[t] += rows * cost[cl];
-				most = fin[t] > most ? fin[t] : most;
-			}
-		}
-	return most;
-}
-
-/* Several threads: among tile heights near the planned one (aligned, half to one and a half
- * times), the one whose items the threads finish soonest (split_makespan), so that no
- * thread waits long for the other at the end of the run (e.g. dcgan_128 on 2 threads: tiles
- * of 14, 14, 14, 14 and 8 output rows x 2 classes leave the threads 70 and 58 rows of work,
- * tiles of 16 rows 64 and 64). Ties keep the planned height. Only for splits of at most a
- * few thousand items. */
-static void balance_tiles(struct phase_job *j, int threads, int64_t align)
-{
-	const struct onnxrun__convt_taps *tp = &j->pk->taps;
-	double cost[PAIR_MAX_CLASSES], best;
-	int64_t pick = j->trows, step = align;
-	if (j->nclass > PAIR_MAX_CLASSES || threads > 8 ||
-	    (double)j->g->group * (double)j->nclass * (2.0 * (double)j->nrows / (double)j->trows + 1.0) > 4096.0)
-		return;
-	for (int64_t cl = 0; cl < j->nclass; cl++) {
-		cost[cl] = j->partner[cl] >= 0 ? (double)tp->ntaps[j->partner[cl]] : 0.0;
-		for (int64_t q = 0; q < tp->nphase; q++)
-			cost[cl] += j->rep[q] == j->classes[cl] ? (double)tp->ntaps[q] : 0.0;
-	}
-	best = split_makespan(j, j->trows, threads, cost);
-	while (j->trows / step > 16)
-		step += align;
-	const int64_t t0 = (j->trows / 2 + align - 1) / align * align;
-	for (int64_t t = t0 > align ? t0 : align; t <= j->trows * 3 / 2 && t <= j->nrows; t += step) {
-		const double m = split_makespan(j, t, threads, cost);
-		if (m < best * 0.999) {
-			best = m;
-			pick = t;
-		}
-	}
-	j->trows = pick;
-	j->ntiles = (j->nrows + j->trows - 1) / j->trows;
-}
-
 /* Time at which the last of `threads` threads finishes the job's items in the pool's
  * order (runtime/pool.c: thread t owns items [n*t/T, n*(t+1)/T) and claims them from the
  * front, then claims from the other threads' ranges in turn), an item costing its tile's
@@ -878,6 +822,56 @@ static double owner_makespan(const struct phase_job *j, int threads, bool chunk_
 		most = fin[t] > most ? fin[t] : most;
 	}
 	return most;
+}
+
+/* Several threads: among tile heights near the planned one (aligned, half to one and a half
+ * times), the one whose items the pool's split finishes soonest (owner_makespan: each thread
+ * owns a contiguous range of items), so that no thread waits long for the other at the end
+ * of the run. E.g. dcgan_128 on 2 threads: tiles of 14, 14, 14, 14 and 8 output rows x 2
+ * classes give the first thread 5 items of 14 rows and the second 3 of 14 and 2 of 8 (70
+ * against 58 rows' worth, and nothing left to take from the first), tiles of 16 rows 64 and
+ * 64. Among heights that finish equally soon, the one nearest the planned height (the larger
+ * on a tie): each tile stages its rows of x and the kernel's reach with them. Only for splits
+ * of at most a few thousand items. */
+static void balance_tiles(struct phase_job *j, int threads, int64_t align)
+{
+	const struct onnxrun__convt_taps *tp = &j->pk->taps;
+	const int64_t planned = j->trows;
+	double cost[PAIR_MAX_CLASSES], best;
+	int64_t pick, step = align;
+	if (j->nclass > PAIR_MAX_CLASSES || threads > 8 ||
+	    (double)j->g->group * (double)j->nclass * (2.0 * (double)j->nrows / (double)j->trows + 1.0) > 4096.0)
+		return;
+	for (int64_t cl = 0; cl < j->nclass; cl++) {
+		cost[cl] = j->partner[cl] >= 0 ? (double)tp->ntaps[j->partner[cl]] : 0.0;
+		for (int64_t q = 0; q < tp->nphase; q++)
+			cost[cl] += j->rep[q] == j->classes[cl] ? (double)tp->ntaps[q] : 0.0;
+	}
+	const double at_planned = owner_makespan(j, threads, false, cost);
+	while (planned / step > 16)
+		step += align;
+	const int64_t t0 = (planned / 2 + align - 1) / align * align, lo = t0 > align ? t0 : align;
+	/* the least makespan, then the height nearest the planned one that reaches it */
+	best = at_planned;
+	pick = -1;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1 && at_planned <= best * 1.001)
+			pick = planned;
+		for (int64_t t = lo; t <= planned * 3 / 2 && t <= j->nrows; t += step) {
+			j->trows = t;
+			j->ntiles = (j->nrows + t - 1) / t;
+			const double m = owner_makespan(j, threads, false, cost);
+			const int64_t dt = t > planned ? t - planned : planned - t;
+			const int64_t dp = pick > planned ? pick - planned : planned - pick;
+			if (pass == 0 && m < best)
+				best = m;
+			else if (pass == 1 && m <= best * 1.001 && (pick < 0 || dt < dp || (dt == dp && t > pick)))
+				pick = t;
+		}
+	}
+	pick = pick < 0 ? planned : pick; /* never: the least makespan is reached somewhere */
+	j->trows = pick;
+	j->ntiles = (j->nrows + j->trows - 1) / j->trows;
 }
 
 /* Several threads and channel chunks: order the items chunk first when the pool's split
