@@ -1322,64 +1322,6 @@ static void test_fast_f64_vs_reference(void **state)
 	assert_int_equal(failures, 0);
 }
 
-/* Rank-2 float64 shapes whose channel planes are a multiple of 4 KiB apart and whose phases
- * have 4 or more taps: the float64 path stages the rows of x an item reads (f64.c,
- * item_source) and keeps them for the thread's next item. Items spanning several grid rows
- * (rows of 32 and 36 positions in blocks of 128), a grid row shorter than x's (stride 2),
- * dilation, groups and batches (the staged rows change with the batch x group), output
- * padding; every ISA at 1, 2 and 4 threads (check_fast_f64). */
-static void test_fast_f64_staged_rows(void **state)
-{
-	TEST_ALL_ISAS(isas);
-	struct fixture *f = *state;
-	/* { in0, in1, k, s, d, pad, op, group, cg, mg, batch } */
-	static const int64_t shapes[][11] = {
-		{ 16, 32, 3, 1, 1, 1, 0, 1, 5, 7, 1 },  /* k3s1p1, 4 KiB planes, items of 4 grid rows */
-		{ 32, 64, 4, 2, 1, 1, 0, 1, 3, 9, 1 },  /* k4s2p1, 16 KiB planes, 4 taps per phase */
-		{ 8, 64, 3, 1, 2, 0, 1, 1, 4, 6, 1 },   /* dilation 2, output padding 1 */
-		{ 16, 32, 3, 1, 1, 1, 0, 2, 3, 5, 2 },  /* 2 groups x 2 batches */
-		{ 8, 64, 5, 1, 1, 0, 0, 1, 2, 3, 1 },   /* k5, no pads: grid rows of 68 */
-		{ 64, 64, 3, 1, 1, 1, 0, 1, 9, 17, 1 }, /* 32 KiB planes, 17 channels: a partial block */
-	};
-	int failures = 0;
-	int64_t compared = 0;
-	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0] && !failures; i++) {
-		const int64_t *sh = shapes[i];
-		struct cfg c;
-		memset(&c, 0, sizeof c);
-		c.seed = 0x57a6e000 + i;
-		c.dt = ONNXRUN_DTYPE_DOUBLE;
-		c.opset = 17;
-		c.n = 2;
-		c.mode = 0;
-		c.bias = i % 2 == 0;
-		c.kernel_attr = true;
-		c.batch = sh[10];
-		c.group = sh[7];
-		c.cg = sh[8];
-		c.mg = sh[9];
-		for (int a = 0; a < 2; a++) {
-			c.in[a] = sh[a];
-			c.k[a] = sh[2];
-			c.s[a] = sh[3];
-			c.d[a] = sh[4];
-			c.pads[a] = c.pads[2 + a] = sh[5];
-			c.op[a] = sh[6];
-		}
-		ref_geometry(&c);
-		for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
-			if (!onnxrun__isa_supported(isas[ii]))
-				continue;
-			onnxrun__isa_set(isas[ii]);
-			failures += !check_fast_f64(f->env, &c, isas[ii], &compared);
-		}
-	}
-	onnxrun__isa_set(TEST_BEST_ISA);
-	print_message("%zu float64 staged-row shapes x ISAs x threads 1/2/4, %lld elements compared, %d failures\n",
-	              sizeof shapes / sizeof shapes[0], (long long)compared, failures);
-	assert_int_equal(failures, 0);
-}
-
 /* ---- the float32 window GEMM (window.c) ----------------------------------------------------- */
 
 /* Configs for the window GEMM: rank 1-2, every kernel a multiple (1-4) of its stride, dilation
@@ -1700,7 +1642,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fast_half_declines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_degenerate_first_axis, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fast_f64_vs_reference, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fast_f64_staged_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scatter_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_window_vs_reference, setup, teardown),
 	};

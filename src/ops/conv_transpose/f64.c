@@ -32,8 +32,6 @@
 #define F64_BLOCK_POSITIONS 128
 /* Most accumulator bytes per item when it computes a whole group of phases (below). */
 #define F64_GROUP_ACC_BYTES (512 * 1024)
-/* Most bytes of x rows staged per item (f64_stage_plan): they stay in L2 while packed. */
-#define F64_STAGE_BYTES (512 * 1024)
 
 /* The tile among the ISA's (kernel table) for mg output channels per group and about q
  * positions per phase: the most channels (up to mg) the ISA has, then the width that pads q
@@ -86,20 +84,8 @@ struct f64_job {
 	int64_t sgrp;
 	int64_t *jof; /* per phase: its output offset within the group's interleave */
 	int64_t tblk, mchunks, mchunk, wgroup;
-	/* staged x rows (f64_stage_plan): rows per channel at most (0: x read in place), the
-	 * staged channel planes' distance in doubles */
-	int64_t stage_rows, stage_plane;
 	char *scratch;
-	size_t scratch_stride, acc_bytes, xbuf_bytes, stage_bytes;
-};
-
-/* Where pack_chunk reads x of one (batch, group): channel c's element at grid index i (per
- * axis) is base[c * csp + sum over axes of (i[a] - org[a]) * xs[a]]: x itself (org 0). Or,
- * with ring rows, rows of x staged in the scratch: row i of axis 0 in slot i mod ring, so
- * base[c * csp + (i[0] mod ring) * xs[0] + i[1]]. */
-struct f64_src {
-	const double *base;
-	int64_t csp, ring, xs[S], org[S];
+	size_t scratch_stride, acc_bytes, xbuf_bytes;
 };
 
 static const char *f64_accepts(const struct convt_query *q)
@@ -199,36 +185,16 @@ static void copy_rows(double *dst, int64_t nw, const double *src, int64_t sstep,
 			memcpy(dst + i * nw, src + i * sstep, (size_t)len * sizeof *dst);
 }
 
-/* count rows of len doubles to dst (rows nw apart) where a tap's row meets the edge of x:
- * zeros in columns [0, lo) and [hi, len), columns [lo, hi) from src (column lo of the first
- * row; rows sstep apart). A row here is a grid row's end, often 7 or 15 doubles: plain loops
- * instead of a memset, memset and memcpy call per channel (5-7% of the small-grid float64
- * cases' time went to those calls). */
-static void copy_rows_edge(double *dst, int64_t nw, const double *src, int64_t sstep, int64_t count, int64_t lo,
-                           int64_t hi, int64_t len)
-{
-	for (int64_t i = 0; i < count; i++) {
-		double *d = dst + i * nw;
-		const double *s = src + i * sstep;
-		for (int64_t e = 0; e < lo; e++)
-			d[e] = 0.0;
-		for (int64_t e = lo; e < hi; e++)
-			d[e] = s[e - lo];
-		for (int64_t e = hi; e < len; e++)
-			d[e] = 0.0;
-	}
-}
-
 /* K entries [k0, k0 + kn) of phase ph, batch nb, group grp, for each run (of one panel) into
  * xbuf[k - k0][column in panel]: x[q - delta] of the entry's tap and channel, 0 where that
  * lies outside x. */
-static void pack_chunk(const struct f64_job *j, const struct f64_src *src, int64_t ph, int64_t k0, int64_t kn,
+static void pack_chunk(const struct f64_job *j, int64_t nb, int64_t grp, int64_t ph, int64_t k0, int64_t kn,
                        const struct f64_run *runs, int64_t nrun, double *xbuf)
 {
 	const struct onnxrun__convt_geom *g = j->g;
 	const int32_t L = j->last;
-	const int64_t nw = j->kern->nw, cg = j->cg, in_l = g->in[L], csp = src->csp;
-	const double *xg = src->base;
+	const int64_t nw = j->kern->nw, cg = j->cg, in_l = g->in[L];
+	const double *xg = j->x + (nb * g->in_channels + grp * cg) * j->in_sp;
 	for (int64_t ri = 0; ri < nrun; ri++) {
 		const struct f64_run *rn = &runs[ri];
 		double *dp = xbuf + rn->col % nw;
@@ -241,20 +207,20 @@ static void pack_chunk(const struct f64_job *j, const struct f64_src *src, int64
 			for (int32_t a = 0; a < L && inside; a++) {
 				const int64_t i = rn->q[a] - dl[a];
 				inside = i >= 0 && i < g->in[a];
-				off += (a == 0 && src->ring ? i % src->ring : i - src->org[a]) * src->xs[a];
+				off += i * j->xs[a];
 			}
 			const int64_t i0 = rn->q[L] - dl[L];
 			lo = inside ? (i0 < 0 ? -i0 : 0) : rn->len;
 			hi = inside ? (in_l - i0 < rn->len ? in_l - i0 : rn->len) : rn->len;
 			lo = lo > rn->len ? rn->len : lo;
 			hi = hi < lo ? lo : hi;
-			if (hi == lo)
-				for (int64_t c = 0; c < cn; c++)
-					memset(d + c * nw, 0, (size_t)rn->len * sizeof *d);
-			else if (lo > 0 || hi < rn->len)
-				copy_rows_edge(d, nw, xg + c0 * csp + off + i0 + lo, csp, cn, lo, hi, rn->len);
-			else
-				copy_rows(d, nw, xg + c0 * csp + off + i0, csp, cn, rn->len);
+			if (lo > 0 || hi < rn->len)
+				for (int64_t c = 0; c < cn; c++) {
+					memset(d + c * nw, 0, (size_t)lo * sizeof *d);
+					memset(d + c * nw + hi, 0, (size_t)(rn->len - hi) * sizeof *d);
+				}
+			if (hi > lo)
+				copy_rows(d + lo, nw, xg + c0 * j->in_sp + off + i0 + lo, j->in_sp, cn, hi - lo);
 			k += cn;
 		}
 	}
@@ -314,8 +280,8 @@ static void order_blocks(struct f64_job *j)
 
 /* Phase ph's sums for the item's positions [p0, p0 + cnt) and channel blocks [mb0, mb1) into
  * acc ([block][panel][tile]); its runs into runs. Returns their number. */
-static int64_t compute_phase(const struct f64_job *j, const struct f64_src *src, int64_t grp, int64_t ph, int64_t p0,
-                             int64_t cnt, int64_t mb0, int64_t mb1, double *acc, double *xbuf, struct f64_run *runs)
+static int64_t compute_phase(const struct f64_job *j, int64_t nb, int64_t grp, int64_t ph, int64_t p0, int64_t cnt,
+                             int64_t mb0, int64_t mb1, double *acc, double *xbuf, struct f64_run *runs)
 {
 	const int64_t MB = j->kern->mb, nw = j->kern->nw, tw = MB * nw;
 	const int64_t npan = (cnt + nw - 1) / nw, K = j->nt[ph] * j->cg;
@@ -333,7 +299,7 @@ static int64_t compute_phase(const struct f64_job *j, const struct f64_src *src,
 				ri++;
 			if (pn == npan - 1 && cnt % nw) /* columns past the positions */
 				memset(xbuf, 0, (size_t)(j->kc * nw) * sizeof *xbuf);
-			pack_chunk(j, src, ph, k0, kn, runs + r0, ri - r0, xbuf);
+			pack_chunk(j, nb, grp, ph, k0, kn, runs + r0, ri - r0, xbuf);
 			for (int64_t mb = mb0; mb < mb1; mb++) {
 				const int64_t woff = (k0 * j->nmb + mb * kn) * MB;
 				j->kern->fn(kn, xbuf, wph + woff, acc + ((mb - mb0) * npan + pn) * tw);
@@ -369,101 +335,6 @@ static void store_group(const struct f64_job *j, const double *acc, int64_t accn
 	}
 }
 
-/* The rows of x a thread has staged (item_source): of batch x group nbg, rows lo..hi. */
-struct f64_staged {
-	int64_t nbg, lo, hi;
-};
-
-/* Sets where the item's packing reads x of batch nb, group grp: x itself, or (stage_rows) the
- * x rows that the taps of its phases read for its grid rows, each row i in slot i mod
- * stage_rows of its channel's plane (planes stage_plane apart). Rows the thread's previous
- * item staged stay: consecutive items of a thread are consecutive grid rows, so each row of x
- * is copied about once per thread. */
-static void item_source(const struct f64_job *j, int64_t nb, int64_t grp, int64_t ph0, int64_t p0, int64_t cnt,
-                        double *stg, struct f64_staged *have, struct f64_src *src)
-{
-	const struct onnxrun__convt_geom *g = j->g;
-	const int64_t nbg = nb * g->group + grp;
-	src->base = j->x + nbg * j->cg * j->in_sp;
-	src->csp = j->in_sp;
-	src->ring = 0;
-	for (int32_t a = 0; a < j->n; a++) {
-		src->xs[a] = j->xs[a];
-		src->org[a] = 0;
-	}
-	if (!j->stage_rows)
-		return;
-	/* rank 2 (f64_stage_plan): the item's grid rows qa..qb, the same for every phase of a group */
-	const int64_t qn1 = j->qn[ph0 * S + 1], in1 = g->in[1], R = j->stage_rows;
-	const int64_t qa = j->qlo[ph0 * S] + p0 / qn1, qb = j->qlo[ph0 * S] + (p0 + cnt - 1) / qn1;
-	int64_t ilo = INT64_MAX, ihi = INT64_MIN;
-	for (int64_t ph = ph0; ph < ph0 + j->sgrp; ph++)
-		for (int64_t t = 0; t < j->nt[ph]; t++) {
-			const int64_t d0 = j->delta[(j->tfirst[ph] + t) * j->n];
-			ilo = qa - d0 < ilo ? qa - d0 : ilo;
-			ihi = qb - d0 > ihi ? qb - d0 : ihi;
-		}
-	ilo = ilo < 0 ? 0 : ilo;
-	ihi = ihi > g->in[0] - 1 ? g->in[0] - 1 : ihi;
-	if (ihi < ilo || ihi - ilo + 1 > R) /* no row of x inside, or more than planned */
-		return;
-	if (have->nbg != nbg) {
-		have->nbg = nbg;
-		have->lo = 0;
-		have->hi = -1;
-	}
-	for (int64_t i = ilo; i <= ihi; i++)
-		if (i < have->lo || i > have->hi)
-			for (int64_t c = 0; c < j->cg; c++)
-				memcpy(stg + c * j->stage_plane + (i % R) * in1, src->base + c * j->in_sp + i * in1,
-				       (size_t)in1 * sizeof *stg);
-	have->lo = ilo; /* rows ilo..ihi are in distinct slots: those of the old range outside it may be overwritten */
-	have->hi = ihi;
-	src->base = stg;
-	src->csp = j->stage_plane;
-	src->ring = R;
-	src->xs[0] = in1;
-}
-
-/* Whether items stage their rows of x before packing (item_source). Packing reads, for every
- * panel and K chunk, the same 16 positions of up to 128 channel planes; where the planes are a
- * multiple of 4 KiB apart those rows fall in one L1 set and, at 64 KiB multiples, in one L2
- * set, so each tap's pass reads them from L3 again (k3s1p1's 128 KiB planes: packing was 17% of
- * its time). Staged planes are an odd number of 64-byte lines apart. Only rank 2 and only where
- * each x value is packed 4 or more times (taps per phase), so that one copy of the rows costs
- * little against the packing it speeds up. Sets stage_rows (0: x read in place). */
-static void f64_stage_plan(struct f64_job *j)
-{
-	const struct onnxrun__convt_geom *g = j->g;
-	int64_t dmin = INT64_MAX, dmax = INT64_MIN, qmin = INT64_MAX, rows, plane;
-	j->stage_rows = j->stage_plane = 0;
-	j->stage_bytes = 0;
-	if (j->n != 2 || j->kprod < 4 * j->nphase || (j->in_sp * (int64_t)sizeof(double)) % 4096)
-		return;
-	for (int64_t ph = 0; ph < j->nphase; ph++) {
-		if (j->npos[ph] == 0)
-			continue;
-		qmin = j->qn[ph * S + 1] < qmin ? j->qn[ph * S + 1] : qmin;
-		for (int64_t t = 0; t < j->nt[ph]; t++) {
-			const int64_t d0 = j->delta[(j->tfirst[ph] + t) * j->n];
-			dmin = d0 < dmin ? d0 : dmin;
-			dmax = d0 > dmax ? d0 : dmax;
-		}
-	}
-	if (qmin == INT64_MAX || dmin > dmax)
-		return;
-	/* an item's grid rows: its positions over the shortest grid row, plus one it starts inside */
-	rows = (j->pb * j->kern->nw + qmin - 1) / qmin + 1 + (dmax - dmin);
-	rows = rows < g->in[0] ? rows : g->in[0];
-	plane = (rows * g->in[1] + 7) / 8 * 8;
-	plane += (plane / 8) % 2 ? 0 : 8;
-	if ((double)j->cg * (double)plane * sizeof(double) > F64_STAGE_BYTES)
-		return;
-	j->stage_rows = rows;
-	j->stage_plane = plane;
-	j->stage_bytes = (size_t)(j->cg * plane) * sizeof(double);
-}
-
 /* Items [begin, end): it = ((nb*group + grp)*tblk + block)*mchunks + channel chunk; a block is
  * of one phase, or of a group of sgrp phases. */
 static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
@@ -474,8 +345,6 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 	char *base = j->scratch + (size_t)tid * j->scratch_stride;
 	double *acc = (double *)base, *xbuf = (double *)(base + j->acc_bytes);
 	struct f64_run *runs = (struct f64_run *)(base + j->acc_bytes + j->xbuf_bytes);
-	double *stg = (double *)(base + j->acc_bytes + j->xbuf_bytes + (size_t)(j->pb * nw) * sizeof *runs);
-	struct f64_staged have = { -1, 0, -1 };
 
 	for (int64_t it = begin; it < end; it++) {
 		const int64_t mc = it % j->mchunks, bg = it / j->mchunks % j->tblk, nbg = it / j->mchunks / j->tblk;
@@ -486,18 +355,16 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 		const int64_t mb0 = mc * j->mchunk, mb1 = mb0 + j->mchunk < j->nmb ? mb0 + j->mchunk : j->nmb;
 		const int64_t accn = (mb1 - mb0) * npan * tw;
 		int64_t nrun = 0, lead = ph0;
-		struct f64_src src;
-		item_source(j, nb, grp, ph0, p0, cnt, stg, &have, &src);
 		if (j->sgrp == 1)
-			nrun = compute_phase(j, &src, grp, ph0, p0, cnt, mb0, mb1, acc, xbuf, runs);
+			nrun = compute_phase(j, nb, grp, ph0, p0, cnt, mb0, mb1, acc, xbuf, runs);
 		else {
 			for (int64_t ph = ph0; ph < ph0 + j->sgrp; ph++)
 				if (j->jof[ph])
-					compute_phase(j, &src, grp, ph, p0, cnt, mb0, mb1, acc + j->jof[ph] * accn, xbuf, runs);
+					compute_phase(j, nb, grp, ph, p0, cnt, mb0, mb1, acc + j->jof[ph] * accn, xbuf, runs);
 				else
 					lead = ph;
 			/* the phase of offset 0 last: its runs locate the group's output lines */
-			nrun = compute_phase(j, &src, grp, lead, p0, cnt, mb0, mb1, acc, xbuf, runs);
+			nrun = compute_phase(j, nb, grp, lead, p0, cnt, mb0, mb1, acc, xbuf, runs);
 		}
 		for (int64_t mb = mb0; mb < mb1; mb++) {
 			const int64_t m0 = mb * MB, mcount = j->mg - m0 < MB ? j->mg - m0 : MB;
@@ -516,7 +383,7 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 	}
 }
 
-/* Per-thread scratch bytes (accumulators, x chunks, runs, staged x); false when they
+/* Per-thread scratch bytes (accumulators, x chunks, runs); false when they
  * overflow. */
 static bool f64_sizes(struct f64_job *j, int64_t *scratch)
 {
@@ -526,8 +393,7 @@ static bool f64_sizes(struct f64_job *j, int64_t *scratch)
 		return false;
 	j->acc_bytes = (size_t)acc * sizeof(double);
 	j->xbuf_bytes = (size_t)(j->kc * nw) * sizeof(double);
-	*scratch = (int64_t)(j->acc_bytes + j->xbuf_bytes + (size_t)(j->pb * nw) * sizeof(struct f64_run) +
-	                     j->stage_bytes);
+	*scratch = (int64_t)(j->acc_bytes + j->xbuf_bytes + (size_t)(j->pb * nw) * sizeof(struct f64_run));
 	return true;
 }
 
@@ -622,7 +488,6 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 		goto oom;
 	j.bl_index = j.bl_phase + j.tblk;
 	order_blocks(&j);
-	f64_stage_plan(&j);
 	if (!f64_sizes(&j, &scratch)) { /* absurd sizes: leave them to the scatter */
 		st = ONNXRUN_ERROR_UNSUPPORTED;
 		goto out;
