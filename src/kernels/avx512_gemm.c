@@ -246,6 +246,27 @@ K512M(11) K512M(12)
 K512I(1) K512I(2) K512I(3) K512I(4) K512I(5) K512I(6) K512I(7) K512I(8) K512I(9) K512I(10)
 K512I(11) K512I(12)
 
+/* The k steps of a wide rel2 tile into the accumulators (ACC_DECL'd, nv = 2): B row p's halves
+ * at base0 + rel[p] and base1 + rel[p] bytes; with ahead (4+ rows), B rows B_AHEAD steps on
+ * prefetched. Shared by tile_rel2 and tile_rel2_pair. */
+#define REL2_ACCUMULATE                                                                        \
+	int64_t p = 0;                                                                         \
+	if (mr >= 4 && ahead) {                                                                \
+		for (; p + B_AHEAD < k; p++, a += MRX) {                                       \
+			const int64_t o = rel[p], of = rel[p + B_AHEAD];                       \
+			_mm_prefetch(base0 + of, _MM_HINT_T0);                                 \
+			_mm_prefetch(base0 + of + 63, _MM_HINT_T0);                            \
+			_mm_prefetch(base1 + of, _MM_HINT_T0);                                 \
+			_mm_prefetch(base1 + of + 63, _MM_HINT_T0);                            \
+			const __m512 b0 = _mm512_loadu_ps(base0 + o), b1 = _mm512_loadu_ps(base1 + o); \
+			ACC_ALL(ACC_STEP)                                                      \
+		}                                                                              \
+	}                                                                                      \
+	for (; p < k; p++, a += MRX) {                                                         \
+		const __m512 b0 = _mm512_loadu_ps(base0 + rel[p]), b1 = _mm512_loadu_ps(base1 + rel[p]); \
+		ACC_ALL(ACC_STEP)                                                              \
+	}
+
 /* The wide tile with B row p's halves at base0 + rel[p] and base1 + rel[p] bytes (one row at
  * base + rel[p] when base1 = base0 + 64). */
 static inline __attribute__((always_inline)) T512 void tile_rel2(int64_t k, const float *a, const char *base0,
@@ -255,22 +276,7 @@ static inline __attribute__((always_inline)) T512 void tile_rel2(int64_t k, cons
 {
 	const int nv = 2;
 	ACC_ALL(ACC_DECL)
-	int64_t p = 0;
-	if (mr >= 4 && ahead) {
-		for (; p + B_AHEAD < k; p++, a += MRX) {
-			const int64_t o = rel[p], of = rel[p + B_AHEAD];
-			_mm_prefetch(base0 + of, _MM_HINT_T0);
-			_mm_prefetch(base0 + of + 63, _MM_HINT_T0);
-			_mm_prefetch(base1 + of, _MM_HINT_T0);
-			_mm_prefetch(base1 + of + 63, _MM_HINT_T0);
-			const __m512 b0 = _mm512_loadu_ps(base0 + o), b1 = _mm512_loadu_ps(base1 + o);
-			ACC_ALL(ACC_STEP)
-		}
-	}
-	for (; p < k; p++, a += MRX) {
-		const __m512 b0 = _mm512_loadu_ps(base0 + rel[p]), b1 = _mm512_loadu_ps(base1 + rel[p]);
-		ACC_ALL(ACC_STEP)
-	}
+	REL2_ACCUMULATE
 	ACC_ALL(ACC_STORE)
 }
 
@@ -332,22 +338,7 @@ static inline __attribute__((always_inline)) T512 void tile_rel2_pair(const stru
 {
 	const int nv = 2;
 	ACC_ALL(ACC_DECL)
-	int64_t p = 0;
-	if (mr >= 4 && ahead) {
-		for (; p + B_AHEAD < k; p++, a += MRX) {
-			const int64_t o = rel[p], of = rel[p + B_AHEAD];
-			_mm_prefetch(base0 + of, _MM_HINT_T0);
-			_mm_prefetch(base0 + of + 63, _MM_HINT_T0);
-			_mm_prefetch(base1 + of, _MM_HINT_T0);
-			_mm_prefetch(base1 + of + 63, _MM_HINT_T0);
-			const __m512 b0 = _mm512_loadu_ps(base0 + o), b1 = _mm512_loadu_ps(base1 + o);
-			ACC_ALL(ACC_STEP)
-		}
-	}
-	for (; p < k; p++, a += MRX) {
-		const __m512 b0 = _mm512_loadu_ps(base0 + rel[p]), b1 = _mm512_loadu_ps(base1 + rel[p]);
-		ACC_ALL(ACC_STEP)
-	}
+	REL2_ACCUMULATE
 	float *ym = y;
 	ACC_ALL(ACC_PAIR_OUT)
 	if (kp->stream)
