@@ -1,8 +1,8 @@
 /*
  * avx512_dw.c - the AVX-512 depthwise ConvTranspose rows (depthwise.h). Stride 2 with kernel
  * 4 on the last axis: each row computed in output order, 16 outputs a register, from x
- * vectors with each value twice (a lane permute), the last axis's lane masks worked out once
- * per call; a plane's pairs of rows over the same x rows in bands, 16 columns at a time
+ * vectors with each value twice (one lane-crossing permute per x vector, then two in-lane
+ * ones), the last axis's lane masks worked out once per call; a plane's pairs of rows over the same x rows in bands, 16 columns at a time
  * (dw_e_*). Rows under other than one or two x rows: both phases of 16 grid positions in two
  * registers, interleaved into 32 outputs (dw_s2_row_any). Other last axes: 16 grid positions
  * of one phase in a register over all taps, then permuted masked stores into the strided
