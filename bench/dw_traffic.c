@@ -4,7 +4,13 @@
  * table's depthwise rows routine (called once per plane, as ops/conv_transpose/depthwise.c
  * does with whole-plane work items) against the memory traffic no implementation avoids:
  * read x once and write y once with whole aligned 64-byte stores ("rw"), write y alone
- * ("write"), or write it with non-temporal stores ("nt"). Prints each side's min, quartile
+ * ("write"), or write it with non-temporal stores ("nt"); or against the same calls with the
+ * output kept in L2 ("plane": each of the 64 calls computes plane 0, so x is the L1-resident
+ * 16 KiB plane and y the L2-resident 64 KiB one: the rows' arithmetic, stores and per-call
+ * set-up without the L3 traffic); or against bench/peak.c's L3 copy ("copy": memcpy of a warm
+ * 4 MiB buffer into another), the bandwidth bench/report.py holds the case to: its share of
+ * that memory bound is 0.6255 * copy / kernel (5247232 tensor bytes against the copy's
+ * 2 * 4 MiB). Prints each side's min, quartile
  * and median over the runs and the median of the per-pair ratios B/A. A measurement, not a
  * test; bench/README.md ("Depthwise: rows in output order") has the figures.
  *
@@ -13,6 +19,8 @@
  *   cc -O2 -I include -I src bench/dw_traffic.c build-bench/libonnxrun.a -lprotobuf-c -lm \
  *      -lpthread -o bench/build/dw_traffic
  *   bench/build/dw_traffic kernel rw      # A = kernel, B = read x + write y
+ *   bench/build/dw_traffic kernel plane   # B = the kernel with its output in L2
+ *   bench/build/dw_traffic kernel copy    # B = the L3 copy (bound = 0.6255 * B)
  *   ONNXRUN_KERNEL=avx2 bench/build/dw_traffic kernel write
  */
 #define _GNU_SOURCE
@@ -64,7 +72,7 @@ static int cmpd(const void *a, const void *b)
 #define IN 64
 #define OUT 128
 #define NREP 3000
-static float *x, *w, *bias, *y, *tmp;
+static float *x, *w, *bias, *y, *tmp, *copy_src, *copy_dst;
 
 __attribute__((target("avx512f"))) static void write_only(float *dst, size_t n)
 {
@@ -97,14 +105,19 @@ static void run(const char *n, struct onnxrun__kdw *j)
 	if (!strcmp(n, "kernel"))
 		for (int p = 0; p < C; p++) /* one call per plane, as the op's work items */
 			rows_fn(j, p * OUT, (p + 1) * OUT, tmp);
+	else if (!strcmp(n, "plane")) /* the same calls, all on plane 0 */
+		for (int p = 0; p < C; p++)
+			rows_fn(j, 0, OUT, tmp);
 	else if (!strcmp(n, "write"))
 		write_only(y, (size_t)C * OUT * OUT);
 	else if (!strcmp(n, "nt"))
 		write_nt(y, (size_t)C * OUT * OUT);
 	else if (!strcmp(n, "rw"))
 		read_write(x, y);
+	else if (!strcmp(n, "copy"))
+		memcpy(copy_dst, copy_src, (size_t)4 << 20);
 	else {
-		fprintf(stderr, "dw_traffic: unknown side %s (kernel, rw, write, nt)\n", n);
+		fprintf(stderr, "dw_traffic: unknown side %s (kernel, plane, rw, write, nt, copy)\n", n);
 		exit(2);
 	}
 }
@@ -119,6 +132,10 @@ int main(int argc, char **argv)
 	bias = aligned_alloc(64, sizeof(float) * C);
 	y = aligned_alloc(64, sizeof(float) * C * OUT * OUT);
 	tmp = aligned_alloc(64, 65536);
+	copy_src = aligned_alloc(64, (size_t)4 << 20);
+	copy_dst = aligned_alloc(64, (size_t)4 << 20);
+	memset(copy_src, 1, (size_t)4 << 20);
+	memset(copy_dst, 0, (size_t)4 << 20);
 	srand(1);
 	for (int i = 0; i < C * IN * IN; i++)
 		x[i] = rand() / (float)RAND_MAX - 0.5f;

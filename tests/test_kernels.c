@@ -548,6 +548,22 @@ static void test_depthwise_wide(void **state)
 	check_configs(cases, sizeof cases / sizeof cases[0], 2900, "wide depthwise");
 }
 
+/* Depthwise k4 s2 rows whose work items (16384 outputs of whole rows: 81 and 82 rows here)
+ * end inside a plane between the two rows of a pair, so those rows run one by one (the AVX-512
+ * dw_e_row) next to the plane's runs of pairs; odd and even begin pads, an odd output width,
+ * 1 to 4 threads. */
+static void test_depthwise_split_pairs(void **state)
+{
+	static const struct cfg cases[] = {
+		{ 2, 2, 3, 1, 1, { 50, 100 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, true, false },
+		{ 2, 1, 4, 1, 1, { 41, 99 }, { 4, 4 }, { 2, 2 }, { 1, 1 }, { 2, 1 }, { 2, 1 }, { 1, 1 }, true, true },
+	};
+	(void)state;
+	check_threads = threads_1_to_4;
+	check_configs(cases, sizeof cases / sizeof cases[0], 3300, "split-pair depthwise");
+	check_threads = threads_default;
+}
+
 /* DepthToSpace, 4-byte elements: every ISA's interleave (b = 2, 4 with SIMD bodies and
  * tails, other b strided) and 1/2 threads against the spec's index formula, exactly. */
 static void test_depth_to_space(void **state)
@@ -666,6 +682,7 @@ int main(void)
 		cmocka_unit_test(test_col2im_thread_ranges),
 		cmocka_unit_test(test_depthwise_random),
 		cmocka_unit_test(test_depthwise_wide),
+		cmocka_unit_test(test_depthwise_split_pairs),
 		cmocka_unit_test(test_depth_to_space),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,8 @@
 /*
  * avx512_dw.c - the AVX-512 depthwise ConvTranspose rows (depthwise.h). Stride 2 with kernel
  * 4 on the last axis: each row computed in output order, 16 outputs a register, from x
- * vectors with each value twice (a lane permute), the last axis's lane masks worked out once
- * per call; a plane's pairs of rows over the same x rows in bands, 16 columns at a time
+ * vectors with each value twice (one lane-crossing permute per x vector, then two in-lane
+ * ones), the last axis's lane masks worked out once per call; a plane's pairs of rows over the same x rows in bands, 16 columns at a time
  * (dw_e_*). Rows under other than one or two x rows: both phases of 16 grid positions in two
  * registers, interleaved into 32 outputs (dw_s2_row_any). Other last axes: 16 grid positions
  * of one phase in a register over all taps, then permuted masked stores into the strided
@@ -122,11 +122,13 @@ T512 static void dw_s2_row_any(const struct dw_s2_plan *pl, int64_t n0, const fl
 struct dw_e_plan {
 	int64_t nbo;                            /* 16-output blocks of a y row */
 	int64_t src[DW_E_BLOCKS];               /* block k: x offset of E's source vector (F's: one lower) */
-	__mmask16 lm[DW_E_BLOCKS], lf[DW_E_BLOCKS]; /* E's and F's source lanes inside x (of lanes 0..8) */
+	__mmask16 lm[DW_E_BLOCKS];              /* source lanes inside x (of lanes 0..9 from src - 1) */
 	__mmask16 ma[DW_E_BLOCKS], mb[DW_E_BLOCKS]; /* outputs whose E, F tap is inside x */
 	__mmask16 sm[DW_E_BLOCKS];              /* outputs inside the y row */
 	bool whole[DW_E_BLOCKS];                /* all masks full and both sources' 16 lanes inside x */
-	int32_t epat[16], wpa[16], wpb[16];     /* lane l: source lane (l + pe) >> 1; kernel columns */
+	int32_t mpat[16];                       /* lane 4j + t: source lane 2j + t (of src - 1) */
+	int32_t wpa[16], wpb[16];               /* lane l: kernel columns (l + pe) & 1 and that + 2 */
+	bool odd;                               /* pe = 1 (an odd begin pad) */
 };
 
 /* Fills the plan (stride 2, kernel 4, dilation 1 on the last axis); false when rows are too long. */
@@ -134,10 +136,11 @@ static bool dw_e_plan_make(const struct onnxrun__kdw_axis *a1, struct dw_e_plan 
 {
 	const int64_t pe = ((a1->pb % 2) + 2) % 2, ph = (a1->pb - pe) / 2;
 	pl->nbo = (a1->out + 15) / 16;
+	pl->odd = pe == 1;
 	if (a1->s != 2 || a1->k != 4 || a1->d != 1 || pl->nbo > DW_E_BLOCKS)
 		return false;
 	for (int l = 0; l < 16; l++) {
-		pl->epat[l] = (int32_t)((l + pe) >> 1);
+		pl->mpat[l] = (int32_t)(2 * (l >> 2) + (l & 3));
 		pl->wpa[l] = (int32_t)((l + pe) & 1);
 		pl->wpb[l] = pl->wpa[l] + 2;
 	}
@@ -150,13 +153,12 @@ static bool dw_e_plan_make(const struct onnxrun__kdw_axis *a1, struct dw_e_plan 
 		 * is made per call, so it is kept short) */
 		pl->whole[k] = s >= 1 && s + 15 < a1->in && 16 * k + 15 < a1->out;
 		if (pl->whole[k]) {
-			pl->lm[k] = pl->lf[k] = 0x1FF;
+			pl->lm[k] = 0x3FF;
 			pl->ma[k] = pl->mb[k] = pl->sm[k] = 0xFFFF;
 			continue;
 		}
 		const __mmask16 sm = dw_lanes(0, a1->out - 1 - 16 * k);
-		pl->lm[k] = (__mmask16)(dw_lanes(-s, a1->in - 1 - s) & 0x1FF);
-		pl->lf[k] = (__mmask16)(dw_lanes(1 - s, a1->in - s) & 0x1FF);
+		pl->lm[k] = (__mmask16)(dw_lanes(1 - s, a1->in - s) & 0x3FF);
 		pl->ma[k] = dw_lanes(lo, hi) & sm;
 		pl->mb[k] = dw_lanes(lo + 2, hi + 2) & sm;
 		pl->sm[k] = sm;
@@ -164,17 +166,23 @@ static bool dw_e_plan_make(const struct onnxrun__kdw_axis *a1, struct dw_e_plan 
 	return true;
 }
 
-/* E and F of block k of x row xr (not whole: lanes outside x read as zero). */
-T512 static inline __attribute__((always_inline)) void dw_ef(const struct dw_e_plan *pl, __m512i pat, const float *xr,
-                                                             int64_t k, bool whole, __m512 *e, __m512 *f)
+/* E and F of block k of x row xr (not whole: lanes outside x read as zero); pat: mpat. One
+ * lane permute spreads x[s - 1 .. s + 8] so that each 128-bit lane j holds
+ * x[s + 2j - 1 .. s + 2j + 2], every value E's and F's lanes 4j .. 4j + 3 take; E and F are
+ * then in-lane permutes of it with immediate patterns (odd: pe = 1, a constant where inlined).
+ * A lane-crossing permute takes an FMA pipe's slot on the AMD EPYC, an in-lane one does not. */
+T512 static inline __attribute__((always_inline)) void dw_ef(const struct dw_e_plan *pl, __m512i pat, bool odd,
+                                                             const float *xr, int64_t k, bool whole, __m512 *e,
+                                                             __m512 *f)
 {
-	const float *s = xr + pl->src[k];
-	if (whole) {
-		*e = _mm512_permutexvar_ps(pat, _mm512_loadu_ps(s));
-		*f = _mm512_permutexvar_ps(pat, _mm512_loadu_ps(s - 1));
-	} else {
-		*e = _mm512_permutexvar_ps(pat, _mm512_maskz_loadu_ps(pl->lm[k], s));
-		*f = _mm512_permutexvar_ps(pat, _mm512_maskz_loadu_ps(pl->lf[k], s - 1));
+	const float *s = xr + pl->src[k] - 1;
+	const __m512 m = _mm512_permutexvar_ps(pat, whole ? _mm512_loadu_ps(s) : _mm512_maskz_loadu_ps(pl->lm[k], s));
+	if (odd) { /* lanes 4j + i: E x[s + 2j + ((i + 1) >> 1)], F one lower */
+		*e = _mm512_permute_ps(m, 0xE9); /* 1, 2, 2, 3 */
+		*f = _mm512_permute_ps(m, 0x94); /* 0, 1, 1, 2 */
+	} else { /* E x[s + 2j + (i >> 1)] */
+		*e = _mm512_permute_ps(m, 0xA5); /* 1, 1, 2, 2 */
+		*f = _mm512_permute_ps(m, 0x50); /* 0, 0, 1, 1 */
 	}
 }
 
@@ -188,15 +196,16 @@ T512 static inline __attribute__((always_inline)) __m512 dw_ef_fma(__m512 acc, _
 }
 
 /* One output row over n0 (1 or 2) x rows xr[i] with weights w[i] (E tap, F tap). */
-T512 static void dw_e_row(const struct dw_e_plan *pl, int64_t n0, const float *const *xr, const __m512 (*w)[2],
-                          __m512 b, float *yr)
+T512 static inline __attribute__((always_inline)) void dw_e_row_odd(const struct dw_e_plan *pl, bool odd, int64_t n0,
+                                                                    const float *const *xr, const __m512 (*w)[2],
+                                                                    __m512 b, float *yr)
 {
-	const __m512i pat = _mm512_loadu_si512(pl->epat);
+	const __m512i pat = _mm512_loadu_si512(pl->mpat);
 	for (int64_t k = 0; k < pl->nbo; k++) {
 		const bool whole = pl->whole[k];
 		__m512 acc = b, e, f;
 		for (int64_t i = 0; i < n0; i++) {
-			dw_ef(pl, pat, xr[i], k, whole, &e, &f);
+			dw_ef(pl, pat, odd, xr[i], k, whole, &e, &f);
 			acc = dw_ef_fma(acc, w[i][0], w[i][1], e, f, whole, pl->ma[k], pl->mb[k]);
 		}
 		if (pl->sm[k] == 0xFFFF)
@@ -206,12 +215,21 @@ T512 static void dw_e_row(const struct dw_e_plan *pl, int64_t n0, const float *c
 	}
 }
 
+T512 static void dw_e_row(const struct dw_e_plan *pl, int64_t n0, const float *const *xr, const __m512 (*w)[2],
+                          __m512 b, float *yr)
+{
+	if (pl->odd)
+		dw_e_row_odd(pl, true, n0, xr, w, b, yr);
+	else
+		dw_e_row_odd(pl, false, n0, xr, w, b, yr);
+}
+
 /* Block k of a band of pairs: pair m (m < n) is the rows ya + 2m*ystep and the next, over x
  * rows xa + m*xstep (its x row 0) and the one above (x row 1), weights w[row][x row][tap].
  * Each x row's E and F are made once and used by the two pairs that read it. whole is a
  * constant where inlined. */
-T512 static inline __attribute__((always_inline)) void dw_e_band(const struct dw_e_plan *pl, __m512i pat, int64_t k,
-                                                                 bool whole, const float *xa, int64_t xstep,
+T512 static inline __attribute__((always_inline)) void dw_e_band(const struct dw_e_plan *pl, __m512i pat, bool odd,
+                                                                 int64_t k, bool whole, const float *xa, int64_t xstep,
                                                                  const __m512 (*w)[2][2], __m512 b, float *ya,
                                                                  int64_t ystep, int64_t n)
 {
@@ -219,10 +237,10 @@ T512 static inline __attribute__((always_inline)) void dw_e_band(const struct dw
 	const __m512 a00 = w[0][0][0], a01 = w[0][0][1], a10 = w[0][1][0], a11 = w[0][1][1];
 	const __m512 b00 = w[1][0][0], b01 = w[1][0][1], b10 = w[1][1][0], b11 = w[1][1][1];
 	__m512 ep, fp, ec, fc;
-	dw_ef(pl, pat, xa - xstep, k, whole, &ep, &fp);
+	dw_ef(pl, pat, odd, xa - xstep, k, whole, &ep, &fp);
 	for (int64_t m = 0; m < n; m++) {
 		float *y0 = ya + 2 * m * ystep + 16 * k;
-		dw_ef(pl, pat, xa + m * xstep, k, whole, &ec, &fc);
+		dw_ef(pl, pat, odd, xa + m * xstep, k, whole, &ec, &fc);
 		const __m512 s0 = dw_ef_fma(dw_ef_fma(b, a00, a01, ec, fc, whole, ma, mb), a10, a11, ep, fp, whole, ma, mb);
 		const __m512 s1 = dw_ef_fma(dw_ef_fma(b, b00, b01, ec, fc, whole, ma, mb), b10, b11, ep, fp, whole, ma, mb);
 		if (whole || sm == 0xFFFF) { /* a masked store costs more than a plain one here */
@@ -240,30 +258,45 @@ T512 static inline __attribute__((always_inline)) void dw_e_band(const struct dw
 /* npairs consecutive pairs at stride 2 on axis 0 (each pair's rows as dw_e_row computes them,
  * x rows 0 and 1 being consecutive rows of x), in bands of DW_E_BAND pairs, 16 columns at a
  * time down a band. The weights stay in registers over the run. */
-T512 static void dw_e_pairs(const struct dw_e_plan *pl, const float *xa, int64_t xstep, const __m512 (*w)[2][2],
-                            __m512 b, float *ya, int64_t ystep, int64_t npairs)
+T512 static inline __attribute__((always_inline)) void dw_e_pairs_odd(const struct dw_e_plan *pl, bool odd,
+                                                                      const float *xa, int64_t xstep,
+                                                                      const __m512 (*w)[2][2], __m512 b, float *ya,
+                                                                      int64_t ystep, int64_t npairs)
 {
-	const __m512i pat = _mm512_loadu_si512(pl->epat);
+	const __m512i pat = _mm512_loadu_si512(pl->mpat);
 	for (int64_t m0 = 0; m0 < npairs; m0 += DW_E_BAND) {
 		const int64_t n = npairs - m0 < DW_E_BAND ? npairs - m0 : DW_E_BAND;
 		const float *xb = xa + m0 * xstep;
 		float *yb = ya + 2 * m0 * ystep;
 		for (int64_t k = 0; k < pl->nbo; k++) {
 			if (pl->whole[k])
-				dw_e_band(pl, pat, k, true, xb, xstep, w, b, yb, ystep, n);
+				dw_e_band(pl, pat, odd, k, true, xb, xstep, w, b, yb, ystep, n);
 			else
-				dw_e_band(pl, pat, k, false, xb, xstep, w, b, yb, ystep, n);
+				dw_e_band(pl, pat, odd, k, false, xb, xstep, w, b, yb, ystep, n);
 		}
 	}
+}
+
+T512 static void dw_e_pairs(const struct dw_e_plan *pl, const float *xa, int64_t xstep, const __m512 (*w)[2][2],
+                            __m512 b, float *ya, int64_t ystep, int64_t npairs)
+{
+	if (pl->odd)
+		dw_e_pairs_odd(pl, true, xa, xstep, w, b, ya, ystep, npairs);
+	else
+		dw_e_pairs_odd(pl, false, xa, xstep, w, b, ya, ystep, npairs);
 }
 
 /* Stride 2, kernel 4 and dilation 1 on the last axis, in output order (dw_e_row): rows with
  * one or two x rows; at stride 2 on axis 0, a plane's consecutive pairs of rows over the same
  * two consecutive x rows run as one dw_e_pairs call (per-call set-up is as much work as a pair
- * of 64-wide rows). Rows with other counts of x rows go to dw_s2_row_any (pl2). */
-T512 static void dw_rows_e(const struct onnxrun__kdw *j, const struct dw_e_plan *pl, const struct dw_s2_plan *pl2,
-                           int64_t begin, int64_t end)
+ * of 64-wide rows). Rows with other counts of x rows go to dw_s2_row_any, its plan made at
+ * the first such row (most calls have none: the plan's masks are a third of a call's set-up),
+ * or to the generic rows should the last axis not fit that plan. */
+T512 static void dw_rows_e(const struct onnxrun__kdw *j, const struct dw_e_plan *pl, int64_t begin, int64_t end,
+                           float *tmp)
 {
+	struct dw_s2_plan pl2;
+	int pl2_state = 0; /* 0: not made yet, 1: made, -1: the last axis does not fit it */
 	const struct onnxrun__kdw_axis *a0 = &j->ax[0], *a1 = &j->ax[1];
 	const float *xr[ONNXRUN__KDW_MAX_TAPS], *wr[ONNXRUN__KDW_MAX_TAPS];
 	int64_t kr[ONNXRUN__KDW_MAX_TAPS];
@@ -296,7 +329,12 @@ T512 static void dw_rows_e(const struct onnxrun__kdw *j, const struct dw_e_plan 
 				}
 			}
 			if (n0 < 1 || n0 > 2) {
-				dw_s2_row_any(pl2, n0, xr, wr, b, yr);
+				if (pl2_state == 0)
+					pl2_state = dw_s2_plan_make(a1, &pl2) ? 1 : -1;
+				if (pl2_state == 1)
+					dw_s2_row_any(&pl2, n0, xr, wr, b, yr);
+				else
+					generic_dw_rows(j, row, row + 1, tmp);
 				goto next;
 			}
 			/* the next row (phase r0 + 1, same q0): over the same two x rows? */
@@ -363,10 +401,9 @@ T512 void onnxrun__dw_rows_avx512(const struct onnxrun__kdw *j, int64_t begin, i
 	struct kdw_taps t;
 	struct kdw_row rw;
 	if (s1 == 2 && a1->k == 4 && a1->d == 1) {
-		struct dw_s2_plan pl;
 		struct dw_e_plan pe;
-		if (dw_s2_plan_make(a1, &pl) && dw_e_plan_make(a1, &pe)) {
-			dw_rows_e(j, &pe, &pl, begin, end);
+		if (dw_e_plan_make(a1, &pe)) {
+			dw_rows_e(j, &pe, begin, end, tmp);
 			return;
 		}
 	}
