@@ -514,27 +514,59 @@ static void rem_flush(const struct phase_job *j, struct rem_list *rl, int64_t kk
 	rl->n = 0;
 }
 
+/* A line group's remainder panel (the last of an item's panels, at most nr[2] positions):
+ * each class's phases go through the rem call of their own list, rl[0] for the item's class
+ * (B panel last[0]) and rl[1] for its partner (last[1]); flushed every `group` tiles. */
+struct line_rem {
+	struct rem_list *rl[2];
+	const struct panel *last[2];
+	int64_t group, cnt;
+	float *tile;
+};
+
+/* Adds phase q's tile of the remainder panel to its class's rem list (c: 0 the item's
+ * class, 1 the partner). */
+static void line_rem_add(const struct phase_job *j, const struct line_rem *lr, int c, int64_t q, const float *aq,
+                         int64_t mr, float *ym, const float *bm)
+{
+	struct rem_list *rc = lr->rl[c];
+	const int64_t lead = j->rep[q];
+	rc->a[rc->n] = aq;
+	rc->bias[rc->n] = bm;
+	rc->y[rc->n] = ym;
+	rc->mr[rc->n] = mr;
+	rc->ydelta[rc->n++] = j->yres[q] - j->yres[lead];
+	if (rc->n == lr->group)
+		rem_flush(j, rc, j->cg * j->pk->taps.ntaps[lead], lr->cnt, lr->last[c], lr->tile);
+}
+
 /* Line stores (j->nline[ph] > 0, ph the item's class): for each of the first nwide B
  * panels and each of the class group's lines, the line's sl tiles (its phase m into tile m
  * of buf, from B panel pn, or pn2 for the partner class's phases), then one store_lines
- * call writes the lines whole. The tiles are the ones each phase's own store would take. */
+ * call writes the lines whole. The tiles are the ones each phase's own store would take.
+ * With lr, the remainder panel's tiles join the rem lists right after each phase's last
+ * wide tile, while its weights are still in cache. */
 static void line_panels(const struct phase_job *j, int64_t ph, int64_t grp, int64_t aoff, int64_t mr,
                         const struct panel *pn, const struct panel *pn2, int64_t nwide, float *buf, float *ym,
-                        const float *bm)
+                        const float *bm, const struct line_rem *lr)
 {
 	const struct onnxrun__convt_packed *pk = j->pk;
 	const struct onnxrun__gemm_kernels *kn = pk->kern;
 	const int64_t sl = j->kp.sl, stride = kn->mr_max * kn->nr[0];
 	const int64_t *lph = j->line_ph + j->line_at[ph], *yd = j->line_yd + j->line_at[ph] / sl;
-	for (int64_t i = 0; i < nwide; i++)
+	for (int64_t i = 0; i < (nwide > 0 ? nwide : 1); i++)
 		for (int64_t l = 0; l < j->nline[ph]; l++) {
 			for (int64_t m = 0; m < sl; m++) {
 				const int64_t q = lph[l * sl + m], kq = j->cg * pk->taps.ntaps[q];
-				panel_gemm(kn, mr, kq, pk->a + grp * pk->a_group + pk->a_off[q] + aoff * kq,
-				           j->rep[q] == ph ? &pn[i] : &pn2[i], buf + m * stride);
+				const float *aq = pk->a + grp * pk->a_group + pk->a_off[q] + aoff * kq;
+				if (nwide > 0)
+					panel_gemm(kn, mr, kq, aq, j->rep[q] == ph ? &pn[i] : &pn2[i], buf + m * stride);
+				if (lr && i == (nwide > 0 ? nwide - 1 : 0))
+					line_rem_add(j, lr, j->rep[q] != ph, q, aq, mr, ym, bm);
 			}
-			j->kt->phase.store_lines(&j->kp, buf, stride, kn->nr[pn[i].v], mr, pn[i].runs, pn[i].nseg, ym, yd[l],
-			                         bm);
+			if (nwide > 0)
+				j->kt->phase.store_lines(&j->kp, buf, stride, kn->nr[pn[i].v], mr, pn[i].runs, pn[i].nseg, ym,
+				                         yd[l], bm);
 		}
 }
 
@@ -683,23 +715,9 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 				float *ym = yg + m0 * j->out_sp;
 				const float *bm = bg ? bg + m0 : NULL;
 				if (lines) {
-					line_panels(j, ph, grp, aoff, mr, pn, pn2, nwide, (float *)(sc + j->line_offset), ym, bm);
-					/* the remainder panel: each class's phases through its rem list */
-					for (int64_t c = 0; rem && c < (ph2 >= 0 ? 2 : 1); c++) {
-						const int64_t lead = c ? ph2 : ph, kc = j->cg * tp->ntaps[lead];
-						struct rem_list *rc = c ? &rl2 : &rl;
-						for (int64_t q = lead; q < tp->nphase; q++) {
-							if (j->rep[q] != lead)
-								continue;
-							rc->a[rc->n] = pk->a + grp * pk->a_group + pk->a_off[q] + aoff * kc;
-							rc->bias[rc->n] = bm;
-							rc->y[rc->n] = ym;
-							rc->mr[rc->n] = mr;
-							rc->ydelta[rc->n++] = j->yres[q] - j->yres[lead];
-							if (rc->n == rem_group)
-								rem_flush(j, rc, kc, cnt, c ? &pn2[np - 1] : &pn[np - 1], tile);
-						}
-					}
+					const struct line_rem lr = { { &rl, &rl2 }, { &pn[np - 1], &pn2[np - 1] }, rem_group, cnt, tile };
+					line_panels(j, ph, grp, aoff, mr, pn, pn2, nwide, (float *)(sc + j->line_offset), ym, bm,
+					            rem ? &lr : NULL);
 					continue;
 				}
 				if (ph2 >= 0) { /* ph2's outputs follow ph's along the last axis */
@@ -1085,7 +1103,7 @@ static ONNXRUN__MCU_NOINLINE void plan_split(struct phase_job *j, int threads)
 	 * many panels per phase. Below that, one panel at a time keeps B closer. */
 	j->nb = 1;
 	if (MAX_NB > 1 && (size_t)(j->pk->a_group / j->nclass) * sizeof(float) > tn->phase_weights_l2) {
-		const int64_t panel = (j->paired || j->lines2 ? 2 : 1) * j->cg * j->pk->taps.tmax * nr0 * (int64_t)sizeof(float);
+		const int64_t panel = (j->paired ? 2 : 1) * j->cg * j->pk->taps.tmax * nr0 * (int64_t)sizeof(float);
 		int64_t rows;
 		j->nb = (int64_t)tn->phase_bpanels_bytes / panel;
 		j->nb = j->nb < 1 ? 1 : j->nb > MAX_NB ? MAX_NB : j->nb;
