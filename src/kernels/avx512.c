@@ -172,11 +172,38 @@ static T512 void store_pair(const struct onnxrun__kpanel *kp, const float *t0, c
 		}
 }
 
-/* phase.store_lines (kernels.h). Stride 8: per 16 positions of a run, the 8 tiles' vectors
- * transposed in registers into 8 whole output vectors of two lines each (unpacks within the
- * 128-bit lanes, then 128-bit lane shuffles), the bias added after, stored whole (non-temporal
- * for streamed outputs when 64-byte aligned). Other strides and the last < 16 positions of a
- * run: line after line, in order. Either way the additions of store: the same bits. */
+/* phase.store_lines (kernels.h). Strides 8 and 4: per 16 positions of a run, the s tiles'
+ * vectors transposed in registers into s whole output vectors of 16/s lines each (unpacks
+ * within the 128-bit lanes, then 128-bit lane shuffles), the bias added after, stored whole
+ * (non-temporal for streamed outputs when 64-byte aligned). Other strides and the last < 16
+ * positions of a run: line after line, in order. Either way the additions of store: the same
+ * bits. */
+static inline __attribute__((always_inline)) T512 void put_line_vector(float *v, __m512 o, bool stream)
+{
+	if (stream)
+		_mm512_stream_ps(v, o);
+	else
+		_mm512_storeu_ps(v, o);
+}
+
+static inline __attribute__((always_inline)) T512 void lines4(const float *t, int64_t tstride, __m512 b, float *d,
+                                                              bool stream)
+{
+	const __m512 x0 = _mm512_loadu_ps(t), x1 = _mm512_loadu_ps(t + tstride), x2 = _mm512_loadu_ps(t + 2 * tstride),
+	             x3 = _mm512_loadu_ps(t + 3 * tstride);
+	const __m512d t0 = _mm512_castps_pd(_mm512_unpacklo_ps(x0, x1)), t1 = _mm512_castps_pd(_mm512_unpackhi_ps(x0, x1));
+	const __m512d t2 = _mm512_castps_pd(_mm512_unpacklo_ps(x2, x3)), t3 = _mm512_castps_pd(_mm512_unpackhi_ps(x2, x3));
+	/* u_k lane L: position 4L + k, phases 0-3; output vector L = lanes L of u0, u1, u2, u3 */
+	const __m512 u0 = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2)), u1 = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
+	const __m512 u2 = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3)), u3 = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
+	const __m512 a01 = _mm512_shuffle_f32x4(u0, u1, 0x44), b01 = _mm512_shuffle_f32x4(u2, u3, 0x44);
+	const __m512 a23 = _mm512_shuffle_f32x4(u0, u1, 0xEE), b23 = _mm512_shuffle_f32x4(u2, u3, 0xEE);
+	put_line_vector(d, _mm512_add_ps(_mm512_shuffle_f32x4(a01, b01, 0x88), b), stream);
+	put_line_vector(d + 16, _mm512_add_ps(_mm512_shuffle_f32x4(a01, b01, 0xDD), b), stream);
+	put_line_vector(d + 32, _mm512_add_ps(_mm512_shuffle_f32x4(a23, b23, 0x88), b), stream);
+	put_line_vector(d + 48, _mm512_add_ps(_mm512_shuffle_f32x4(a23, b23, 0xDD), b), stream);
+}
+
 static inline __attribute__((always_inline)) T512 void lines8(const float *t, int64_t tstride, __m512 b, float *d,
                                                               bool stream)
 {
@@ -211,13 +238,8 @@ static inline __attribute__((always_inline)) T512 void lines8(const float *t, in
 		o[1] = _mm512_add_ps(_mm512_shuffle_f32x4(a01, b01, 0xDD), b); /* lane 1: L1 */
 		o[2] = _mm512_add_ps(_mm512_shuffle_f32x4(a23, b23, 0x88), b);
 		o[3] = _mm512_add_ps(_mm512_shuffle_f32x4(a23, b23, 0xDD), b);
-		for (int l = 0; l < 4; l++) {
-			float *v = d + 16 * (2 * l + h);
-			if (stream)
-				_mm512_stream_ps(v, o[l]);
-			else
-				_mm512_storeu_ps(v, o[l]);
-		}
+		for (int l = 0; l < 4; l++)
+			put_line_vector(d + 16 * (2 * l + h), o[l], stream);
 	}
 }
 
@@ -238,6 +260,9 @@ static T512 void store_lines(const struct onnxrun__kpanel *kp, const float *tile
 			if (sl == 8)
 				for (; e + 16 <= len; e += 16, d += 128)
 					lines8(t + e, tstride, b, d, kp->stream && !((uintptr_t)d & 63));
+			if (sl == 4)
+				for (; e + 16 <= len; e += 16, d += 64)
+					lines4(t + e, tstride, b, d, kp->stream && !((uintptr_t)d & 63));
 			for (; e < len; e++, d += sl)
 				for (int64_t m = 0; m < sl; m++)
 					d[m] = t[m * tstride + e] + bi;

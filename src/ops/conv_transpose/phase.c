@@ -1383,12 +1383,14 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	int64_t uses;
 	{
 		int64_t most = 1;
-		for (int64_t cl = 0; cl < j.nclass; cl++) {
-			int64_t cnt = 0;
-			for (int64_t q = 0; q < np; q++)
-				cnt += j.rep[q] == j.classes[cl];
-			most = cnt > most ? cnt : most;
-		}
+		for (int64_t cl = 0; cl < j.nclass; cl++)
+			for (int h = 0; h < 2; h++) { /* the class and its partner class, each its own B */
+				const int64_t lead = h ? j.partner[cl] : j.classes[cl];
+				int64_t cnt = 0;
+				for (int64_t q = 0; lead >= 0 && q < np; q++)
+					cnt += j.rep[q] == lead;
+				most = cnt > most ? cnt : most;
+			}
 		/* counted in calls of at most 8 rows, the unit the tuning's limits are given in:
 		 * what they weigh is how many output channels read each panel */
 		const int64_t mrc = pk->kern->mr_max < 8 ? pk->kern->mr_max : 8;
