@@ -474,12 +474,13 @@ static void test_remainder_panels(void **state)
 	check_configs(cases, sizeof cases / sizeof cases[0], 2700, "remainder-panel");
 }
 
-/* Whole-line stores of the phases of a last axis of stride 3 to 16 (the table's
- * store_lines, ops/conv_transpose/phase.c line_classes): one class of all s phases, two
- * classes at grid positions q and q + 1 (k16 s8 p4), several lines per class (rank 2 and 3),
- * batches, groups, uneven pads, output padding that keeps whole lines and output padding
- * that does not (the per-phase stores), remainder panels, an output over 4 MiB
- * (non-temporal stores), on 1 to 4 threads. */
+/* Whole-line stores of the phases of a last axis (the table's store_lines, taken at the
+ * strides of its lines_strides: AVX-512 4 and 8; ops/conv_transpose/phase.c line_classes):
+ * one class of all s phases, two classes at grid positions q and q + 1 (k16 s8 p4), several
+ * lines per class pair (rank 2 and 3), batches, groups, uneven pads, output padding that
+ * keeps whole lines and output padding that does not (per-phase stores), remainder panels,
+ * an output over 4 MiB (non-temporal stores); strides 3, 5, 6 and 7 (per-phase stores); on
+ * 1 to 4 threads under every ISA. */
 static void test_line_stores(void **state)
 {
 	static const struct cfg cases[] = {
@@ -487,31 +488,32 @@ static void test_line_stores(void **state)
 		{ 1, 1, 1, 24, 30, { 100 }, { 16 }, { 8 }, { 1 }, { 4 }, { 4 }, { 0 }, true, false },
 		/* k16 s8 pads 0, 8: one class of 8 phases; batch 2, W fed at run time */
 		{ 1, 2, 1, 20, 13, { 70 }, { 16 }, { 8 }, { 1 }, { 0 }, { 8 }, { 0 }, false, true },
-		/* s3 k6 pads 1, 2; batch 2, 2 groups */
-		{ 1, 2, 2, 9, 14, { 50 }, { 6 }, { 3 }, { 1 }, { 1 }, { 2 }, { 0 }, true, false },
-		/* s4 k8 pads 3, 1 (uneven) */
-		{ 1, 1, 1, 16, 17, { 77 }, { 8 }, { 4 }, { 1 }, { 3 }, { 1 }, { 0 }, true, false },
-		/* s5 k5 output padding 1 cut by pads 0, 1: whole lines */
-		{ 1, 1, 1, 12, 25, { 64 }, { 5 }, { 5 }, { 1 }, { 0 }, { 1 }, { 1 }, true, false },
-		/* s6 k12 pads 5, 1 */
-		{ 1, 1, 1, 8, 20, { 45 }, { 12 }, { 6 }, { 1 }, { 5 }, { 1 }, { 0 }, true, false },
-		/* s7 k14 pads 2, 5 */
-		{ 1, 1, 1, 10, 12, { 33 }, { 14 }, { 7 }, { 1 }, { 2 }, { 5 }, { 0 }, false, false },
+		/* k16 s8 pads 4, 5 and output padding 1: whole lines */
+		{ 1, 1, 1, 12, 25, { 64 }, { 16 }, { 8 }, { 1 }, { 4 }, { 5 }, { 1 }, true, false },
 		/* s8 k16 p4 with output padding 3: phases of unequal length, the per-phase stores */
 		{ 1, 1, 1, 16, 24, { 40 }, { 16 }, { 8 }, { 1 }, { 4 }, { 4 }, { 3 }, true, false },
-		/* rank 2, last axis s8 k16 p4: 4 classes, 4 lines per class pair */
+		/* k4 s4 p0: one class of 4 phases; 2 groups */
+		{ 1, 1, 2, 14, 19, { 61 }, { 4 }, { 4 }, { 1 }, { 0 }, { 0 }, { 0 }, true, false },
+		/* k8 s4 pads 3, 1 (uneven), batch 2 */
+		{ 1, 2, 1, 16, 17, { 77 }, { 8 }, { 4 }, { 1 }, { 3 }, { 1 }, { 0 }, true, false },
+		/* k8 s4 pads 2, 3, output padding 1: whole lines */
+		{ 1, 1, 1, 9, 30, { 50 }, { 8 }, { 4 }, { 1 }, { 2 }, { 3 }, { 1 }, false, false },
+		/* rank 2, last axis s8 k16 p4 */
 		{ 2, 1, 1, 12, 20, { 4, 24 }, { 3, 16 }, { 2, 8 }, { 1, 1 }, { 1, 4 }, { 1, 4 }, { 0, 0 }, true, false },
 		/* rank 2, k2 s2 on the first axis: both of its residues in one class, so two lines
 		 * per class pair (last axis s4 k8 p2) */
 		{ 2, 1, 1, 10, 15, { 6, 20 }, { 2, 8 }, { 2, 4 }, { 1, 1 }, { 0, 2 }, { 0, 2 }, { 0, 0 }, true, false },
-		/* rank 3, four lines per class pair (k2 s2 on the first two axes, last s3 k6 p1, 2) */
-		{ 3, 2, 1, 5, 11, { 3, 4, 10 }, { 2, 2, 6 }, { 2, 2, 3 }, { 1, 1, 1 }, { 0, 0, 1 }, { 0, 0, 2 }, { 0, 0, 0 },
+		/* rank 3, four lines per class pair (k2 s2 on the first two axes, last s4 k8 p2) */
+		{ 3, 2, 1, 5, 11, { 3, 4, 10 }, { 2, 2, 8 }, { 2, 2, 4 }, { 1, 1, 1 }, { 0, 0, 2 }, { 0, 0, 2 }, { 0, 0, 0 },
 		  true, true },
-		/* rank 3, last axis s4 k8 p2 */
-		{ 3, 1, 1, 6, 9, { 3, 3, 12 }, { 2, 2, 8 }, { 1, 2, 4 }, { 1, 1, 1 }, { 0, 0, 2 }, { 0, 1, 2 }, { 0, 0, 0 },
-		  true, false },
 		/* k16 s8 p4 with a 4 MiB output: non-temporal line stores */
 		{ 1, 1, 1, 8, 64, { 2048 }, { 16 }, { 8 }, { 1 }, { 4 }, { 4 }, { 0 }, true, false },
+		/* strides without a vector interleave: s3 k6 pads 1, 2 (batch 2, 2 groups), s5 k5
+		 * output padding 1, s6 k12 pads 5, 1, s7 k14 pads 2, 5 */
+		{ 1, 2, 2, 9, 14, { 50 }, { 6 }, { 3 }, { 1 }, { 1 }, { 2 }, { 0 }, true, false },
+		{ 1, 1, 1, 12, 25, { 64 }, { 5 }, { 5 }, { 1 }, { 0 }, { 1 }, { 1 }, true, false },
+		{ 1, 1, 1, 8, 20, { 45 }, { 12 }, { 6 }, { 1 }, { 5 }, { 1 }, { 0 }, true, false },
+		{ 1, 1, 1, 10, 12, { 33 }, { 14 }, { 7 }, { 1 }, { 2 }, { 5 }, { 0 }, false, false },
 	};
 	(void)state;
 	check_threads = threads_1_to_4;

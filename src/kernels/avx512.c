@@ -353,6 +353,7 @@ const struct onnxrun__kernels onnxrun__kernels_avx512 = {
 	.gemm = &onnxrun__gemm_avx512,
 	.phase = { .pack = pack, .pack_rows = pack_rows, .pack_halves = pack_halves, .store = store,
 	           .store_pair = store_pair, .rel2_pair = onnxrun__rel2_pair_avx512, .store_lines = store_lines,
+	           .lines_strides = 1u << 4 | 1u << 8,
 	           .store_fence = store_fence },
 	.col2im_gather = onnxrun__col2im_gather_avx512,
 	.window = &onnxrun__window_avx512,

@@ -910,7 +910,9 @@ static int64_t lines_fit(const struct phase_job *j, int64_t p1, int64_t p2, int6
 }
 
 /* Groups of classes whose phases fill whole output lines along a last axis of stride 3 to
- * 16 (lines_fit), stored with the table's store_lines: one class (k16 s8 p0: all 8 phases
+ * 16 (lines_fit), stored with the table's store_lines where it writes whole vectors at that
+ * stride (lines_strides; elsewhere line after line was no faster than the per-phase stores:
+ * bench/README.md): one class (k16 s8 p0: all 8 phases
  * share their B panels), or two with the same grid (k16 s8 p4: residues 4-7 at grid
  * positions q and 0-3 at q + 1 are two classes; position p of both lies in output line p).
  * The first class of two stays in classes[], the second goes to partner[]. */
@@ -920,7 +922,8 @@ static ONNXRUN__MCU_NOINLINE bool line_classes(struct phase_job *j, struct onnxr
 	const int64_t s = tp->s[j->g->n - 1], np = tp->nphase;
 	int64_t kept = 0, used = 0;
 	bool gone[PAIR_MAX_CLASSES] = { false };
-	if (s < 3 || s > 16 || j->nclass > PAIR_MAX_CLASSES || !j->kt->phase.store_lines)
+	if (s < 3 || s > 16 || j->nclass > PAIR_MAX_CLASSES || !j->kt->phase.store_lines ||
+	    !(j->kt->phase.lines_strides >> s & 1))
 		return true;
 	if (!(j->nline = onnxrun__calloc(ctx->env, (size_t)(4 * np), sizeof *j->nline)))
 		return false;
