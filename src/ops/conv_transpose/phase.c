@@ -77,8 +77,10 @@
  * line_classes): not on bare metal, where no kernel table has them (flash). */
 #ifdef ONNXRUN_BAREMETAL
 #define LINES 0
+#define LINES_FREE(env, p) ((void)0)
 #else
 #define LINES IN_PLACE
+#define LINES_FREE(env, p) onnxrun__free(env, p)
 #endif
 
 /* Where the runs of a panel start in the grid: batch b and grid position q[] of the run's
@@ -514,6 +516,7 @@ static void rem_flush(const struct phase_job *j, struct rem_list *rl, int64_t kk
 	rl->n = 0;
 }
 
+#ifndef ONNXRUN_BAREMETAL /* LINES */
 /* A line group's remainder panel (the last of an item's panels, at most nr[2] positions):
  * each class's phases go through the rem call of their own list, rl[0] for the item's class
  * (B panel last[0]) and rl[1] for its partner (last[1]); flushed every `group` tiles. */
@@ -569,6 +572,8 @@ static void line_panels(const struct phase_job *j, int64_t ph, int64_t grp, int6
 				                         yd[l], bm);
 		}
 }
+
+#endif
 
 /* Item it's group, tile, class and channel chunk: it = ((grp * ntiles + tile) * nclass +
  * class) * mchunks + mchunk, or with the chunk first (chunk_major: ((mchunk * group + grp) *
@@ -714,12 +719,14 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 				const int64_t mr = convt_panel_lo(mg, pk->mpanels, pl + 1) - m0, aoff = pl * mr_max;
 				float *ym = yg + m0 * j->out_sp;
 				const float *bm = bg ? bg + m0 : NULL;
+#ifndef ONNXRUN_BAREMETAL /* LINES */
 				if (lines) {
 					const struct line_rem lr = { { &rl, &rl2 }, { &pn[np - 1], &pn2[np - 1] }, rem_group, cnt, tile };
 					line_panels(j, ph, grp, aoff, mr, pn, pn2, nwide, (float *)(sc + j->line_offset), ym, bm,
 					            rem ? &lr : NULL);
 					continue;
 				}
+#endif
 				if (ph2 >= 0) { /* ph2's outputs follow ph's along the last axis */
 					const float *a1 = pk->a + grp * pk->a_group + pk->a_off[ph] + aoff * kk;
 					const int64_t kk2 = j->cg * tp->ntaps[ph2];
@@ -771,7 +778,7 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 			}
 			if (rem)
 				rem_flush(j, &rl, kk, cnt, &pn[np - 1], tile);
-			if (rem && ph2 >= 0)
+			if (LINES && rem && ph2 >= 0)
 				rem_flush(j, &rl2, j->cg * tp->ntaps[ph2], cnt, &pn2[np - 1], tile);
 		}
 	}
@@ -858,6 +865,7 @@ static ONNXRUN__MCU_NOINLINE void pair_classes(struct phase_job *j)
 	j->nclass = kept;
 }
 
+#ifndef ONNXRUN_BAREMETAL /* LINES */
 /* The lines that the phases of class p1 and, if p2 >= 0, class p2 fill (line_classes):
  * split by their residues on the axes before the last, each part must hold one phase at
  * each last-axis output offset off = qlo * s + r - pad_begin in 0 .. s-1 (position p of
@@ -958,6 +966,8 @@ static ONNXRUN__MCU_NOINLINE bool line_classes(struct phase_job *j, struct onnxr
 	j->nclass = kept;
 	return true;
 }
+
+#endif
 
 static int64_t gcd64(int64_t a, int64_t b)
 {
@@ -1367,10 +1377,12 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	for (int64_t cl = 0; cl < j.nclass; cl++)
 		j.partner[cl] = -1;
 	j.kt = pk->kt;
+#ifndef ONNXRUN_BAREMETAL /* LINES */
 	if (LINES && !line_classes(&j, ctx)) {
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
+#endif
 	if (IN_PLACE && j.kt->phase.store_pair)
 		pair_classes(&j);
 	j.kp.cg = j.cg;
@@ -1387,7 +1399,7 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	{
 		int64_t most = 1;
 		for (int64_t cl = 0; cl < j.nclass; cl++)
-			for (int h = 0; h < 2; h++) { /* the class and its partner class, each its own B */
+			for (int h = 0; h < 1 + LINES; h++) { /* the class and a line group's partner class */
 				const int64_t lead = h ? j.partner[cl] : j.classes[cl];
 				int64_t cnt = 0;
 				for (int64_t q = 0; lead >= 0 && q < np; q++)
@@ -1434,19 +1446,19 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	        (size_t)(PANEL_SETS(&j) * j.nb * 2 * j.cg * tp->tmax) * (sizeof(float *) + sizeof(uint16_t));
 #endif
 	if (IN_PLACE && stage_wanted(&j, uses) && !plan_staging(&j, ctx, &bytes)) {
-		onnxrun__free(ctx->env, j.nline);
+		LINES_FREE(ctx->env, j.nline);
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
 	if (IN_PLACE && j.rows && g->n == 1 && pk->kern->rel[0] && !plan_in_place_rel(&j, ctx)) {
-		onnxrun__free(ctx->env, j.nline);
+		LINES_FREE(ctx->env, j.nline);
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
 	if (IN_PLACE && j.kt->phase.rel2_pair && (j.paired || tp->s[g->n - 1] == 2)) {
 		const int64_t kmax = j.cg * tp->tmax;
 		if (!(j.seq = onnxrun__calloc(ctx->env, (size_t)kmax, sizeof *j.seq))) {
-			onnxrun__free(ctx->env, j.nline);
+			LINES_FREE(ctx->env, j.nline);
 			onnxrun__free(ctx->env, j.rel);
 			onnxrun__free(ctx->env, buf);
 			return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
@@ -1459,7 +1471,7 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		bytes = j.line_offset + (size_t)(j.kp.sl * pk->kern->mr_max * nr0) * sizeof(float);
 	}
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride))) {
-		onnxrun__free(ctx->env, j.nline);
+		LINES_FREE(ctx->env, j.nline);
 		onnxrun__free(ctx->env, j.seq);
 		onnxrun__free(ctx->env, j.rel);
 		onnxrun__free(ctx->env, buf);
@@ -1471,7 +1483,7 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		*(int64_t *)(j.scratch + (size_t)t * j.scratch_stride + j.st_offset) = -1;
 	st = onnxrun__op_parallel(ctx, threads, items, phase_items, &j);
 	onnxrun__free(ctx->env, j.scratch);
-	onnxrun__free(ctx->env, j.nline);
+	LINES_FREE(ctx->env, j.nline);
 	onnxrun__free(ctx->env, j.seq);
 	onnxrun__free(ctx->env, j.rel);
 	onnxrun__free(ctx->env, buf);
