@@ -923,8 +923,9 @@ static int64_t lines_fit(const struct phase_job *j, int64_t p1, int64_t p2, int6
  * bench/README.md): one class (k16 s8 p0: all 8 phases
  * share their B panels), or two with the same grid (k16 s8 p4: residues 4-7 at grid
  * positions q and 0-3 at q + 1 are two classes; position p of both lies in output line p).
- * The first class of two stays in classes[], the second goes to partner[]. */
-static ONNXRUN__MCU_NOINLINE bool line_classes(struct phase_job *j, struct onnxrun_op_context *ctx)
+ * The first class of two stays in classes[], the second goes to partner[] (only with
+ * pairs). */
+static ONNXRUN__MCU_NOINLINE bool line_classes(struct phase_job *j, struct onnxrun_op_context *ctx, bool pairs)
 {
 	const struct onnxrun__convt_taps *tp = &j->pk->taps;
 	const int64_t s = tp->s[j->g->n - 1], np = tp->nphase;
@@ -942,7 +943,7 @@ static ONNXRUN__MCU_NOINLINE bool line_classes(struct phase_job *j, struct onnxr
 		const int64_t p1 = j->classes[c1];
 		int64_t *lph = j->line_ph + used, *lyd = j->line_yd + used / s, c2 = -1;
 		int64_t nl = gone[c1] ? 0 : lines_fit(j, p1, -1, np - used, lph, lyd);
-		for (int64_t c = 0; !gone[c1] && !nl && c < j->nclass; c++)
+		for (int64_t c = 0; pairs && !gone[c1] && !nl && c < j->nclass; c++)
 			if (c != c1 && !gone[c] && !j->nline[j->classes[c]] &&
 			    (nl = lines_fit(j, p1, j->classes[c], np - used, lph, lyd)))
 				c2 = c;
@@ -964,6 +965,45 @@ static ONNXRUN__MCU_NOINLINE bool line_classes(struct phase_job *j, struct onnxr
 			j->partner[kept++] = j->partner[c];
 		}
 	j->nclass = kept;
+	return true;
+}
+
+/* Undoes line_classes: every class its own item again. */
+static void line_classes_undo(struct phase_job *j, struct onnxrun_op_context *ctx)
+{
+	onnxrun__free(ctx->env, j->nline);
+	j->nline = NULL;
+	j->lines = j->lines2 = false;
+	j->nclass = 0;
+	for (int64_t ph = 0; ph < j->pk->taps.nphase; ph++)
+		if (j->rep[ph] == ph && j->npos[ph]) {
+			j->partner[j->nclass] = -1;
+			j->classes[j->nclass++] = ph;
+		}
+}
+
+static void plan_split(struct phase_job *j, int threads);
+
+/* Several threads: a class pair in one item halves the items, which plan_split may make up
+ * for with channel chunks, each packing its own copy of the B panels (hifigan_256 on 2
+ * threads: pack 2.8% -> 5.3% of the run, more than the line stores saved). Then the classes
+ * run alone (single-class line groups only); otherwise the pairs stay. False only when out
+ * of memory. */
+static ONNXRUN__MCU_NOINLINE bool line_pairs_plan(struct phase_job *j, struct onnxrun_op_context *ctx, int threads)
+{
+	const int64_t chunks = j->mchunks;
+	if (!j->lines2 || threads < 2)
+		return true;
+	line_classes_undo(j, ctx);
+	if (!line_classes(j, ctx, false))
+		return false;
+	plan_split(j, threads);
+	if (j->mchunks < chunks)
+		return true;
+	line_classes_undo(j, ctx);
+	if (!line_classes(j, ctx, true))
+		return false;
+	plan_split(j, threads);
 	return true;
 }
 
@@ -1378,7 +1418,7 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		j.partner[cl] = -1;
 	j.kt = pk->kt;
 #ifndef ONNXRUN_BAREMETAL /* LINES */
-	if (LINES && !line_classes(&j, ctx)) {
+	if (LINES && !line_classes(&j, ctx, true)) {
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
@@ -1392,6 +1432,13 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	j.kp.stream = (uint64_t)g->batch * (uint64_t)g->out_channels * (uint64_t)j.out_sp * sizeof(float) >=
 	              tn->stream_output_bytes;
 	plan_split(&j, threads);
+#ifndef ONNXRUN_BAREMETAL /* LINES */
+	if (LINES && !line_pairs_plan(&j, ctx, threads)) {
+		LINES_FREE(ctx->env, j.nline);
+		onnxrun__free(ctx->env, buf);
+		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
+	}
+#endif
 	/* In place, B rows come from many x lines (unaligned, often sharing L1 sets) instead of
 	 * one packed block: the more micro-kernel calls share a panel, the more a packed copy
 	 * pays off (tuning: half_rows_calls, in_place_calls). */
