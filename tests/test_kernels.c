@@ -474,6 +474,131 @@ static void test_remainder_panels(void **state)
 	check_configs(cases, sizeof cases / sizeof cases[0], 2700, "remainder-panel");
 }
 
+/* Whole-line stores of the phases of a last axis (the table's store_lines, taken at the
+ * strides of its lines_strides: AVX-512 4 and 8; ops/conv_transpose/phase.c line_classes):
+ * one class of all s phases, two classes at grid positions q and q + 1 (k16 s8 p4), several
+ * lines per class pair (rank 2 and 3), batches, groups, uneven pads, output padding that
+ * keeps whole lines and output padding that does not (per-phase stores), remainder panels,
+ * an output over 4 MiB (non-temporal stores); strides 3, 5, 6 and 7 (per-phase stores); on
+ * 1 to 4 threads under every ISA. */
+static void test_line_stores(void **state)
+{
+	static const struct cfg cases[] = {
+		/* hifigan k16 s8 p4: two classes of 4 phases, 100 positions (3 panels + 4) */
+		{ 1, 1, 1, 24, 30, { 100 }, { 16 }, { 8 }, { 1 }, { 4 }, { 4 }, { 0 }, true, false },
+		/* k16 s8 pads 0, 8: one class of 8 phases; batch 2, W fed at run time */
+		{ 1, 2, 1, 20, 13, { 70 }, { 16 }, { 8 }, { 1 }, { 0 }, { 8 }, { 0 }, false, true },
+		/* k16 s8 pads 4, 5 and output padding 1: whole lines */
+		{ 1, 1, 1, 12, 25, { 64 }, { 16 }, { 8 }, { 1 }, { 4 }, { 5 }, { 1 }, true, false },
+		/* s8 k16 p4 with output padding 3: phases of unequal length, the per-phase stores */
+		{ 1, 1, 1, 16, 24, { 40 }, { 16 }, { 8 }, { 1 }, { 4 }, { 4 }, { 3 }, true, false },
+		/* k4 s4 p0: one class of 4 phases; 2 groups */
+		{ 1, 1, 2, 14, 19, { 61 }, { 4 }, { 4 }, { 1 }, { 0 }, { 0 }, { 0 }, true, false },
+		/* k8 s4 pads 3, 1 (uneven), batch 2 */
+		{ 1, 2, 1, 16, 17, { 77 }, { 8 }, { 4 }, { 1 }, { 3 }, { 1 }, { 0 }, true, false },
+		/* k8 s4 pads 2, 3, output padding 1: whole lines */
+		{ 1, 1, 1, 9, 30, { 50 }, { 8 }, { 4 }, { 1 }, { 2 }, { 3 }, { 1 }, false, false },
+		/* rank 2, last axis s8 k16 p4 */
+		{ 2, 1, 1, 12, 20, { 4, 24 }, { 3, 16 }, { 2, 8 }, { 1, 1 }, { 1, 4 }, { 1, 4 }, { 0, 0 }, true, false },
+		/* rank 2, k2 s2 on the first axis: both of its residues in one class, so two lines
+		 * per class pair (last axis s4 k8 p2) */
+		{ 2, 1, 1, 10, 15, { 6, 20 }, { 2, 8 }, { 2, 4 }, { 1, 1 }, { 0, 2 }, { 0, 2 }, { 0, 0 }, true, false },
+		/* rank 3, four lines per class pair (k2 s2 on the first two axes, last s4 k8 p2) */
+		{ 3, 2, 1, 5, 11, { 3, 4, 10 }, { 2, 2, 8 }, { 2, 2, 4 }, { 1, 1, 1 }, { 0, 0, 2 }, { 0, 0, 2 }, { 0, 0, 0 },
+		  true, true },
+		/* k16 s8 p4 with a 4 MiB output: non-temporal line stores */
+		{ 1, 1, 1, 8, 64, { 2048 }, { 16 }, { 8 }, { 1 }, { 4 }, { 4 }, { 0 }, true, false },
+		/* strides without a vector interleave: s3 k6 pads 1, 2 (batch 2, 2 groups), s5 k5
+		 * output padding 1, s6 k12 pads 5, 1, s7 k14 pads 2, 5 */
+		{ 1, 2, 2, 9, 14, { 50 }, { 6 }, { 3 }, { 1 }, { 1 }, { 2 }, { 0 }, true, false },
+		{ 1, 1, 1, 12, 25, { 64 }, { 5 }, { 5 }, { 1 }, { 0 }, { 1 }, { 1 }, true, false },
+		{ 1, 1, 1, 8, 20, { 45 }, { 12 }, { 6 }, { 1 }, { 5 }, { 1 }, { 0 }, true, false },
+		{ 1, 1, 1, 10, 12, { 33 }, { 14 }, { 7 }, { 1 }, { 2 }, { 5 }, { 0 }, false, false },
+	};
+	(void)state;
+	check_threads = threads_1_to_4;
+	check_configs(cases, sizeof cases / sizeof cases[0], 2900, "line-store");
+	check_threads = threads_default;
+}
+
+/* The table's store_lines against sl calls of its store, bit for bit (bias or none: -0.0 +
+ * 0.0 included), strides 3 to 16, runs of 1 to 32 positions at any output offset, mr 1 to
+ * mr_max rows, plain and streamed outputs. */
+static void test_store_lines_kernel(void **state)
+{
+#ifdef ONNXRUN_BAREMETAL /* no bare-metal table has store_lines */
+	(void)state;
+	skip();
+#else
+	TEST_ALL_ISAS(isas);
+	struct th_rng rng;
+	int tables = 0, failures = 0;
+	(void)state;
+	th_rng_seed(&rng, 0x11e5);
+	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+		if (!onnxrun__isa_supported(isas[ii]))
+			continue;
+		onnxrun__isa_set(isas[ii]);
+		const struct onnxrun__kernels *kt = onnxrun__kernels_current();
+		if (!kt->phase.store_lines)
+			continue;
+		tables++;
+		const int64_t nr = 32, mr_max = kt->gemm->mr_max, tstride = mr_max * nr + 3;
+		for (int trial = 0; trial < 400 && failures < 5; trial++) {
+			struct onnxrun__kpanel kp;
+			struct onnxrun__krun runs[4];
+			const int64_t sl = rnd(&rng, 3, 16), mr = rnd(&rng, 1, mr_max), nrun = rnd(&rng, 1, 4);
+			const bool with_bias = rnd(&rng, 0, 1);
+			int64_t col = 0, yoff = rnd(&rng, 0, 40);
+			for (int64_t r = 0; r < nrun; r++) { /* runs of the 32 columns, gaps between outputs */
+				runs[r].col = col;
+				runs[r].len = r == nrun - 1 ? nr - col : rnd(&rng, 1, nr - col - (nrun - 1 - r));
+				runs[r].yoff = yoff;
+				col += runs[r].len;
+				yoff += runs[r].len * sl + rnd(&rng, 0, 2) * 16 + rnd(&rng, 0, 1);
+			}
+			kp.cg = 1;
+			kp.in_sp = 1;
+			kp.sl = sl;
+			kp.out_sp = yoff + rnd(&rng, 0, 20);
+			kp.stream = rnd(&rng, 0, 1);
+			const size_t ny = (size_t)(2 * mr * kp.out_sp) + 64, nt = (size_t)(sl * tstride);
+			float *tiles = malloc(nt * sizeof *tiles), *bias = malloc(16 * sizeof *bias);
+			float *raw0 = malloc((ny + 16) * sizeof(float)), *raw1 = malloc((ny + 16) * sizeof(float));
+			assert_true(tiles && bias && raw0 && raw1);
+			/* 64-byte aligned outputs so whole vectors may be streamed */
+			float *y0 = raw0 + (16 - ((uintptr_t)raw0 / sizeof(float)) % 16) % 16;
+			float *y1 = raw1 + (16 - ((uintptr_t)raw1 / sizeof(float)) % 16) % 16;
+			for (size_t e = 0; e < nt; e++)
+				tiles[e] = e % 7 == 3 ? -0.0f : th_rng_float(&rng);
+			for (int e = 0; e < 16; e++)
+				bias[e] = th_rng_float(&rng);
+			for (size_t e = 0; e < ny; e++)
+				y0[e] = y1[e] = (float)e;
+			for (int64_t m = 0; m < sl; m++)
+				kt->phase.store(&kp, tiles + m * tstride, nr, mr, runs, nrun, y0, m, with_bias ? bias : NULL);
+			kt->phase.store_lines(&kp, tiles, tstride, nr, mr, runs, nrun, y1, 0, with_bias ? bias : NULL);
+			if (kp.stream)
+				kt->phase.store_fence();
+			if (memcmp(y0, y1, ny * sizeof *y0)) {
+				failures++;
+				print_message("%s: store_lines differs from store: sl=%lld mr=%lld runs=%lld bias=%d stream=%d\n",
+				              kt->name, (long long)sl, (long long)mr, (long long)nrun, with_bias, kp.stream);
+			}
+			free(tiles);
+			free(bias);
+			free(raw0);
+			free(raw1);
+		}
+	}
+	onnxrun__isa_set(TEST_BEST_ISA);
+	print_message("store_lines checked in %d kernel tables, %d failures\n", tables, failures);
+	assert_int_equal(failures, 0);
+	if (onnxrun__isa_supported(ONNXRUN__ISA_AVX512))
+		assert_true(tables >= 1);
+#endif
+}
+
 /* GEMM + overlap-add with strides of 16 and more (blocks of 16 residues transposed into
  * output vectors): whole and partial residue blocks (s = 16, 20, 37), dilation, pads that
  * cut into the first and last blocks, output padding, batches and groups, rank 2. */
@@ -676,6 +801,8 @@ int main(void)
 		cmocka_unit_test(test_rows_in_place_1d),
 		cmocka_unit_test(test_3d_and_grouped),
 		cmocka_unit_test(test_remainder_panels),
+		cmocka_unit_test(test_line_stores),
+		cmocka_unit_test(test_store_lines_kernel),
 		cmocka_unit_test(test_phase_random),
 		cmocka_unit_test(test_col2im_random),
 		cmocka_unit_test(test_col2im_wide_strides),

@@ -172,6 +172,113 @@ static T512 void store_pair(const struct onnxrun__kpanel *kp, const float *t0, c
 		}
 }
 
+/* phase.store_lines (kernels.h). Strides 8 and 4: per 16 positions of a run, the s tiles'
+ * vectors transposed in registers into s whole output vectors of 16/s lines each (unpacks
+ * within the 128-bit lanes, then 128-bit lane shuffles), the bias added after, stored whole
+ * (non-temporal for streamed outputs when 64-byte aligned). Other strides and the last < 16
+ * positions of a run: line after line, in order. Either way the additions of store: the same
+ * bits. */
+static inline __attribute__((always_inline)) T512 void put_line_vector(float *v, __m512 o, bool stream)
+{
+	if (stream)
+		_mm512_stream_ps(v, o);
+	else
+		_mm512_storeu_ps(v, o);
+}
+
+static inline __attribute__((always_inline)) T512 void lines4(const float *t, int64_t tstride, __m512 b, float *d,
+                                                              bool stream)
+{
+	const __m512 x0 = _mm512_loadu_ps(t), x1 = _mm512_loadu_ps(t + tstride), x2 = _mm512_loadu_ps(t + 2 * tstride),
+	             x3 = _mm512_loadu_ps(t + 3 * tstride);
+	const __m512d t0 = _mm512_castps_pd(_mm512_unpacklo_ps(x0, x1)), t1 = _mm512_castps_pd(_mm512_unpackhi_ps(x0, x1));
+	const __m512d t2 = _mm512_castps_pd(_mm512_unpacklo_ps(x2, x3)), t3 = _mm512_castps_pd(_mm512_unpackhi_ps(x2, x3));
+	/* u_k lane L: position 4L + k, phases 0-3; output vector L = lanes L of u0, u1, u2, u3 */
+	const __m512 u0 = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2)), u1 = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
+	const __m512 u2 = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3)), u3 = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
+	const __m512 a01 = _mm512_shuffle_f32x4(u0, u1, 0x44), b01 = _mm512_shuffle_f32x4(u2, u3, 0x44);
+	const __m512 a23 = _mm512_shuffle_f32x4(u0, u1, 0xEE), b23 = _mm512_shuffle_f32x4(u2, u3, 0xEE);
+	put_line_vector(d, _mm512_add_ps(_mm512_shuffle_f32x4(a01, b01, 0x88), b), stream);
+	put_line_vector(d + 16, _mm512_add_ps(_mm512_shuffle_f32x4(a01, b01, 0xDD), b), stream);
+	put_line_vector(d + 32, _mm512_add_ps(_mm512_shuffle_f32x4(a23, b23, 0x88), b), stream);
+	put_line_vector(d + 48, _mm512_add_ps(_mm512_shuffle_f32x4(a23, b23, 0xDD), b), stream);
+}
+
+static inline __attribute__((always_inline)) T512 void lines8(const float *t, int64_t tstride, __m512 b, float *d,
+                                                              bool stream)
+{
+	const __m512 x0 = _mm512_loadu_ps(t), x1 = _mm512_loadu_ps(t + tstride), x2 = _mm512_loadu_ps(t + 2 * tstride),
+	             x3 = _mm512_loadu_ps(t + 3 * tstride), x4 = _mm512_loadu_ps(t + 4 * tstride),
+	             x5 = _mm512_loadu_ps(t + 5 * tstride), x6 = _mm512_loadu_ps(t + 6 * tstride),
+	             x7 = _mm512_loadu_ps(t + 7 * tstride);
+	/* per 128-bit lane L (positions 4L..4L+3): t0 = positions 4L, 4L+1 of phases 0, 1 */
+	const __m512 t0 = _mm512_unpacklo_ps(x0, x1), t1 = _mm512_unpackhi_ps(x0, x1);
+	const __m512 t2 = _mm512_unpacklo_ps(x2, x3), t3 = _mm512_unpackhi_ps(x2, x3);
+	const __m512 t4 = _mm512_unpacklo_ps(x4, x5), t5 = _mm512_unpackhi_ps(x4, x5);
+	const __m512 t6 = _mm512_unpacklo_ps(x6, x7), t7 = _mm512_unpackhi_ps(x6, x7);
+	/* u[k] lane L: position 4L + k, phases 0-3; u[4 + k]: phases 4-7 */
+	__m512 u[8];
+	u[0] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2)));
+	u[1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2)));
+	u[2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+	u[3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+	u[4] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t4), _mm512_castps_pd(t6)));
+	u[5] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t4), _mm512_castps_pd(t6)));
+	u[6] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t5), _mm512_castps_pd(t7)));
+	u[7] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t5), _mm512_castps_pd(t7)));
+	/* output vector 4L/2 + h (h = 0, 1: positions 4L + 2h, 4L + 2h + 1) = lanes L of u[2h],
+	 * u[4 + 2h], u[2h + 1], u[4 + 2h + 1] */
+	for (int h = 0; h < 2; h++) {
+		const __m512 a01 = _mm512_shuffle_f32x4(u[2 * h], u[4 + 2 * h], 0x44); /* L0 L1 | L0 L1 */
+		const __m512 b01 = _mm512_shuffle_f32x4(u[2 * h + 1], u[5 + 2 * h], 0x44);
+		const __m512 a23 = _mm512_shuffle_f32x4(u[2 * h], u[4 + 2 * h], 0xEE); /* L2 L3 | L2 L3 */
+		const __m512 b23 = _mm512_shuffle_f32x4(u[2 * h + 1], u[5 + 2 * h], 0xEE);
+		__m512 o[4];
+		o[0] = _mm512_add_ps(_mm512_shuffle_f32x4(a01, b01, 0x88), b); /* lane 0 of each: L0 */
+		o[1] = _mm512_add_ps(_mm512_shuffle_f32x4(a01, b01, 0xDD), b); /* lane 1: L1 */
+		o[2] = _mm512_add_ps(_mm512_shuffle_f32x4(a23, b23, 0x88), b);
+		o[3] = _mm512_add_ps(_mm512_shuffle_f32x4(a23, b23, 0xDD), b);
+		for (int l = 0; l < 4; l++)
+			put_line_vector(d + 16 * (2 * l + h), o[l], stream);
+	}
+}
+
+static T512 void store_lines(const struct onnxrun__kpanel *kp, const float *tiles, int64_t tstride, int64_t nr,
+                             int64_t mr, const struct onnxrun__krun *runs, int64_t nrun, float *y, int64_t ydelta,
+                             const float *bias)
+{
+	const int64_t sl = kp->sl;
+	for (int64_t i = 0; i < mr; i++) {
+		const float bi = bias ? bias[i] : 0.0f;
+		const __m512 b = _mm512_set1_ps(bi);
+		float *ym = y + i * kp->out_sp + ydelta;
+		for (int64_t s = 0; s < nrun; s++) {
+			const float *t = tiles + i * nr + runs[s].col;
+			float *d = ym + runs[s].yoff;
+			const int64_t len = runs[s].len;
+			int64_t e = 0;
+			if (sl == 8)
+				for (; e + 16 <= len; e += 16, d += 128)
+					lines8(t + e, tstride, b, d, kp->stream && !((uintptr_t)d & 63));
+			if (sl == 4)
+				for (; e + 16 <= len; e += 16, d += 64)
+					lines4(t + e, tstride, b, d, kp->stream && !((uintptr_t)d & 63));
+			for (; e < len; e++, d += sl)
+				for (int64_t m = 0; m < sl; m++)
+					d[m] = t[m * tstride + e] + bi;
+		}
+	}
+	if (kp->stream)
+		return;
+	/* the next m-panel's output lines, for writing (as in store) */
+	for (int64_t i = mr; i < 2 * mr; i++)
+		for (int64_t s = 0; s < nrun; s++) {
+			const char *d = (const char *)(y + i * kp->out_sp + ydelta + runs[s].yoff);
+			for (int64_t off = 0; off < runs[s].len * sl * 4; off += 64)
+				__builtin_prefetch(d + off, 1);
+		}
+}
+
 static void store_fence(void)
 {
 	_mm_sfence();
@@ -245,7 +352,9 @@ const struct onnxrun__kernels onnxrun__kernels_avx512 = {
 	.name = "avx512",
 	.gemm = &onnxrun__gemm_avx512,
 	.phase = { .pack = pack, .pack_rows = pack_rows, .pack_halves = pack_halves, .store = store,
-	           .store_pair = store_pair, .rel2_pair = onnxrun__rel2_pair_avx512, .store_fence = store_fence },
+	           .store_pair = store_pair, .rel2_pair = onnxrun__rel2_pair_avx512, .store_lines = store_lines,
+	           .lines_strides = 1u << 4 | 1u << 8,
+	           .store_fence = store_fence },
 	.col2im_gather = onnxrun__col2im_gather_avx512,
 	.window = &onnxrun__window_avx512,
 	.dw_rows = onnxrun__dw_rows_avx512,

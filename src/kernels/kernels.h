@@ -196,7 +196,19 @@ struct onnxrun__phase_kernels {
 	void (*rel2_pair)(const struct onnxrun__kpanel *kp, int64_t k, const float *a, int64_t mr, const char *base0,
 	                  const char *base1, const onnxrun__krel *rel, bool ahead, const float *t0,
 	                  const struct onnxrun__krun *runs, int64_t nrun, float *y, int64_t ydelta, const float *bias);
-	/* Orders the non-temporal stores of store/store_pair before the work item ends. */
+#ifndef ONNXRUN_BAREMETAL /* no bare-metal table has them (flash) */
+	/* Optional (NULL: not used; any kp->sl of 3 to 16, which the phase path takes only where
+	 * bit sl of lines_strides is set: the strides it writes whole vectors at). The tiles of the sl phases that
+	 * fill each output line of the last axis (a line: sl consecutive outputs), tile m (at
+	 * tiles + m * tstride, nr floats per row) the phase m outputs after a line's start: the
+	 * same values as sl store calls, y[i*out_sp + ydelta + m + run.yoff + e*sl] =
+	 * tiles[m*tstride + i*nr + run.col + e] + bias[i], written line after line. */
+	void (*store_lines)(const struct onnxrun__kpanel *kp, const float *tiles, int64_t tstride, int64_t nr,
+	                    int64_t mr, const struct onnxrun__krun *runs, int64_t nrun, float *y, int64_t ydelta,
+	                    const float *bias);
+	uint32_t lines_strides;
+#endif
+	/* Orders the non-temporal stores of store/store_pair/store_lines before the work item ends. */
 	void (*store_fence)(void);
 };
 

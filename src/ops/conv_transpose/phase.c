@@ -73,6 +73,15 @@
  * of x or into x) and the paired stores: only in builds whose kernel tables may have their
  * entries (kernels.h); with the scalar table alone their planning folds away (flash). */
 #define IN_PLACE (!ONNXRUN__KERNELS_SCALAR_ONLY)
+/* Whole-line stores of the phases of a last axis of stride 3 to 16 (the table's store_lines,
+ * line_classes): not on bare metal, where no kernel table has them (flash). */
+#ifdef ONNXRUN_BAREMETAL
+#define LINES 0
+#define LINES_FREE(env, p) ((void)0)
+#else
+#define LINES IN_PLACE
+#define LINES_FREE(env, p) onnxrun__free(env, p)
+#endif
 
 /* Where the runs of a panel start in the grid: batch b and grid position q[] of the run's
  * first element (the runs themselves, columns and output offsets, are struct onnxrun__krun). */
@@ -106,6 +115,13 @@ struct phase_job {
 	bool chunk_major; /* items ordered channel chunk first (choose_order) */
 	int64_t *partner; /* per class: the phase run with it and stored interleaved, or -1 */
 	bool paired;      /* some class has a partner */
+	/* line stores (LINES, line_classes): per class leader phase, how many lines its item
+	 * stores (0: none) and where they start in line_ph (the phases of each line, ordered
+	 * by their output offset in it: sl per line) and line_yd (each line's ydelta from the
+	 * leader's runs); line_offset: the s tiles' buffer in a thread's scratch (bytes) */
+	bool lines, lines2; /* some class stores lines; some with a partner class */
+	int64_t *nline, *line_at, *line_ph, *line_yd;
+	size_t line_offset;
 	bool halves;      /* B panels may be read in place as masked half-rows (PANEL_HALVES) */
 	bool rows;        /* B panels may be read in place as whole rows (PANEL_ROWS) */
 	char *scratch;
@@ -500,6 +516,65 @@ static void rem_flush(const struct phase_job *j, struct rem_list *rl, int64_t kk
 	rl->n = 0;
 }
 
+#ifndef ONNXRUN_BAREMETAL /* LINES */
+/* A line group's remainder panel (the last of an item's panels, at most nr[2] positions):
+ * each class's phases go through the rem call of their own list, rl[0] for the item's class
+ * (B panel last[0]) and rl[1] for its partner (last[1]); flushed every `group` tiles. */
+struct line_rem {
+	struct rem_list *rl[2];
+	const struct panel *last[2];
+	int64_t group, cnt;
+	float *tile;
+};
+
+/* Adds phase q's tile of the remainder panel to its class's rem list (c: 0 the item's
+ * class, 1 the partner). */
+static void line_rem_add(const struct phase_job *j, const struct line_rem *lr, int c, int64_t q, const float *aq,
+                         int64_t mr, float *ym, const float *bm)
+{
+	struct rem_list *rc = lr->rl[c];
+	const int64_t lead = j->rep[q];
+	rc->a[rc->n] = aq;
+	rc->bias[rc->n] = bm;
+	rc->y[rc->n] = ym;
+	rc->mr[rc->n] = mr;
+	rc->ydelta[rc->n++] = j->yres[q] - j->yres[lead];
+	if (rc->n == lr->group)
+		rem_flush(j, rc, j->cg * j->pk->taps.ntaps[lead], lr->cnt, lr->last[c], lr->tile);
+}
+
+/* Line stores (j->nline[ph] > 0, ph the item's class): for each of the first nwide B
+ * panels and each of the class group's lines, the line's sl tiles (its phase m into tile m
+ * of buf, from B panel pn, or pn2 for the partner class's phases), then one store_lines
+ * call writes the lines whole. The tiles are the ones each phase's own store would take.
+ * With lr, the remainder panel's tiles join the rem lists right after each phase's last
+ * wide tile, while its weights are still in cache. */
+static void line_panels(const struct phase_job *j, int64_t ph, int64_t grp, int64_t aoff, int64_t mr,
+                        const struct panel *pn, const struct panel *pn2, int64_t nwide, float *buf, float *ym,
+                        const float *bm, const struct line_rem *lr)
+{
+	const struct onnxrun__convt_packed *pk = j->pk;
+	const struct onnxrun__gemm_kernels *kn = pk->kern;
+	const int64_t sl = j->kp.sl, stride = kn->mr_max * kn->nr[0];
+	const int64_t *lph = j->line_ph + j->line_at[ph], *yd = j->line_yd + j->line_at[ph] / sl;
+	for (int64_t i = 0; i < (nwide > 0 ? nwide : 1); i++)
+		for (int64_t l = 0; l < j->nline[ph]; l++) {
+			for (int64_t m = 0; m < sl; m++) {
+				const int64_t q = lph[l * sl + m], kq = j->cg * pk->taps.ntaps[q];
+				const float *aq = pk->a + grp * pk->a_group + pk->a_off[q] + aoff * kq;
+				if (nwide > 0)
+					panel_gemm(kn, mr, kq, aq, j->rep[q] == ph ? &pn[i] : &pn2[i], buf + m * stride);
+				if (lr && i == (nwide > 0 ? nwide - 1 : 0))
+					line_rem_add(j, lr, j->rep[q] != ph, q, aq, mr, ym, bm);
+			}
+			if (nwide > 0)
+				j->kt->phase.store_lines(&j->kp, buf, stride, kn->nr[pn[i].v], mr, pn[i].runs, pn[i].nseg, ym,
+				                         yd[l], bm);
+		}
+}
+
+#endif
+
 /* Item it's group, tile, class and channel chunk: it = ((grp * ntiles + tile) * nclass +
  * class) * mchunks + mchunk, or with the chunk first (chunk_major: ((mchunk * group + grp) *
  * ntiles + tile) * nclass + class). */
@@ -568,10 +643,10 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	const int64_t tile_cap = mr_max * nr0;
 #endif
 	int64_t rem_group = IN_PLACE && kn->rem ? tile_cap / (mr_max * kn->nr[2]) : 0;
-	struct rem_list rl;
+	struct rem_list rl, rl2; /* rl2: a line group's partner class */
 	rem_group = rem_group > kn->rem_np ? kn->rem_np : rem_group;
 	rem_group = rem_group > REM_MAX ? REM_MAX : rem_group;
-	rl.n = 0;
+	rl.n = rl2.n = 0;
 
 	for (int64_t i = 0; i < PANEL_SETS(j) * j->nb; i++) {
 		pn[i].runs = runs + i * segs_max;
@@ -632,15 +707,26 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 			/* a last panel of at most nr[2] positions (a remainder) runs rem_group A
 			 * panels per call (the kernels' rem): the class's phases of one weight panel,
 			 * right after their wide panels read the same weights, or consecutive weight
-			 * panels; not with a partner or stride-2 pairs (stored in pairs) */
-			const bool rem = IN_PLACE && rem_group > 1 && ph2 < 0 && np > 0 && pn[np - 1].v == 2 &&
-			                 pn[np - 1].mode == PANEL_PACKED && !(kph->store_pair && tp->s[g->n - 1] == 2);
+			 * panels; not with a stride-2 partner or stride-2 pairs (stored in pairs); a line
+			 * group's partner class has its own list */
+			const bool lines = LINES && j->lines && j->nline[ph];
+			const bool rem = IN_PLACE && rem_group > 1 && np > 0 && pn[np - 1].v == 2 &&
+			                 pn[np - 1].mode == PANEL_PACKED && !(kph->store_pair && tp->s[g->n - 1] == 2) &&
+			                 (ph2 < 0 || (lines && pn2[np - 1].v == 2 && pn2[np - 1].mode == PANEL_PACKED));
 			const int64_t nwide = rem ? np - 1 : np;
 			for (int64_t pl = plo; pl < phi; pl++) {
 				const int64_t m0 = convt_panel_lo(mg, pk->mpanels, pl);
 				const int64_t mr = convt_panel_lo(mg, pk->mpanels, pl + 1) - m0, aoff = pl * mr_max;
 				float *ym = yg + m0 * j->out_sp;
 				const float *bm = bg ? bg + m0 : NULL;
+#ifndef ONNXRUN_BAREMETAL /* LINES */
+				if (lines) {
+					const struct line_rem lr = { { &rl, &rl2 }, { &pn[np - 1], &pn2[np - 1] }, rem_group, cnt, tile };
+					line_panels(j, ph, grp, aoff, mr, pn, pn2, nwide, (float *)(sc + j->line_offset), ym, bm,
+					            rem ? &lr : NULL);
+					continue;
+				}
+#endif
 				if (ph2 >= 0) { /* ph2's outputs follow ph's along the last axis */
 					const float *a1 = pk->a + grp * pk->a_group + pk->a_off[ph] + aoff * kk;
 					const int64_t kk2 = j->cg * tp->ntaps[ph2];
@@ -692,6 +778,8 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 			}
 			if (rem)
 				rem_flush(j, &rl, kk, cnt, &pn[np - 1], tile);
+			if (LINES && rem && ph2 >= 0)
+				rem_flush(j, &rl2, j->cg * tp->ntaps[ph2], cnt, &pn2[np - 1], tile);
 		}
 	}
 	if (j->kp.stream)
@@ -777,6 +865,150 @@ static ONNXRUN__MCU_NOINLINE void pair_classes(struct phase_job *j)
 	j->nclass = kept;
 }
 
+#ifndef ONNXRUN_BAREMETAL /* LINES */
+/* The lines that the phases of class p1 and, if p2 >= 0, class p2 fill (line_classes):
+ * split by their residues on the axes before the last, each part must hold one phase at
+ * each last-axis output offset off = qlo * s + r - pad_begin in 0 .. s-1 (position p of
+ * the phase then lands at p * s + off: the phases' positions p make line p together).
+ * Writes each line's phases by offset (ph, s per line) and ydelta from p1's runs (yd);
+ * returns the line count, 0 when they do not fill whole lines (or more than cap slots). */
+static int64_t lines_fit(const struct phase_job *j, int64_t p1, int64_t p2, int64_t cap, int64_t *ph, int64_t *yd)
+{
+	const struct onnxrun__convt_taps *tp = &j->pk->taps;
+	const int32_t n = j->g->n, last = n - 1;
+	const int64_t s = tp->s[last], pad = j->g->pad_begin[last];
+	int64_t r[S], rl[S], r1[S], nl = 0, cnt = 0;
+	if (p2 >= 0 && (memcmp(j->qn + p1 * S, j->qn + p2 * S, (size_t)n * sizeof(int64_t)) ||
+	                memcmp(j->qlo + p1 * S, j->qlo + p2 * S, (size_t)last * sizeof(int64_t))))
+		return 0;
+	convt_phase_residues(tp, p1, r1);
+	for (int64_t q = 0; q < tp->nphase; q++) {
+		if (j->rep[q] != p1 && (p2 < 0 || j->rep[q] != p2))
+			continue;
+		convt_phase_residues(tp, q, r);
+		const int64_t off = j->qlo[q * S + last] * s + r[last] - pad;
+		int64_t l = 0;
+		if (off < 0 || off >= s || ++cnt > tp->nphase)
+			return 0;
+		for (; l < nl; l++) { /* the line of q's residues on the other axes */
+			int64_t any = l * s;
+			while (ph[any] < 0)
+				any++;
+			convt_phase_residues(tp, ph[any], rl);
+			if (!memcmp(r, rl, (size_t)last * sizeof(int64_t)))
+				break;
+		}
+		if (l == nl) {
+			if ((nl + 1) * s > cap)
+				return 0;
+			for (int64_t m = 0; m < s; m++)
+				ph[nl * s + m] = -1;
+			yd[nl++] = 0;
+		}
+		if (ph[l * s + off] >= 0)
+			return 0;
+		ph[l * s + off] = q;
+		if (off == 0) { /* the line's start relative to p1's runs: p * s + off(p1) */
+			yd[l] = -(j->qlo[p1 * S + last] * s + r1[last] - pad);
+			for (int32_t a = 0; a < last; a++)
+				yd[l] += (r[a] - r1[a]) * j->ys[a];
+		}
+	}
+	return cnt == nl * s ? nl : 0;
+}
+
+/* Groups of classes whose phases fill whole output lines along a last axis of stride 3 to
+ * 16 (lines_fit), stored with the table's store_lines where it writes whole vectors at that
+ * stride (lines_strides; elsewhere line after line was no faster than the per-phase stores:
+ * bench/README.md): one class (k16 s8 p0: all 8 phases
+ * share their B panels), or two with the same grid (k16 s8 p4: residues 4-7 at grid
+ * positions q and 0-3 at q + 1 are two classes; position p of both lies in output line p).
+ * The first class of two stays in classes[], the second goes to partner[] (only with
+ * pairs). */
+static ONNXRUN__MCU_NOINLINE bool line_classes(struct phase_job *j, struct onnxrun_op_context *ctx, bool pairs)
+{
+	const struct onnxrun__convt_taps *tp = &j->pk->taps;
+	const int64_t s = tp->s[j->g->n - 1], np = tp->nphase;
+	int64_t kept = 0, used = 0;
+	bool gone[PAIR_MAX_CLASSES] = { false };
+	if (s < 3 || s > 16 || j->nclass > PAIR_MAX_CLASSES || !j->kt->phase.store_lines ||
+	    !(j->kt->phase.lines_strides >> s & 1))
+		return true;
+	if (!(j->nline = onnxrun__calloc(ctx->env, (size_t)(4 * np), sizeof *j->nline)))
+		return false;
+	j->line_at = j->nline + np;
+	j->line_ph = j->line_at + np;
+	j->line_yd = j->line_ph + np;
+	for (int64_t c1 = 0; c1 < j->nclass; c1++) {
+		const int64_t p1 = j->classes[c1];
+		int64_t *lph = j->line_ph + used, *lyd = j->line_yd + used / s, c2 = -1;
+		int64_t nl = gone[c1] ? 0 : lines_fit(j, p1, -1, np - used, lph, lyd);
+		for (int64_t c = 0; pairs && !gone[c1] && !nl && c < j->nclass; c++)
+			if (c != c1 && !gone[c] && !j->nline[j->classes[c]] &&
+			    (nl = lines_fit(j, p1, j->classes[c], np - used, lph, lyd)))
+				c2 = c;
+		if (!nl)
+			continue;
+		j->nline[p1] = nl;
+		j->line_at[p1] = used;
+		used += nl * s;
+		j->lines = true;
+		if (c2 >= 0) {
+			j->partner[c1] = j->classes[c2];
+			gone[c2] = true;
+			j->lines2 = true;
+		}
+	}
+	for (int64_t c = 0; c < j->nclass; c++)
+		if (!gone[c]) {
+			j->classes[kept] = j->classes[c];
+			j->partner[kept++] = j->partner[c];
+		}
+	j->nclass = kept;
+	return true;
+}
+
+/* Undoes line_classes: every class its own item again. */
+static void line_classes_undo(struct phase_job *j, struct onnxrun_op_context *ctx)
+{
+	onnxrun__free(ctx->env, j->nline);
+	j->nline = NULL;
+	j->lines = j->lines2 = false;
+	j->nclass = 0;
+	for (int64_t ph = 0; ph < j->pk->taps.nphase; ph++)
+		if (j->rep[ph] == ph && j->npos[ph]) {
+			j->partner[j->nclass] = -1;
+			j->classes[j->nclass++] = ph;
+		}
+}
+
+static void plan_split(struct phase_job *j, int threads);
+
+/* Several threads: a class pair in one item halves the items, which plan_split may make up
+ * for with channel chunks, each packing its own copy of the B panels (hifigan_256 on 2
+ * threads: pack 2.8% -> 5.3% of the run, more than the line stores saved). Then the classes
+ * run alone (single-class line groups only); otherwise the pairs stay. False only when out
+ * of memory. */
+static ONNXRUN__MCU_NOINLINE bool line_pairs_plan(struct phase_job *j, struct onnxrun_op_context *ctx, int threads)
+{
+	const int64_t chunks = j->mchunks;
+	if (!j->lines2 || threads < 2)
+		return true;
+	line_classes_undo(j, ctx);
+	if (!line_classes(j, ctx, false))
+		return false;
+	plan_split(j, threads);
+	if (j->mchunks < chunks)
+		return true;
+	line_classes_undo(j, ctx);
+	if (!line_classes(j, ctx, true))
+		return false;
+	plan_split(j, threads);
+	return true;
+}
+
+#endif
+
 static int64_t gcd64(int64_t a, int64_t b)
 {
 	while (b) {
@@ -785,6 +1017,18 @@ static int64_t gcd64(int64_t a, int64_t b)
 		b = t;
 	}
 	return a;
+}
+
+/* The taps of an item's phases: its class's and its partner class's. */
+static double class_cost(const struct phase_job *j, int64_t cl)
+{
+	const struct onnxrun__convt_taps *tp = &j->pk->taps;
+	double cost = 0.0;
+	for (int64_t q = 0; q < tp->nphase; q++)
+		cost += j->rep[q] == j->classes[cl] || (j->partner[cl] >= 0 && j->rep[q] == j->partner[cl]) ?
+		                (double)tp->ntaps[q] :
+		                0.0;
+	return cost;
 }
 
 /* Time at which the last of `threads` threads finishes the job's items in the pool's
@@ -835,18 +1079,14 @@ static double owner_makespan(const struct phase_job *j, int threads, bool chunk_
  * of at most a few thousand items. */
 static void balance_tiles(struct phase_job *j, int threads, int64_t align)
 {
-	const struct onnxrun__convt_taps *tp = &j->pk->taps;
 	const int64_t planned = j->trows;
 	double cost[PAIR_MAX_CLASSES], best;
 	int64_t pick, step = align;
 	if (j->nclass > PAIR_MAX_CLASSES || threads > 8 ||
 	    (double)j->g->group * (double)j->nclass * (2.0 * (double)j->nrows / (double)j->trows + 1.0) > 4096.0)
 		return;
-	for (int64_t cl = 0; cl < j->nclass; cl++) {
-		cost[cl] = j->partner[cl] >= 0 ? (double)tp->ntaps[j->partner[cl]] : 0.0;
-		for (int64_t q = 0; q < tp->nphase; q++)
-			cost[cl] += j->rep[q] == j->classes[cl] ? (double)tp->ntaps[q] : 0.0;
-	}
+	for (int64_t cl = 0; cl < j->nclass; cl++)
+		cost[cl] = class_cost(j, cl);
 	const double at_planned = owner_makespan(j, threads, false, cost);
 	while (planned / step > 16)
 		step += align;
@@ -882,16 +1122,12 @@ static void balance_tiles(struct phase_job *j, int threads, int64_t align)
  * second, which then takes one of the first's (1664 row-units against 1600 chunk first). */
 static void choose_order(struct phase_job *j, int threads)
 {
-	const struct onnxrun__convt_taps *tp = &j->pk->taps;
 	double cost[PAIR_MAX_CLASSES];
 	if (threads < 2 || threads > 8 || j->mchunks < 2 || j->nclass > PAIR_MAX_CLASSES ||
 	    (double)j->g->group * (double)j->ntiles * (double)j->nclass * (double)j->mchunks > 4096.0)
 		return;
-	for (int64_t cl = 0; cl < j->nclass; cl++) {
-		cost[cl] = j->partner[cl] >= 0 ? (double)tp->ntaps[j->partner[cl]] : 0.0;
-		for (int64_t q = 0; q < tp->nphase; q++)
-			cost[cl] += j->rep[q] == j->classes[cl] ? (double)tp->ntaps[q] : 0.0;
-	}
+	for (int64_t cl = 0; cl < j->nclass; cl++)
+		cost[cl] = class_cost(j, cl);
 	j->chunk_major = owner_makespan(j, threads, true, cost) < 0.99 * owner_makespan(j, threads, false, cost);
 }
 
@@ -1181,6 +1417,12 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	for (int64_t cl = 0; cl < j.nclass; cl++)
 		j.partner[cl] = -1;
 	j.kt = pk->kt;
+#ifndef ONNXRUN_BAREMETAL /* LINES */
+	if (LINES && !line_classes(&j, ctx, true)) {
+		onnxrun__free(ctx->env, buf);
+		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
+	}
+#endif
 	if (IN_PLACE && j.kt->phase.store_pair)
 		pair_classes(&j);
 	j.kp.cg = j.cg;
@@ -1190,18 +1432,27 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	j.kp.stream = (uint64_t)g->batch * (uint64_t)g->out_channels * (uint64_t)j.out_sp * sizeof(float) >=
 	              tn->stream_output_bytes;
 	plan_split(&j, threads);
+#ifndef ONNXRUN_BAREMETAL /* LINES */
+	if (LINES && !line_pairs_plan(&j, ctx, threads)) {
+		LINES_FREE(ctx->env, j.nline);
+		onnxrun__free(ctx->env, buf);
+		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
+	}
+#endif
 	/* In place, B rows come from many x lines (unaligned, often sharing L1 sets) instead of
 	 * one packed block: the more micro-kernel calls share a panel, the more a packed copy
 	 * pays off (tuning: half_rows_calls, in_place_calls). */
 	int64_t uses;
 	{
 		int64_t most = 1;
-		for (int64_t cl = 0; cl < j.nclass; cl++) {
-			int64_t cnt = 0;
-			for (int64_t q = 0; q < np; q++)
-				cnt += j.rep[q] == j.classes[cl];
-			most = cnt > most ? cnt : most;
-		}
+		for (int64_t cl = 0; cl < j.nclass; cl++)
+			for (int h = 0; h < 1 + LINES; h++) { /* the class and a line group's partner class */
+				const int64_t lead = h ? j.partner[cl] : j.classes[cl];
+				int64_t cnt = 0;
+				for (int64_t q = 0; lead >= 0 && q < np; q++)
+					cnt += j.rep[q] == lead;
+				most = cnt > most ? cnt : most;
+			}
 		/* counted in calls of at most 8 rows, the unit the tuning's limits are given in:
 		 * what they weigh is how many output channels read each panel */
 		const int64_t mrc = pk->kern->mr_max < 8 ? pk->kern->mr_max : 8;
@@ -1242,16 +1493,19 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	        (size_t)(PANEL_SETS(&j) * j.nb * 2 * j.cg * tp->tmax) * (sizeof(float *) + sizeof(uint16_t));
 #endif
 	if (IN_PLACE && stage_wanted(&j, uses) && !plan_staging(&j, ctx, &bytes)) {
+		LINES_FREE(ctx->env, j.nline);
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
 	if (IN_PLACE && j.rows && g->n == 1 && pk->kern->rel[0] && !plan_in_place_rel(&j, ctx)) {
+		LINES_FREE(ctx->env, j.nline);
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
 	if (IN_PLACE && j.kt->phase.rel2_pair && (j.paired || tp->s[g->n - 1] == 2)) {
 		const int64_t kmax = j.cg * tp->tmax;
 		if (!(j.seq = onnxrun__calloc(ctx->env, (size_t)kmax, sizeof *j.seq))) {
+			LINES_FREE(ctx->env, j.nline);
 			onnxrun__free(ctx->env, j.rel);
 			onnxrun__free(ctx->env, buf);
 			return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
@@ -1259,7 +1513,12 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		for (int64_t k = 0; k < kmax; k++)
 			j.seq[k] = (onnxrun__krel)(k * nr0 * (int64_t)sizeof(float));
 	}
+	if (LINES && j.lines) { /* the line tiles: sl of mr_max x nr[0] floats */
+		j.line_offset = (bytes + 63) / 64 * 64;
+		bytes = j.line_offset + (size_t)(j.kp.sl * pk->kern->mr_max * nr0) * sizeof(float);
+	}
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride))) {
+		LINES_FREE(ctx->env, j.nline);
 		onnxrun__free(ctx->env, j.seq);
 		onnxrun__free(ctx->env, j.rel);
 		onnxrun__free(ctx->env, buf);
@@ -1271,6 +1530,7 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		*(int64_t *)(j.scratch + (size_t)t * j.scratch_stride + j.st_offset) = -1;
 	st = onnxrun__op_parallel(ctx, threads, items, phase_items, &j);
 	onnxrun__free(ctx->env, j.scratch);
+	LINES_FREE(ctx->env, j.nline);
 	onnxrun__free(ctx->env, j.seq);
 	onnxrun__free(ctx->env, j.rel);
 	onnxrun__free(ctx->env, buf);
