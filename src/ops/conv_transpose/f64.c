@@ -144,8 +144,9 @@ static void f64_layout(struct f64_job *j, int64_t *buf)
 			hi = t == 0 || dl > hi ? dl : hi;
 		}
 		j->span[ph] = hi - lo;
-		/* where taps share lines, one packed line serves tl taps */
-		j->lines[ph] = j->kern->ind && nt > 0 && j->tl[ph] >= 2;
+		/* where taps share lines, one packed line serves tl taps; only grid lines of a whole
+		 * panel or more have panels that are one run (shorter ones keep the chunk order) */
+		j->lines[ph] = j->kern->ind && nt > 0 && j->tl[ph] >= 2 && j->qn[ph * S + L] >= j->kern->nw;
 	}
 }
 
