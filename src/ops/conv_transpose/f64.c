@@ -34,6 +34,9 @@
 /* Positions per work item (whole panels): enough to read each chunk of weights from L2
  * several times per load from memory. */
 #define F64_BLOCK_POSITIONS 128
+/* The packed-lines path (pack_lines): left out of a build with the scalar table alone, whose
+ * tiles have no ind entry (flash). */
+#define F64_LINES (!ONNXRUN__KERNELS_SCALAR_ONLY)
 /* Most accumulator bytes per item when it computes a whole group of phases (below). */
 #define F64_GROUP_ACC_BYTES (512 * 1024)
 
@@ -146,7 +149,7 @@ static void f64_layout(struct f64_job *j, int64_t *buf)
 		j->span[ph] = hi - lo;
 		/* where taps share lines, one packed line serves tl taps; only grid lines of a whole
 		 * panel or more have panels that are one run (shorter ones keep the chunk order) */
-		j->lines[ph] = j->kern->ind && nt > 0 && j->tl[ph] >= 2 && j->qn[ph * S + L] >= j->kern->nw;
+		j->lines[ph] = F64_LINES && j->kern->ind && nt > 0 && j->tl[ph] >= 2 && j->qn[ph * S + L] >= j->kern->nw;
 	}
 }
 
@@ -392,7 +395,7 @@ static int64_t compute_phase(const struct f64_job *j, int64_t nb, int64_t grp, i
 	convt_phase_residues(&j->tp, ph, r);
 	nrun = make_runs(j, ph, r, p0, cnt, runs);
 	memset(acc, 0, (size_t)((mb1 - mb0) * npan * tw) * sizeof *acc);
-	if (j->lines[ph]) {
+	if (F64_LINES && j->lines[ph]) {
 		for (int64_t pn = 0, ri = 0; pn < npan; pn++) {
 			const int64_t r0 = ri;
 			while (ri < nrun && runs[ri].col < (pn + 1) * nw)
@@ -533,7 +536,7 @@ static bool f64_sizes(struct f64_job *j, int64_t *scratch)
 	/* phases that read packed lines: a row pointer per K entry, a zero row, the lines */
 	int64_t kmax = 0, lmax = 0;
 	for (int64_t ph = 0; ph < j->nphase; ph++)
-		if (j->lines[ph]) {
+		if (F64_LINES && j->lines[ph]) {
 			const int64_t k = j->nt[ph] * j->cg, l = j->nt[ph] / j->tl[ph] * j->cg * f64_line_stride(j, ph);
 			kmax = k > kmax ? k : kmax;
 			lmax = l > lmax ? l : lmax;
