@@ -141,7 +141,7 @@ static void f64_layout(struct f64_job *j, int64_t *buf)
 		const int32_t L = j->last;
 		int64_t lo = 0, hi = 0;
 		j->tl[ph] = j->tp.start[L][r[L] + 1] - j->tp.start[L][r[L]];
-		for (int64_t t = 0; t < j->tl[ph]; t++) {
+		for (int64_t t = 0; t < j->tl[ph] && t < nt; t++) { /* (no taps: on another axis) */
 			const int64_t dl = j->delta[(j->tfirst[ph] + t) * j->n + L];
 			lo = t == 0 || dl < lo ? dl : lo;
 			hi = t == 0 || dl > hi ? dl : hi;
