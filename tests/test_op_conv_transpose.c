@@ -1436,7 +1436,11 @@ static void test_f64_tile_ind_bits(void **state)
 	}
 	print_message("%d float64 tiles with row pointers in %d tables: bitwise equal to the packed tiles\n", tiles,
 	              tables);
+#if ONNXRUN__KERNELS_SCALAR_ONLY
+	assert_int_equal(tiles, 0); /* the scalar table alone has none (flash) */
+#else
 	assert_true(tiles > 0);
+#endif
 }
 
 /* ---- the float32 window GEMM (window.c) ----------------------------------------------------- */
