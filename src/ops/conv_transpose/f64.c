@@ -214,16 +214,6 @@ static void copy_rows(double *dst, int64_t nw, const double *src, int64_t sstep,
 			__builtin_prefetch(src + i * sstep + 24);
 			memcpy(dst + i * nw, src + i * sstep, 16 * sizeof *dst);
 		}
-	else if (len > 16 && len <= 24) /* a line of 16 positions and its taps' span (pack_lines) */
-		for (int64_t i = 0; i < count; i++) {
-			const double *s = src + i * sstep;
-			double *d = dst + i * nw;
-			__builtin_prefetch(s + 16);
-			__builtin_prefetch(s + 24);
-			/* two copies of constant size (inlined), the second overlapping the first */
-			memcpy(d, s, 16 * sizeof *dst);
-			memcpy(d + len - 8, s + len - 8, 8 * sizeof *dst);
-		}
 	else
 		for (int64_t i = 0; i < count; i++)
 			memcpy(dst + i * nw, src + i * sstep, (size_t)len * sizeof *dst);
