@@ -1327,8 +1327,8 @@ static void test_fast_f64_vs_reference(void **state)
  * only along the last axis (zeros where the line crosses an edge of x), and point those taps'
  * rows into it at their shifts, or at a zero row where the line lies outside x. Rank 1-3,
  * last-axis grids a multiple of every tile width (every panel through lines) and not (panels
- * across grid lines, packed per chunk), stride 1 and 2 with pads, dilation 2, groups, channel
- * tails; 1-4 threads bitwise against the spec reference, every ISA this CPU runs. */
+ * across grid lines, packed per chunk), stride 1 and 2 with pads (2 taps per line: packed),
+ * dilation 2, groups, channel tails; 1-4 threads bitwise against the spec reference, every ISA this CPU runs. */
 static void test_f64_packed_lines(void **state)
 {
 	static const int threads[] = { 1, 2, 3, 4 };
@@ -1339,7 +1339,8 @@ static void test_f64_packed_lines(void **state)
 	} cases[] = {
 		{ 2, 64, 3, 1, 1, 1, 1, 1, 9, 16, 1 },  /* k3s1p1: whole panels, edge columns and lines */
 		{ 2, 40, 3, 1, 1, 1, 1, 1, 7, 13, 2 },  /* grid lines of 40: panels across lines too */
-		{ 2, 32, 4, 2, 1, 1, 1, 2, 6, 10, 1 },  /* k4s2p1, grouped */
+		{ 2, 32, 4, 2, 1, 1, 1, 2, 6, 10, 1 },  /* k4s2p1, grouped: 2 taps per line, packed */
+		{ 2, 32, 6, 2, 1, 2, 2, 2, 6, 10, 1 },  /* k6s2p2, grouped: 3 taps per line */
 		{ 2, 48, 3, 1, 2, 2, 0, 1, 5, 8, 1 },   /* dilation 2, unequal pads */
 		{ 2, 66, 5, 1, 1, 0, 4, 3, 3, 4, 2 },   /* wide kernel, few channels, 3 groups */
 		{ 1, 130, 3, 1, 1, 1, 1, 1, 20, 17, 2 }, /* 1-D: one grid line */

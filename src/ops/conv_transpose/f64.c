@@ -10,7 +10,7 @@
  * x), then runs the kernel table's float64 tiles (MB channels x NW positions) over it for
  * every MB block of its channels, adding into the item's accumulators. A chunk of one panel
  * stays in L1 while every channel block uses it; the weights (packing.h, f64 layout: packed
- * at load for an initializer W, else per run) stream from L2. Where several taps of a phase
+ * at load for an initializer W, else per run) stream from L2. Where 3+ taps of a phase
  * differ only along the last axis (k3s1p1: 3 of its 9), they read shifted windows of the
  * same x line: a panel that is one run of a grid line then packs each such line once per
  * input channel, NW + span values, and the tiles' ind entry reads each tap's rows through
@@ -37,6 +37,11 @@
 /* The packed-lines path (pack_lines): left out of a build with the scalar table alone, whose
  * tiles have no ind entry (flash). */
 #define F64_LINES (!ONNXRUN__KERNELS_SCALAR_ONLY)
+/* Fewest taps per line for the packed lines: with 2 (dcgan's k4s2p1, hifigan's k16s8) the
+ * copies halve, but the runs measured 0.92-1.12x on a busy host, the packing's profile share
+ * unchanged for hifigan_256 (bench/README.md, "Measurements behind fixed choices"); with 3
+ * (k3s1p1) they fall to a third. */
+#define F64_LINE_MIN_TAPS 3
 /* Most accumulator bytes per item when it computes a whole group of phases (below). */
 #define F64_GROUP_ACC_BYTES (512 * 1024)
 
@@ -149,7 +154,8 @@ static void f64_layout(struct f64_job *j, int64_t *buf)
 		j->span[ph] = hi - lo;
 		/* where taps share lines, one packed line serves tl taps; only grid lines of a whole
 		 * panel or more have panels that are one run (shorter ones keep the chunk order) */
-		j->lines[ph] = F64_LINES && j->kern->ind && nt > 0 && j->tl[ph] >= 2 && j->qn[ph * S + L] >= j->kern->nw;
+		j->lines[ph] = F64_LINES && j->kern->ind && nt > 0 && j->tl[ph] >= F64_LINE_MIN_TAPS &&
+		               j->qn[ph * S + L] >= j->kern->nw;
 	}
 }
 
