@@ -1322,6 +1322,128 @@ static void test_fast_f64_vs_reference(void **state)
 	assert_int_equal(failures, 0);
 }
 
+/* The float64 path where it reads x through row pointers (f64.c, pack_lines): panels that are
+ * one run of a grid line pack each x line once per input channel for the taps that differ
+ * only along the last axis (zeros where the line crosses an edge of x), and point those taps'
+ * rows into it at their shifts, or at a zero row where the line lies outside x. Rank 1-3,
+ * last-axis grids a multiple of every tile width (every panel through lines) and not (panels
+ * across grid lines, packed per chunk), stride 1 and 2 with pads (2 taps per line: packed),
+ * dilation 2, groups, channel tails; 1-4 threads bitwise against the spec reference, every ISA this CPU runs. */
+static void test_f64_packed_lines(void **state)
+{
+	static const int threads[] = { 1, 2, 3, 4 };
+	/* rank, in (last axis), k, s, d, pad begin/end, group, cg, mg, batch */
+	static const struct {
+		int n;
+		int64_t in, k, s, d, pb, pe, group, cg, mg, batch;
+	} cases[] = {
+		{ 2, 64, 3, 1, 1, 1, 1, 1, 9, 16, 1 },  /* k3s1p1: whole panels, edge columns and lines */
+		{ 2, 40, 3, 1, 1, 1, 1, 1, 7, 13, 2 },  /* grid lines of 40: panels across lines too */
+		{ 2, 32, 4, 2, 1, 1, 1, 2, 6, 10, 1 },  /* k4s2p1, grouped: 2 taps per line, packed */
+		{ 2, 32, 6, 2, 1, 2, 2, 2, 6, 10, 1 },  /* k6s2p2, grouped: 3 taps per line */
+		{ 2, 48, 3, 1, 2, 2, 0, 1, 5, 8, 1 },   /* dilation 2, unequal pads */
+		{ 2, 66, 5, 1, 1, 0, 4, 3, 3, 4, 2 },   /* wide kernel, few channels, 3 groups */
+		{ 1, 130, 3, 1, 1, 1, 1, 1, 20, 17, 2 }, /* 1-D: one grid line */
+		{ 3, 32, 3, 1, 1, 1, 1, 1, 4, 8, 1 },   /* 3-D */
+	};
+	TEST_ALL_ISAS(isas);
+	struct fixture *f = *state;
+	int failures = 0, isas_run = 0;
+	int64_t compared = 0;
+	for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+		struct cfg c;
+		memset(&c, 0, sizeof c);
+		c.seed = 0x64a00000 + ci;
+		c.dt = ONNXRUN_DTYPE_DOUBLE;
+		c.opset = 22;
+		c.n = cases[ci].n;
+		c.bias = ci % 2 == 0;
+		c.kernel_attr = true;
+		c.batch = cases[ci].batch;
+		c.group = cases[ci].group;
+		c.cg = cases[ci].cg;
+		c.mg = cases[ci].mg;
+		for (int a = 0; a < c.n; a++) {
+			c.in[a] = a == c.n - 1 ? cases[ci].in : (c.n == 3 ? 5 : 9);
+			c.k[a] = cases[ci].k;
+			c.s[a] = cases[ci].s;
+			c.d[a] = cases[ci].d;
+			c.pads[a] = cases[ci].pb;
+			c.pads[c.n + a] = cases[ci].pe;
+		}
+		ref_geometry(&c);
+		for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+			if (!onnxrun__isa_supported(isas[ii]))
+				continue;
+			onnxrun__isa_set(isas[ii]);
+			isas_run += ci == 0;
+			struct entry_case k;
+			int ran = 0;
+			entry_case_begin(f->env, &c, &k);
+			failures += !check_entry_threads(f->env, &c, &k, "float64 phase", threads,
+			                                 sizeof threads / sizeof threads[0], true, isas[ii], &compared, &ran);
+			entry_case_end(&k);
+		}
+	}
+	onnxrun__isa_set(TEST_BEST_ISA);
+	print_message("%d float64 row-pointer configs x %d ISAs x threads 1-4, %lld elements compared, %d failures\n",
+	              (int)(sizeof cases / sizeof cases[0]), isas_run, (long long)compared, failures);
+	assert_int_equal(failures, 0);
+}
+
+/* Each float64 tile's ind entry (x rows through pointers) against its contiguous entry on the
+ * same rows copied: the same bits, in every table this CPU runs, with rows scattered in memory,
+ * several pointing at one shared row, values of every magnitude, in chunks of varying length. */
+static void test_f64_tile_ind_bits(void **state)
+{
+	(void)state;
+	enum { KK = 37 };
+	TEST_ALL_ISAS(isas);
+	static double xs[KK * 3 * ONNXRUN__F64_NW_MAX], packed[KK * ONNXRUN__F64_NW_MAX], w[KK * ONNXRUN__F64_MB_MAX];
+	static double t0[ONNXRUN__F64_MB_MAX * ONNXRUN__F64_NW_MAX], t1[ONNXRUN__F64_MB_MAX * ONNXRUN__F64_NW_MAX];
+	const double *rows[KK];
+	uint64_t s = 0x64b00001;
+	int tiles = 0, tables = 0;
+	for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++)
+		xs[i] = rng_unit(&s) * ldexp(1.0, (int)rng_int(&s, -30, 30));
+	for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+		w[i] = rng_unit(&s);
+	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+		if (!onnxrun__isa_supported(isas[ii]) || onnxrun__kernels_for(isas[ii])->isa != isas[ii])
+			continue;
+		const struct onnxrun__f64_kernels *fk = onnxrun__kernels_for(isas[ii])->f64;
+		tables++;
+		for (int ti = 0; ti < fk->ntiles; ti++) {
+			const struct onnxrun__f64_tile *tl = &fk->tiles[ti];
+			if (!tl->ind)
+				continue;
+			tiles++;
+			for (int64_t p = 0; p < KK; p++) {
+				/* rows at odd offsets in a larger buffer, every fifth the same row */
+				rows[p] = p % 5 == 4 ? rows[0] : xs + rng_int(&s, 0, (int64_t)(sizeof xs / sizeof xs[0]) - tl->nw);
+				memcpy(packed + p * tl->nw, rows[p], (size_t)tl->nw * sizeof *packed);
+			}
+			for (int e = 0; e < tl->mb * tl->nw; e++)
+				t0[e] = t1[e] = rng_unit(&s);
+			for (int64_t k0 = 0, kn = 1; k0 < KK; k0 += kn, kn = kn * 2 + 1) {
+				kn = kn < KK - k0 ? kn : KK - k0;
+				tl->fn(kn, packed + k0 * tl->nw, w + k0 * tl->mb, t0);
+				tl->ind(kn, rows + k0, w + k0 * tl->mb, t1);
+			}
+			if (memcmp(t0, t1, (size_t)(tl->mb * tl->nw) * sizeof *t0))
+				fail_msg("isa %d: float64 tile %dx%d: ind differs from the packed tile", (int)isas[ii], tl->mb,
+				         tl->nw);
+		}
+	}
+	print_message("%d float64 tiles with row pointers in %d tables: bitwise equal to the packed tiles\n", tiles,
+	              tables);
+#if ONNXRUN__KERNELS_SCALAR_ONLY
+	assert_int_equal(tiles, 0); /* the scalar table alone has none (flash) */
+#else
+	assert_true(tiles > 0);
+#endif
+}
+
 /* ---- the float32 window GEMM (window.c) ----------------------------------------------------- */
 
 /* Configs for the window GEMM: rank 1-2, every kernel a multiple (1-4) of its stride, dilation
@@ -1642,6 +1764,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fast_half_declines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_degenerate_first_axis, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fast_f64_vs_reference, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_f64_packed_lines, setup, teardown),
+		cmocka_unit_test(test_f64_tile_ind_bits),
 		cmocka_unit_test_setup_teardown(test_scatter_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_window_vs_reference, setup, teardown),
 	};

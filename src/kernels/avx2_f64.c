@@ -10,15 +10,17 @@
 
 #define T256 __attribute__((target("avx2,fma")))
 
-/* AVX2+FMA: MB x NV vectors of 4 doubles in registers (MB*NV <= 12 of the 16). */
-T256 ONNXRUN__INLINE void tile_avx2_body(int mb, int nv, int64_t kk, const double *xb, const double *wb, double *tile)
+/* AVX2+FMA: MB x NV vectors of 4 doubles in registers (MB*NV <= 12 of the 16). x row p at
+ * xrows[p], or (xrows NULL) at xb + p*nw. */
+T256 ONNXRUN__INLINE void tile_avx2_body(int mb, int nv, int64_t kk, const double *xb, const double *const *xrows,
+                                         const double *wb, double *tile)
 {
 	__m256d acc[ONNXRUN__F64_MB_MAX][8], xv[8];
 	for (int m = 0; m < mb; m++)
 		for (int v = 0; v < nv; v++)
 			acc[m][v] = _mm256_loadu_pd(tile + (m * nv + v) * 4);
 	for (int64_t p = 0; p < kk; p++) {
-		const double *x = xb + p * 4 * nv, *w = wb + p * mb;
+		const double *x = xrows ? xrows[p] : xb + p * 4 * nv, *w = wb + p * mb;
 		for (int v = 0; v < nv; v++)
 			xv[v] = _mm256_loadu_pd(x + 4 * v);
 		for (int m = 0; m < mb; m++) {
@@ -32,20 +34,26 @@ T256 ONNXRUN__INLINE void tile_avx2_body(int mb, int nv, int64_t kk, const doubl
 			_mm256_storeu_pd(tile + (m * nv + v) * 4, acc[m][v]);
 }
 
-#define F64_TILE_AVX2(LINKAGE, NAME, MB, NV)                                                                 \
+#define F64_TILE_AVX2(LINKAGE, NAME, IND, MB, NV)                                                            \
 	T256 LINKAGE void NAME(int64_t kk, const double *xb, const double *wb, double *tile)                   \
 	{                                                                                                      \
-		tile_avx2_body(MB, NV, kk, xb, wb, tile);                                                      \
+		tile_avx2_body(MB, NV, kk, xb, NULL, wb, tile);                                                \
+	}                                                                                                      \
+	T256 LINKAGE void IND(int64_t kk, const double *const *xrows, const double *wb, double *tile)          \
+	{                                                                                                      \
+		tile_avx2_body(MB, NV, kk, NULL, xrows, wb, tile);                                             \
 	}
-F64_TILE_AVX2(static, tile_avx2_6x1, 6, 1)
-F64_TILE_AVX2(static, tile_avx2_6x2, 6, 2)
-F64_TILE_AVX2(, onnxrun__f64_tile_avx2_4x1, 4, 1) /* also in the AVX-512 list */
-F64_TILE_AVX2(static, tile_avx2_4x2, 4, 2)
-F64_TILE_AVX2(static, tile_avx2_4x3, 4, 3)
-F64_TILE_AVX2(, onnxrun__f64_tile_avx2_1x1, 1, 1) /* also in the AVX-512 list */
-F64_TILE_AVX2(static, tile_avx2_1x2, 1, 2)
-F64_TILE_AVX2(static, tile_avx2_1x4, 1, 4)
-F64_TILE_AVX2(static, tile_avx2_1x8, 1, 8)
+F64_TILE_AVX2(static, tile_avx2_6x1, ind_avx2_6x1, 6, 1)
+F64_TILE_AVX2(static, tile_avx2_6x2, ind_avx2_6x2, 6, 2)
+/* also in the AVX-512 list */
+F64_TILE_AVX2(, onnxrun__f64_tile_avx2_4x1, onnxrun__f64_ind_avx2_4x1, 4, 1)
+F64_TILE_AVX2(static, tile_avx2_4x2, ind_avx2_4x2, 4, 2)
+F64_TILE_AVX2(static, tile_avx2_4x3, ind_avx2_4x3, 4, 3)
+/* also in the AVX-512 list */
+F64_TILE_AVX2(, onnxrun__f64_tile_avx2_1x1, onnxrun__f64_ind_avx2_1x1, 1, 1)
+F64_TILE_AVX2(static, tile_avx2_1x2, ind_avx2_1x2, 1, 2)
+F64_TILE_AVX2(static, tile_avx2_1x4, ind_avx2_1x4, 1, 4)
+F64_TILE_AVX2(static, tile_avx2_1x8, ind_avx2_1x8, 1, 8)
 
 /* Stride 1: vector adds and stores; other strides: plain C. */
 T256 static void store(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0, int64_t plane, int64_t sl,
@@ -68,15 +76,15 @@ T256 static void store(const double *tile, int64_t nw, int64_t mc, int64_t uc, d
 }
 
 static const struct onnxrun__f64_tile tiles[] = {
-	{ 6, 4, tile_avx2_6x1 },
-	{ 6, 8, tile_avx2_6x2 },
-	{ 4, 4, onnxrun__f64_tile_avx2_4x1 },
-	{ 4, 8, tile_avx2_4x2 },
-	{ 4, 12, tile_avx2_4x3 },
-	{ 1, 4, onnxrun__f64_tile_avx2_1x1 },
-	{ 1, 8, tile_avx2_1x2 },
-	{ 1, 16, tile_avx2_1x4 },
-	{ 1, 32, tile_avx2_1x8 },
+	{ 6, 4, tile_avx2_6x1, ind_avx2_6x1 },
+	{ 6, 8, tile_avx2_6x2, ind_avx2_6x2 },
+	{ 4, 4, onnxrun__f64_tile_avx2_4x1, onnxrun__f64_ind_avx2_4x1 },
+	{ 4, 8, tile_avx2_4x2, ind_avx2_4x2 },
+	{ 4, 12, tile_avx2_4x3, ind_avx2_4x3 },
+	{ 1, 4, onnxrun__f64_tile_avx2_1x1, onnxrun__f64_ind_avx2_1x1 },
+	{ 1, 8, tile_avx2_1x2, ind_avx2_1x2 },
+	{ 1, 16, tile_avx2_1x4, ind_avx2_1x4 },
+	{ 1, 32, tile_avx2_1x8, ind_avx2_1x8 },
 };
 
 const struct onnxrun__f64_kernels onnxrun__f64_avx2 = { tiles, (int)(sizeof tiles / sizeof tiles[0]), store };

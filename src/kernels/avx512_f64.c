@@ -10,15 +10,17 @@
 
 #define T512 __attribute__((target("avx512f")))
 
-/* AVX-512: MB x NV vectors of 8 doubles in registers (MB*NV <= 16 of the 32). */
-T512 ONNXRUN__INLINE void tile_avx512_body(int mb, int nv, int64_t kk, const double *xb, const double *wb, double *tile)
+/* AVX-512: MB x NV vectors of 8 doubles in registers (MB*NV <= 16 of the 32). x row p at
+ * xrows[p], or (xrows NULL) at xb + p*nw. */
+T512 ONNXRUN__INLINE void tile_avx512_body(int mb, int nv, int64_t kk, const double *xb, const double *const *xrows,
+                                           const double *wb, double *tile)
 {
 	__m512d acc[ONNXRUN__F64_MB_MAX][8], xv[8];
 	for (int m = 0; m < mb; m++)
 		for (int v = 0; v < nv; v++)
 			acc[m][v] = _mm512_loadu_pd(tile + (m * nv + v) * 8);
 	for (int64_t p = 0; p < kk; p++) {
-		const double *x = xb + p * 8 * nv, *w = wb + p * mb;
+		const double *x = xrows ? xrows[p] : xb + p * 8 * nv, *w = wb + p * mb;
 		for (int v = 0; v < nv; v++)
 			xv[v] = _mm512_loadu_pd(x + 8 * v);
 		for (int m = 0; m < mb; m++) {
@@ -35,7 +37,12 @@ T512 ONNXRUN__INLINE void tile_avx512_body(int mb, int nv, int64_t kk, const dou
 #define F64_TILE_AVX512(MB, NV)                                                                              \
 	T512 static void tile_avx512_##MB##x##NV(int64_t kk, const double *xb, const double *wb, double *tile) \
 	{                                                                                                      \
-		tile_avx512_body(MB, NV, kk, xb, wb, tile);                                                    \
+		tile_avx512_body(MB, NV, kk, xb, NULL, wb, tile);                                              \
+	}                                                                                                      \
+	T512 static void ind_avx512_##MB##x##NV(int64_t kk, const double *const *xrows, const double *wb,      \
+	                                        double *tile)                                                  \
+	{                                                                                                      \
+		tile_avx512_body(MB, NV, kk, NULL, xrows, wb, tile);                                           \
 	}
 F64_TILE_AVX512(8, 1)
 F64_TILE_AVX512(8, 2)
@@ -76,17 +83,17 @@ T512 static void store(const double *tile, int64_t nw, int64_t mc, int64_t uc, d
 
 /* The 4-wide AVX2 tiles serve rows of at most 4 positions. */
 static const struct onnxrun__f64_tile tiles[] = {
-	{ 8, 8, tile_avx512_8x1 },
-	{ 8, 16, tile_avx512_8x2 },
-	{ 4, 4, onnxrun__f64_tile_avx2_4x1 },
-	{ 4, 8, tile_avx512_4x1 },
-	{ 4, 16, tile_avx512_4x2 },
-	{ 4, 32, tile_avx512_4x4 },
-	{ 1, 4, onnxrun__f64_tile_avx2_1x1 },
-	{ 1, 8, tile_avx512_1x1 },
-	{ 1, 16, tile_avx512_1x2 },
-	{ 1, 32, tile_avx512_1x4 },
-	{ 1, 64, tile_avx512_1x8 },
+	{ 8, 8, tile_avx512_8x1, ind_avx512_8x1 },
+	{ 8, 16, tile_avx512_8x2, ind_avx512_8x2 },
+	{ 4, 4, onnxrun__f64_tile_avx2_4x1, onnxrun__f64_ind_avx2_4x1 },
+	{ 4, 8, tile_avx512_4x1, ind_avx512_4x1 },
+	{ 4, 16, tile_avx512_4x2, ind_avx512_4x2 },
+	{ 4, 32, tile_avx512_4x4, ind_avx512_4x4 },
+	{ 1, 4, onnxrun__f64_tile_avx2_1x1, onnxrun__f64_ind_avx2_1x1 },
+	{ 1, 8, tile_avx512_1x1, ind_avx512_1x1 },
+	{ 1, 16, tile_avx512_1x2, ind_avx512_1x2 },
+	{ 1, 32, tile_avx512_1x4, ind_avx512_1x4 },
+	{ 1, 64, tile_avx512_1x8, ind_avx512_1x8 },
 };
 
 const struct onnxrun__f64_kernels onnxrun__f64_avx512 = { tiles, (int)(sizeof tiles / sizeof tiles[0]), store };

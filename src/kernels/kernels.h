@@ -247,7 +247,8 @@ struct onnxrun__window_kernels {
  * The float64 phase path (ops/conv_transpose/f64.c) runs register tiles of mb output
  * channels x nw consecutive grid positions of the last axis over a row's list of kk
  * (input channel, tap) pairs: x rows of nw values (copied, with zeros, so a tile reads whole
- * vectors) and packed weights (mb per pair). */
+ * vectors; contiguous, or each through a pointer into a packed line of x that several taps
+ * share) and packed weights (mb per pair). */
 
 #define ONNXRUN__F64_MB_MAX 8  /* most channels of any tile */
 #define ONNXRUN__F64_NW_MAX 64 /* most positions of any tile */
@@ -257,6 +258,10 @@ struct onnxrun__window_kernels {
  * packs them): each product added to the running value in turn, so that a list run in
  * chunks, one call per chunk in order, gives the same bits as one call over the whole list. */
 typedef void (*onnxrun__f64_tile_fn)(int64_t kk, const double *xb, const double *wb, double *tile);
+/* The same with x row p at xrows[p] (nw contiguous doubles each) instead of xb + p*nw, so that
+ * rows can be read in place from x (f64.c: a tap's run wholly inside x), from a shared zero
+ * row, or from a packed row: the same products added in the same order, so the same bits. */
+typedef void (*onnxrun__f64_tile_ind_fn)(int64_t kk, const double *const *xrows, const double *wb, double *tile);
 /* y0[m*plane + e*sl] = tile[m*nw + e] + bias[m] (bias NULL: + 0) for m < mc, e < uc; the same
  * bits on every ISA. */
 typedef void (*onnxrun__f64_store_fn)(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0,
@@ -265,6 +270,7 @@ typedef void (*onnxrun__f64_store_fn)(const double *tile, int64_t nw, int64_t mc
 struct onnxrun__f64_tile {
 	int mb, nw;
 	onnxrun__f64_tile_fn fn;
+	onnxrun__f64_tile_ind_fn ind; /* the tile with x rows as pointers (NULL: none) */
 };
 
 /* One ISA's tiles (every shape it has, in no particular order) and its store. */

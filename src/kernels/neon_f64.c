@@ -38,11 +38,12 @@
 	}
 #define D_ALL(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
 
-ONNXRUN__INLINE void tile_body(int mb, int nv, int64_t kk, const double *xb, const double *wb, double *tile)
+ONNXRUN__INLINE void tile_body(int mb, int nv, int64_t kk, const double *xb, const double *const *xrows,
+                               const double *wb, double *tile)
 {
 	D_ALL(D_DECL)
 	for (int64_t p = 0; p < kk; p++) {
-		const double *x = xb + p * 2 * nv, *w = wb + p * mb;
+		const double *x = xrows ? xrows[p] : xb + p * 2 * nv, *w = wb + p * mb;
 		const float64x2_t x0 = vld1q_f64(x), x1 = nv > 1 ? vld1q_f64(x + 2) : x0;
 		const float64x2_t x2 = nv > 2 ? vld1q_f64(x + 4) : x0, x3 = nv > 3 ? vld1q_f64(x + 6) : x0;
 		const float64x2_t w01 = vld1q_f64(w), w23 = vld1q_f64(w + 2);
@@ -62,11 +63,12 @@ ONNXRUN__INLINE void tile_body(int mb, int nv, int64_t kk, const double *xb, con
 	if (nv > v)                                                                            \
 		vst1q_f64(tile + 2 * v, e##v);
 
-ONNXRUN__INLINE void tile1_body(int nv, int64_t kk, const double *xb, const double *wb, double *tile)
+ONNXRUN__INLINE void tile1_body(int nv, int64_t kk, const double *xb, const double *const *xrows, const double *wb,
+                                double *tile)
 {
 	D_ALL(E_DECL)
 	for (int64_t p = 0; p < kk; p++) {
-		const double *x = xb + p * 2 * nv, w = wb[p];
+		const double *x = xrows ? xrows[p] : xb + p * 2 * nv, w = wb[p];
 		D_ALL(E_STEP)
 	}
 	D_ALL(E_STORE)
@@ -76,9 +78,17 @@ ONNXRUN__INLINE void tile1_body(int nv, int64_t kk, const double *xb, const doub
 	static void tile_neon_##MB##x##NV(int64_t kk, const double *xb, const double *wb, double *tile)        \
 	{                                                                                                      \
 		if (MB == 1)                                                                                   \
-			tile1_body(NV, kk, xb, wb, tile);                                                      \
+			tile1_body(NV, kk, xb, NULL, wb, tile);                                                \
 		else                                                                                           \
-			tile_body(MB, NV, kk, xb, wb, tile);                                                   \
+			tile_body(MB, NV, kk, xb, NULL, wb, tile);                                             \
+	}                                                                                                      \
+	static void ind_neon_##MB##x##NV(int64_t kk, const double *const *xrows, const double *wb,              \
+	                                 double *tile)                                                        \
+	{                                                                                                      \
+		if (MB == 1)                                                                                   \
+			tile1_body(NV, kk, NULL, xrows, wb, tile);                                             \
+		else                                                                                           \
+			tile_body(MB, NV, kk, NULL, xrows, wb, tile);                                          \
 	}
 F64_TILE_NEON(8, 2)
 F64_TILE_NEON(4, 2)
@@ -109,8 +119,8 @@ static void store(const double *tile, int64_t nw, int64_t mc, int64_t uc, double
 }
 
 static const struct onnxrun__f64_tile tiles[] = {
-	{ 8, 4, tile_neon_8x2 }, { 4, 4, tile_neon_4x2 }, { 4, 8, tile_neon_4x4 },
-	{ 1, 4, tile_neon_1x2 }, { 1, 8, tile_neon_1x4 }, { 1, 16, tile_neon_1x8 },
+	{ 8, 4, tile_neon_8x2, ind_neon_8x2 }, { 4, 4, tile_neon_4x2, ind_neon_4x2 }, { 4, 8, tile_neon_4x4, ind_neon_4x4 },
+	{ 1, 4, tile_neon_1x2, ind_neon_1x2 }, { 1, 8, tile_neon_1x4, ind_neon_1x4 }, { 1, 16, tile_neon_1x8, ind_neon_1x8 },
 };
 
 const struct onnxrun__f64_kernels onnxrun__f64_neon = { tiles, (int)(sizeof tiles / sizeof tiles[0]), store };

@@ -49,6 +49,8 @@ ONNXRUN__HIDDEN extern const struct onnxrun__f64_kernels onnxrun__f64_avx2;
 ONNXRUN__HIDDEN extern const struct onnxrun__f64_kernels onnxrun__f64_avx512;
 ONNXRUN__HIDDEN void onnxrun__f64_tile_avx2_4x1(int64_t kk, const double *xb, const double *wb, double *tile);
 ONNXRUN__HIDDEN void onnxrun__f64_tile_avx2_1x1(int64_t kk, const double *xb, const double *wb, double *tile);
+ONNXRUN__HIDDEN void onnxrun__f64_ind_avx2_4x1(int64_t kk, const double *const *xrows, const double *wb, double *tile);
+ONNXRUN__HIDDEN void onnxrun__f64_ind_avx2_1x1(int64_t kk, const double *const *xrows, const double *wb, double *tile);
 #endif
 #if defined(__aarch64__)
 ONNXRUN__HIDDEN extern const struct onnxrun__f64_kernels onnxrun__f64_neon;

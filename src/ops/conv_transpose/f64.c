@@ -10,7 +10,11 @@
  * x), then runs the kernel table's float64 tiles (MB channels x NW positions) over it for
  * every MB block of its channels, adding into the item's accumulators. A chunk of one panel
  * stays in L1 while every channel block uses it; the weights (packing.h, f64 layout: packed
- * at load for an initializer W, else per run) stream from L2. Last, the bias is added and
+ * at load for an initializer W, else per run) stream from L2. Where 3+ taps of a phase
+ * differ only along the last axis (k3s1p1: 3 of its 9), they read shifted windows of the
+ * same x line: a panel that is one run of a grid line then packs each such line once per
+ * input channel, NW + span values, and the tiles' ind entry reads each tap's rows through
+ * pointers into it (pack_lines: a third of the copies for k3s1p1). Last, the bias is added and
  * each run of a panel stored into the phase's strided output positions; or, where the
  * strides[last] phases of the same residues on the other axes cover whole output lines
  * together (f64_groupable: unet's k2s2, dcgan's k4s2p1), one item computes that group's
@@ -30,6 +34,14 @@
 /* Positions per work item (whole panels): enough to read each chunk of weights from L2
  * several times per load from memory. */
 #define F64_BLOCK_POSITIONS 128
+/* The packed-lines path (pack_lines): left out of a build with the scalar table alone, whose
+ * tiles have no ind entry (flash). */
+#define F64_LINES (!ONNXRUN__KERNELS_SCALAR_ONLY)
+/* Fewest taps per line for the packed lines: with 2 (dcgan's k4s2p1, hifigan's k16s8) the
+ * copies halve, but the runs measured 0.92-1.12x on a busy host, the packing's profile share
+ * unchanged for hifigan_256 (bench/README.md, "Measurements behind fixed choices"); with 3
+ * (k3s1p1) they fall to a third. */
+#define F64_LINE_MIN_TAPS 3
 /* Most accumulator bytes per item when it computes a whole group of phases (below). */
 #define F64_GROUP_ACC_BYTES (512 * 1024)
 
@@ -85,7 +97,10 @@ struct f64_job {
 	int64_t *jof; /* per phase: its output offset within the group's interleave */
 	int64_t tblk, mchunks, mchunk, wgroup;
 	char *scratch;
-	size_t scratch_stride, acc_bytes, xbuf_bytes;
+	size_t scratch_stride, acc_bytes, xbuf_bytes, runs_bytes, rows_bytes;
+	/* per phase: taps per line (taps that differ only along the last axis), the span of their
+	 * last-axis deltas, and whether its panels read x through packed lines (pack_lines) */
+	int64_t *tl, *span, *lines;
 };
 
 static const char *f64_accepts(const struct convt_query *q)
@@ -112,7 +127,10 @@ static void f64_layout(struct f64_job *j, int64_t *buf)
 	j->nblk = p + j->nphase;
 	j->tfirst = p + 2 * j->nphase;
 	j->jof = p + 3 * j->nphase;
-	j->delta = p + 4 * j->nphase;
+	j->tl = p + 4 * j->nphase;
+	j->span = p + 5 * j->nphase;
+	j->lines = p + 6 * j->nphase;
+	j->delta = p + 7 * j->nphase;
 	for (int64_t ph = 0; ph < j->nphase; ph++) {
 		const int64_t nt = j->nt[ph];
 		convt_phase_residues(&j->tp, ph, r);
@@ -123,7 +141,29 @@ static void f64_layout(struct f64_job *j, int64_t *buf)
 		j->tfirst[ph] = ph ? j->tfirst[ph - 1] + j->nt[ph - 1] : 0;
 		for (int64_t t = 0; t < nt; t++)
 			convt_tap(&j->tp, r, t, NULL, j->delta + (j->tfirst[ph] + t) * j->n);
+		/* taps vary fastest along the last axis (convt_tap), so lines are runs of tl taps,
+		 * with the same last-axis deltas in every line */
+		const int32_t L = j->last;
+		int64_t lo = 0, hi = 0;
+		j->tl[ph] = j->tp.start[L][r[L] + 1] - j->tp.start[L][r[L]];
+		for (int64_t t = 0; t < j->tl[ph] && t < nt; t++) { /* (no taps: on another axis) */
+			const int64_t dl = j->delta[(j->tfirst[ph] + t) * j->n + L];
+			lo = t == 0 || dl < lo ? dl : lo;
+			hi = t == 0 || dl > hi ? dl : hi;
+		}
+		j->span[ph] = hi - lo;
+		/* where taps share lines, one packed line serves tl taps; only grid lines of a whole
+		 * panel or more have panels that are one run (shorter ones keep the chunk order) */
+		j->lines[ph] = F64_LINES && j->kern->ind && nt > 0 && j->tl[ph] >= F64_LINE_MIN_TAPS &&
+		               j->qn[ph * S + L] >= j->kern->nw;
 	}
+}
+
+/* Doubles between the packed lines of phase ph (pack_lines): nw + span rounded up to whole
+ * 64-byte lines. */
+static int64_t f64_line_stride(const struct f64_job *j, int64_t ph)
+{
+	return (j->kern->nw + j->span[ph] + 7) / 8 * 8;
 }
 
 /* ---- work items ----------------------------------------------------------------------------- */
@@ -185,6 +225,31 @@ static void copy_rows(double *dst, int64_t nw, const double *src, int64_t sstep,
 			memcpy(dst + i * nw, src + i * sstep, (size_t)len * sizeof *dst);
 }
 
+/* Where tap dl's x values for run rn lie: *off, the offset in a channel plane of the run's
+ * line on the other axes; *i0, the last-axis index the run's first position reads; [*lo, *hi),
+ * the run's columns inside x (empty when the line lies outside x). */
+static void tap_span(const struct f64_job *j, const struct f64_run *rn, const int64_t *dl, int64_t *off, int64_t *i0,
+                     int64_t *lo, int64_t *hi)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	const int32_t L = j->last;
+	const int64_t in_l = g->in[L];
+	int64_t o = 0, l, h;
+	bool inside = true;
+	for (int32_t a = 0; a < L && inside; a++) {
+		const int64_t i = rn->q[a] - dl[a];
+		inside = i >= 0 && i < g->in[a];
+		o += i * j->xs[a];
+	}
+	*i0 = rn->q[L] - dl[L];
+	l = inside ? (*i0 < 0 ? -*i0 : 0) : rn->len;
+	h = inside ? (in_l - *i0 < rn->len ? in_l - *i0 : rn->len) : rn->len;
+	l = l > rn->len ? rn->len : l;
+	*lo = l;
+	*hi = h < l ? l : h;
+	*off = o;
+}
+
 /* K entries [k0, k0 + kn) of phase ph, batch nb, group grp, for each run (of one panel) into
  * xbuf[k - k0][column in panel]: x[q - delta] of the entry's tap and channel, 0 where that
  * lies outside x. */
@@ -192,28 +257,16 @@ static void pack_chunk(const struct f64_job *j, int64_t nb, int64_t grp, int64_t
                        const struct f64_run *runs, int64_t nrun, double *xbuf)
 {
 	const struct onnxrun__convt_geom *g = j->g;
-	const int32_t L = j->last;
-	const int64_t nw = j->kern->nw, cg = j->cg, in_l = g->in[L];
+	const int64_t nw = j->kern->nw, cg = j->cg;
 	const double *xg = j->x + (nb * g->in_channels + grp * cg) * j->in_sp;
 	for (int64_t ri = 0; ri < nrun; ri++) {
 		const struct f64_run *rn = &runs[ri];
 		double *dp = xbuf + rn->col % nw;
 		for (int64_t k = k0; k < k0 + kn;) {
 			const int64_t t = k / cg, c0 = k % cg, cn = cg - c0 < k0 + kn - k ? cg - c0 : k0 + kn - k;
-			const int64_t *dl = j->delta + (j->tfirst[ph] + t) * j->n;
 			double *d = dp + (k - k0) * nw;
-			int64_t off = 0, lo, hi;
-			bool inside = true;
-			for (int32_t a = 0; a < L && inside; a++) {
-				const int64_t i = rn->q[a] - dl[a];
-				inside = i >= 0 && i < g->in[a];
-				off += i * j->xs[a];
-			}
-			const int64_t i0 = rn->q[L] - dl[L];
-			lo = inside ? (i0 < 0 ? -i0 : 0) : rn->len;
-			hi = inside ? (in_l - i0 < rn->len ? in_l - i0 : rn->len) : rn->len;
-			lo = lo > rn->len ? rn->len : lo;
-			hi = hi < lo ? lo : hi;
+			int64_t off, i0, lo, hi;
+			tap_span(j, rn, j->delta + (j->tfirst[ph] + t) * j->n, &off, &i0, &lo, &hi);
 			if (lo > 0 || hi < rn->len)
 				for (int64_t c = 0; c < cn; c++) {
 					memset(d + c * nw, 0, (size_t)lo * sizeof *d);
@@ -222,6 +275,49 @@ static void pack_chunk(const struct f64_job *j, int64_t nb, int64_t grp, int64_t
 			if (hi > lo)
 				copy_rows(d + lo, nw, xg + c0 * j->in_sp + off + i0 + lo, j->in_sp, cn, hi - lo);
 			k += cn;
+		}
+	}
+}
+
+/* The x rows of every K entry of phase ph, batch nb, group grp, for a panel that is one run rn
+ * of nw positions, as pointers for the tiles' ind entry. The taps of a phase come in lines of
+ * tl taps that differ only in their last-axis delta (tap index = line * tl + position along
+ * the last axis), and read shifted windows of the same x line: per line and input channel one
+ * row of nw + span values is packed (zeros outside x; rows ws apart in lbuf) and each tap's
+ * rows point into it at its shift. A line outside x on another axis points at zero (nw zeros).
+ * The tiles read the same values as from pack_chunk's rows, so the sums are the same bits. */
+static void pack_lines(const struct f64_job *j, int64_t nb, int64_t grp, int64_t ph, const struct f64_run *rn,
+                       double *lbuf, const double **rows, const double *zero)
+{
+	/* (a line's taps are consecutive in K: rows of tap t at rows + t*cg) */
+	const struct onnxrun__convt_geom *g = j->g;
+	const int32_t L = j->last;
+	const int64_t nt = j->nt[ph], tl = j->tl[ph], nw = j->kern->nw, cg = j->cg, sp = j->in_sp;
+	const int64_t wl = nw + j->span[ph], ws = f64_line_stride(j, ph);
+	const double *xg = j->x + (nb * g->in_channels + grp * cg) * sp;
+	for (int64_t t0 = 0; t0 < nt; t0 += tl) {
+		const int64_t *dl = j->delta + (j->tfirst[ph] + t0) * j->n;
+		int64_t dd[S], top = dl[L], off, i0, lo, hi;
+		for (int64_t t = 1; t < tl; t++)
+			top = dl[t * j->n + L] > top ? dl[t * j->n + L] : top;
+		for (int32_t a = 0; a < j->n; a++)
+			dd[a] = a == L ? top : dl[a];
+		struct f64_run wr = *rn;
+		wr.len = wl;
+		tap_span(j, &wr, dd, &off, &i0, &lo, &hi);
+		double *d = lbuf + t0 / tl * cg * ws;
+		if (hi > lo) {
+			if (lo > 0 || hi < wl)
+				for (int64_t c = 0; c < cg; c++) {
+					memset(d + c * ws, 0, (size_t)lo * sizeof *d);
+					memset(d + c * ws + hi, 0, (size_t)(wl - hi) * sizeof *d);
+				}
+			copy_rows(d + lo, ws, xg + off + i0 + lo, sp, cg, hi - lo);
+		}
+		for (int64_t t = 0; t < tl; t++) {
+			const double **rp = rows + (t0 + t) * cg, *src = d + (top - dl[t * j->n + L]);
+			for (int64_t c = 0; c < cg; c++)
+				rp[c] = hi > lo ? src + c * ws : zero;
 		}
 	}
 }
@@ -279,9 +375,14 @@ static void order_blocks(struct f64_job *j)
 }
 
 /* Phase ph's sums for the item's positions [p0, p0 + cnt) and channel blocks [mb0, mb1) into
- * acc ([block][panel][tile]); its runs into runs. Returns their number. */
+ * acc ([block][panel][tile]); its runs into runs. Returns their number.
+ * Packed: per K chunk, each panel's chunk packed (pack_chunk) right before every channel block
+ * runs over it. Lines (j->lines[ph]): per panel, its x lines packed once for the whole K
+ * (pack_lines; a panel of runs across grid lines packed per chunk as above), then every chunk
+ * and channel block over it; each output's products are added in the same order either way. */
 static int64_t compute_phase(const struct f64_job *j, int64_t nb, int64_t grp, int64_t ph, int64_t p0, int64_t cnt,
-                             int64_t mb0, int64_t mb1, double *acc, double *xbuf, struct f64_run *runs)
+                             int64_t mb0, int64_t mb1, double *acc, double *xbuf, struct f64_run *runs,
+                             const double **rows, const double *zero, double *lbuf)
 {
 	const int64_t MB = j->kern->mb, nw = j->kern->nw, tw = MB * nw;
 	const int64_t npan = (cnt + nw - 1) / nw, K = j->nt[ph] * j->cg;
@@ -290,6 +391,33 @@ static int64_t compute_phase(const struct f64_job *j, int64_t nb, int64_t grp, i
 	convt_phase_residues(&j->tp, ph, r);
 	nrun = make_runs(j, ph, r, p0, cnt, runs);
 	memset(acc, 0, (size_t)((mb1 - mb0) * npan * tw) * sizeof *acc);
+	if (F64_LINES && j->lines[ph]) {
+		for (int64_t pn = 0, ri = 0; pn < npan; pn++) {
+			const int64_t r0 = ri;
+			while (ri < nrun && runs[ri].col < (pn + 1) * nw)
+				ri++;
+			const bool whole = ri - r0 == 1 && runs[r0].len == nw;
+			if (whole)
+				pack_lines(j, nb, grp, ph, runs + r0, lbuf, rows, zero);
+			for (int64_t k0 = 0; k0 < K; k0 += j->kc) {
+				const int64_t kn = K - k0 < j->kc ? K - k0 : j->kc;
+				if (!whole) {
+					if (pn == npan - 1 && cnt % nw) /* columns past the positions */
+						memset(xbuf, 0, (size_t)(j->kc * nw) * sizeof *xbuf);
+					pack_chunk(j, nb, grp, ph, k0, kn, runs + r0, ri - r0, xbuf);
+				}
+				for (int64_t mb = mb0; mb < mb1; mb++) {
+					const int64_t woff = (k0 * j->nmb + mb * kn) * MB;
+					double *t = acc + ((mb - mb0) * npan + pn) * tw;
+					if (whole)
+						j->kern->ind(kn, rows + k0, wph + woff, t);
+					else
+						j->kern->fn(kn, xbuf, wph + woff, t);
+				}
+			}
+		}
+		return nrun;
+	}
 	for (int64_t k0 = 0; k0 < K; k0 += j->kc) {
 		const int64_t kn = K - k0 < j->kc ? K - k0 : j->kc;
 		/* each panel's chunk packed right before every channel block runs over it */
@@ -345,6 +473,11 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 	char *base = j->scratch + (size_t)tid * j->scratch_stride;
 	double *acc = (double *)base, *xbuf = (double *)(base + j->acc_bytes);
 	struct f64_run *runs = (struct f64_run *)(base + j->acc_bytes + j->xbuf_bytes);
+	const double **rows = (const double **)(base + j->acc_bytes + j->xbuf_bytes + j->runs_bytes);
+	double *zero = (double *)(base + j->acc_bytes + j->xbuf_bytes + j->runs_bytes + j->rows_bytes);
+	double *lbuf = zero + nw;
+	if (j->rows_bytes)
+		memset(zero, 0, (size_t)nw * sizeof *zero);
 
 	for (int64_t it = begin; it < end; it++) {
 		const int64_t mc = it % j->mchunks, bg = it / j->mchunks % j->tblk, nbg = it / j->mchunks / j->tblk;
@@ -356,15 +489,16 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 		const int64_t accn = (mb1 - mb0) * npan * tw;
 		int64_t nrun = 0, lead = ph0;
 		if (j->sgrp == 1)
-			nrun = compute_phase(j, nb, grp, ph0, p0, cnt, mb0, mb1, acc, xbuf, runs);
+			nrun = compute_phase(j, nb, grp, ph0, p0, cnt, mb0, mb1, acc, xbuf, runs, rows, zero, lbuf);
 		else {
 			for (int64_t ph = ph0; ph < ph0 + j->sgrp; ph++)
 				if (j->jof[ph])
-					compute_phase(j, nb, grp, ph, p0, cnt, mb0, mb1, acc + j->jof[ph] * accn, xbuf, runs);
+					compute_phase(j, nb, grp, ph, p0, cnt, mb0, mb1, acc + j->jof[ph] * accn, xbuf, runs, rows,
+					              zero, lbuf);
 				else
 					lead = ph;
 			/* the phase of offset 0 last: its runs locate the group's output lines */
-			nrun = compute_phase(j, nb, grp, lead, p0, cnt, mb0, mb1, acc, xbuf, runs);
+			nrun = compute_phase(j, nb, grp, lead, p0, cnt, mb0, mb1, acc, xbuf, runs, rows, zero, lbuf);
 		}
 		for (int64_t mb = mb0; mb < mb1; mb++) {
 			const int64_t m0 = mb * MB, mcount = j->mg - m0 < MB ? j->mg - m0 : MB;
@@ -393,7 +527,19 @@ static bool f64_sizes(struct f64_job *j, int64_t *scratch)
 		return false;
 	j->acc_bytes = (size_t)acc * sizeof(double);
 	j->xbuf_bytes = (size_t)(j->kc * nw) * sizeof(double);
-	*scratch = (int64_t)(j->acc_bytes + j->xbuf_bytes + (size_t)(j->pb * nw) * sizeof(struct f64_run));
+	j->runs_bytes = (size_t)(j->pb * nw) * sizeof(struct f64_run);
+	*scratch = (int64_t)(j->acc_bytes + j->xbuf_bytes + j->runs_bytes);
+	/* phases that read packed lines: a row pointer per K entry, a zero row, the lines */
+	int64_t kmax = 0, lmax = 0;
+	for (int64_t ph = 0; ph < j->nphase; ph++)
+		if (F64_LINES && j->lines[ph]) {
+			const int64_t k = j->nt[ph] * j->cg, l = j->nt[ph] / j->tl[ph] * j->cg * f64_line_stride(j, ph);
+			kmax = k > kmax ? k : kmax;
+			lmax = l > lmax ? l : lmax;
+		}
+	j->rows_bytes = (size_t)kmax * sizeof(const double *);
+	if (kmax)
+		*scratch += (int64_t)(j->rows_bytes + (size_t)(nw + lmax) * sizeof(double));
 	return true;
 }
 
@@ -460,7 +606,7 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 	j.wpk = pk->a64;
 	j.woff = pk->a_off;
 	j.wgroup = pk->a_group;
-	words = j.nphase * (2 * S + 4) + j.kprod * j.n;
+	words = j.nphase * (2 * S + 7) + j.kprod * j.n;
 	if ((st = onnxrun__convt_taps_make(ctx->env, g, &j.tp)) == ONNXRUN_ERROR_OUT_OF_MEMORY)
 		goto oom;
 	if (st) /* more phases than the decomposition takes: accepts() keeps them away */
