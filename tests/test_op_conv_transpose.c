@@ -1329,31 +1329,24 @@ static void test_fast_f64_vs_reference(void **state)
  * last-axis grids a multiple of every tile width (every panel through lines) and not (panels
  * across grid lines, packed per chunk), stride 1 and 2 with pads (2 taps per line: packed),
  * dilation 2, groups, channel tails; 1-4 threads bitwise against the spec reference, every ISA this CPU runs. */
-static void test_f64_packed_lines(void **state)
+/* A float64 config by its last axis and the sizes shared by every axis (the other axes: 9
+ * inputs in rank 2, 5 in rank 3). */
+struct f64_case {
+	int n;
+	int64_t in, k, s, d, pb, pe, group, cg, mg, batch;
+};
+
+/* Runs each case on the float64 entry on every ISA and the given thread counts, bitwise across
+ * the thread counts and against the reference; returns the failures. */
+static int check_f64_cases(struct fixture *f, const struct f64_case *cases, size_t ncases, uint64_t seed0,
+                           const int *threads, size_t nthreads, int64_t *compared, int *isas_run)
 {
-	static const int threads[] = { 1, 2, 3, 4 };
-	/* rank, in (last axis), k, s, d, pad begin/end, group, cg, mg, batch */
-	static const struct {
-		int n;
-		int64_t in, k, s, d, pb, pe, group, cg, mg, batch;
-	} cases[] = {
-		{ 2, 64, 3, 1, 1, 1, 1, 1, 9, 16, 1 },  /* k3s1p1: whole panels, edge columns and lines */
-		{ 2, 40, 3, 1, 1, 1, 1, 1, 7, 13, 2 },  /* grid lines of 40: panels across lines too */
-		{ 2, 32, 4, 2, 1, 1, 1, 2, 6, 10, 1 },  /* k4s2p1, grouped: 2 taps per line, packed */
-		{ 2, 32, 6, 2, 1, 2, 2, 2, 6, 10, 1 },  /* k6s2p2, grouped: 3 taps per line */
-		{ 2, 48, 3, 1, 2, 2, 0, 1, 5, 8, 1 },   /* dilation 2, unequal pads */
-		{ 2, 66, 5, 1, 1, 0, 4, 3, 3, 4, 2 },   /* wide kernel, few channels, 3 groups */
-		{ 1, 130, 3, 1, 1, 1, 1, 1, 20, 17, 2 }, /* 1-D: one grid line */
-		{ 3, 32, 3, 1, 1, 1, 1, 1, 4, 8, 1 },   /* 3-D */
-	};
 	TEST_ALL_ISAS(isas);
-	struct fixture *f = *state;
-	int failures = 0, isas_run = 0;
-	int64_t compared = 0;
-	for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+	int failures = 0;
+	for (size_t ci = 0; ci < ncases; ci++) {
 		struct cfg c;
 		memset(&c, 0, sizeof c);
-		c.seed = 0x64a00000 + ci;
+		c.seed = seed0 + ci;
 		c.dt = ONNXRUN_DTYPE_DOUBLE;
 		c.opset = 22;
 		c.n = cases[ci].n;
@@ -1376,17 +1369,61 @@ static void test_f64_packed_lines(void **state)
 			if (!onnxrun__isa_supported(isas[ii]))
 				continue;
 			onnxrun__isa_set(isas[ii]);
-			isas_run += ci == 0;
+			*isas_run += ci == 0;
 			struct entry_case k;
 			int ran = 0;
 			entry_case_begin(f->env, &c, &k);
-			failures += !check_entry_threads(f->env, &c, &k, "float64 phase", threads,
-			                                 sizeof threads / sizeof threads[0], true, isas[ii], &compared, &ran);
+			failures += !check_entry_threads(f->env, &c, &k, "float64 phase", threads, nthreads, true, isas[ii],
+			                                 compared, &ran);
 			entry_case_end(&k);
 		}
 	}
 	onnxrun__isa_set(TEST_BEST_ISA);
+	return failures;
+}
+
+static void test_f64_packed_lines(void **state)
+{
+	static const int threads[] = { 1, 2, 3, 4 };
+	/* rank, in (last axis), k, s, d, pad begin/end, group, cg, mg, batch */
+	static const struct f64_case cases[] = {
+		{ 2, 64, 3, 1, 1, 1, 1, 1, 9, 16, 1 },  /* k3s1p1: whole panels, edge columns and lines */
+		{ 2, 40, 3, 1, 1, 1, 1, 1, 7, 13, 2 },  /* grid lines of 40: panels across lines too */
+		{ 2, 32, 4, 2, 1, 1, 1, 2, 6, 10, 1 },  /* k4s2p1, grouped: 2 taps per line, packed */
+		{ 2, 32, 6, 2, 1, 2, 2, 2, 6, 10, 1 },  /* k6s2p2, grouped: 3 taps per line */
+		{ 2, 48, 3, 1, 2, 2, 0, 1, 5, 8, 1 },   /* dilation 2, unequal pads */
+		{ 2, 66, 5, 1, 1, 0, 4, 3, 3, 4, 2 },   /* wide kernel, few channels, 3 groups */
+		{ 1, 130, 3, 1, 1, 1, 1, 1, 20, 17, 2 }, /* 1-D: one grid line */
+		{ 3, 32, 3, 1, 1, 1, 1, 1, 4, 8, 1 },   /* 3-D */
+	};
+	int64_t compared = 0;
+	int isas_run = 0;
+	const int failures = check_f64_cases(*state, cases, sizeof cases / sizeof cases[0], 0x64a00000, threads,
+	                                     sizeof threads / sizeof threads[0], &compared, &isas_run);
 	print_message("%d float64 row-pointer configs x %d ISAs x threads 1-4, %lld elements compared, %d failures\n",
+	              (int)(sizeof cases / sizeof cases[0]), isas_run, (long long)compared, failures);
+	assert_int_equal(failures, 0);
+}
+
+/* Groups of phases (whole output lines per item, f64.c) with too few items for the threads at
+ * the usual block length: cut into shorter blocks, else stored phase by phase. k4s2p1 on a
+ * 9 x 32 input: 288 positions per phase, 3 blocks of 128 (2 x 3 group items per batch and
+ * group) or 5 of 64 (10 items): short blocks on 2 threads, phase by phase on 3-4; with 2
+ * batches or groups, grouped at the usual length on 2-3 threads, short blocks on 4. */
+static void test_f64_group_short_blocks(void **state)
+{
+	static const int threads[] = { 1, 2, 3, 4 };
+	static const struct f64_case cases[] = {
+		{ 2, 32, 4, 2, 1, 1, 1, 1, 8, 8, 1 },   /* the shape above */
+		{ 2, 32, 4, 2, 1, 1, 1, 1, 13, 20, 1 }, /* channel blocks with tails */
+		{ 2, 32, 4, 2, 1, 1, 1, 1, 8, 12, 2 },  /* batch 2 */
+		{ 2, 32, 4, 2, 1, 1, 1, 2, 5, 8, 1 },   /* 2 groups */
+	};
+	int64_t compared = 0;
+	int isas_run = 0;
+	const int failures = check_f64_cases(*state, cases, sizeof cases / sizeof cases[0], 0x64c00000, threads,
+	                                     sizeof threads / sizeof threads[0], &compared, &isas_run);
+	print_message("%d float64 phase-group configs x %d ISAs x threads 1-4, %lld elements compared, %d failures\n",
 	              (int)(sizeof cases / sizeof cases[0]), isas_run, (long long)compared, failures);
 	assert_int_equal(failures, 0);
 }
@@ -1765,6 +1802,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_degenerate_first_axis, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fast_f64_vs_reference, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_f64_packed_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_f64_group_short_blocks, setup, teardown),
 		cmocka_unit_test(test_f64_tile_ind_bits),
 		cmocka_unit_test_setup_teardown(test_scatter_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_window_vs_reference, setup, teardown),

@@ -34,6 +34,9 @@
 /* Positions per work item (whole panels): enough to read each chunk of weights from L2
  * several times per load from memory. */
 #define F64_BLOCK_POSITIONS 128
+/* The shortest blocks a group of phases (below) is cut into so that every thread gets several
+ * items: shorter ones cost more than storing phase by phase saves. */
+#define F64_GROUP_MIN_POSITIONS 64
 /* The packed-lines path (pack_lines): left out of a build with the scalar table alone, whose
  * tiles have no ind entry (flash). */
 #define F64_LINES (!ONNXRUN__KERNELS_SCALAR_ONLY)
@@ -545,13 +548,13 @@ static bool f64_sizes(struct f64_job *j, int64_t *scratch)
 
 /* Chunk and block sizes, blocks per phase, and the channel chunks that give every thread
  * a few items. */
-static int64_t f64_split(struct f64_job *j, int threads)
+static int64_t f64_split(struct f64_job *j, int threads, int64_t block_positions)
 {
 	const struct onnxrun__convt_geom *g = j->g;
 	const int64_t nw = j->kern->nw;
 	int64_t items;
 	j->kc = CONVT_F64_KC; /* the packed weights' chunks; a panel's x chunk stays in L1 */
-	j->pb = F64_BLOCK_POSITIONS / nw > 1 ? F64_BLOCK_POSITIONS / nw : 1;
+	j->pb = block_positions / nw > 1 ? block_positions / nw : 1;
 	j->tblk = 0;
 	for (int64_t ph = 0; ph < j->nphase; ph++) {
 		j->nblk[ph] = (j->npos[ph] + j->pb * nw - 1) / (j->pb * nw);
@@ -620,7 +623,12 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 	if (work < 65536.0)
 		threads = 1;
 	j.sgrp = f64_groupable(&j) ? g->strides[j.last] : 1;
-	items = f64_split(&j, threads);
+	items = f64_split(&j, threads, F64_BLOCK_POSITIONS);
+	/* too few groups for the threads: shorter blocks, down to F64_GROUP_MIN_POSITIONS, before
+	 * giving up the group stores (below) */
+	while (j.sgrp > 1 && threads > 1 && g->batch * g->group * j.tblk < 4 * threads &&
+	       j.pb / 2 * j.kern->nw >= F64_GROUP_MIN_POSITIONS)
+		items = f64_split(&j, threads, j.pb / 2 * j.kern->nw);
 	/* not where the group's sums would not stay in L2, nor where the groups are too few to give
 	 * every thread several items without splitting channels (measured slower at 2 threads: the
 	 * items are twice as long) */
@@ -628,7 +636,7 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 	                           F64_GROUP_ACC_BYTES ||
 	                   (threads > 1 && g->batch * g->group * j.tblk < 4 * threads))) {
 		j.sgrp = 1;
-		items = f64_split(&j, threads);
+		items = f64_split(&j, threads, F64_BLOCK_POSITIONS);
 	}
 	if (!(j.bl_phase = onnxrun__calloc(ctx->env, (size_t)(2 * j.tblk), sizeof *j.bl_phase)))
 		goto oom;
