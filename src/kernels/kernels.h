@@ -197,12 +197,13 @@ struct onnxrun__phase_kernels {
 	                  const char *base1, const onnxrun__krel *rel, bool ahead, const float *t0,
 	                  const struct onnxrun__krun *runs, int64_t nrun, float *y, int64_t ydelta, const float *bias);
 #ifndef ONNXRUN_BAREMETAL /* no bare-metal table has them (flash) */
-	/* Optional (NULL: not used; any kp->sl of 3 to 16, which the phase path takes only where
-	 * bit sl of lines_strides is set: the strides it writes whole vectors at). The tiles of the sl phases that
-	 * fill each output line of the last axis (a line: sl consecutive outputs), tile m (at
-	 * tiles + m * tstride, nr floats per row) the phase m outputs after a line's start: the
-	 * same values as sl store calls, y[i*out_sp + ydelta + m + run.yoff + e*sl] =
-	 * tiles[m*tstride + i*nr + run.col + e] + bias[i], written line after line. */
+	/* Optional (NULL: not used). Takes any kp->sl of 3 to 16; the phase path calls it only
+	 * where bit sl of lines_strides is set (the strides it writes whole vectors at). The
+	 * tiles of the sl phases that fill each output line of the last axis (a line: sl
+	 * consecutive outputs), tile m (at tiles + m * tstride, nr floats per row) the phase m
+	 * outputs after a line's start: the same values as sl store calls,
+	 * y[i*out_sp + ydelta + m + run.yoff + e*sl] = tiles[m*tstride + i*nr + run.col + e] +
+	 * bias[i], written line after line. */
 	void (*store_lines)(const struct onnxrun__kpanel *kp, const float *tiles, int64_t tstride, int64_t nr,
 	                    int64_t mr, const struct onnxrun__krun *runs, int64_t nrun, float *y, int64_t ydelta,
 	                    const float *bias);
@@ -259,8 +260,8 @@ struct onnxrun__window_kernels {
  * chunks, one call per chunk in order, gives the same bits as one call over the whole list. */
 typedef void (*onnxrun__f64_tile_fn)(int64_t kk, const double *xb, const double *wb, double *tile);
 /* The same with x row p at xrows[p] (nw contiguous doubles each) instead of xb + p*nw, so that
- * rows can be read in place from x (f64.c: a tap's run wholly inside x), from a shared zero
- * row, or from a packed row: the same products added in the same order, so the same bits. */
+ * several taps' rows can point into one packed line of x at their shifts, or at a shared zero
+ * row (f64.c, pack_lines): the same products added in the same order, so the same bits. */
 typedef void (*onnxrun__f64_tile_ind_fn)(int64_t kk, const double *const *xrows, const double *wb, double *tile);
 /* y0[m*plane + e*sl] = tile[m*nw + e] + bias[m] (bias NULL: + 0) for m < mc, e < uc; the same
  * bits on every ISA. */
