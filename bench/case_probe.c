@@ -7,7 +7,7 @@
  * close to this probe's "both", what bounds the case is the machine, not onnxrun's data flow.
  *
  *   cc -O2 -mavx512f -mfma -pthread bench/case_probe.c -o case_probe   (or -mavx2 -mfma)
- *   ./case_probe --flops F --read BYTES --write BYTES [--f64] [--threads T] [--runs R]
+ *   ./case_probe --flops F --read BYTES --write BYTES [--f64] [--case NAME] [--threads T] [--runs R]
  *                [--warmup W] [--min-time-ms MS] [--warmup-ms MS] [--mode both|fma|traffic]
  *
  * Modes: "fma" does only the FMAs (FLOPs / (2 * lanes) vector FMAs), "traffic" only the
@@ -19,7 +19,8 @@
  * schedule); each timed run is one pass between two barriers, the buffers warm from the
  * previous pass like a session's tensors between runs. Like onnxrun_bench: at least W warm-up
  * runs and WMS ms of them, then at least R timed runs and MS ms of them. Prints one JSON
- * object: the median and minimum of the timed runs in milliseconds.
+ * object: the median and minimum of the timed runs in milliseconds (and NAME as "case", for
+ * bench/run.sh; `bench/report.py probe-args META.json` gives a case's other arguments).
  */
 #define _GNU_SOURCE
 #include <immintrin.h>
@@ -217,7 +218,7 @@ static int64_t parse_i64(const char *s, const char *what)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: case_probe --flops F --read BYTES --write BYTES [--f64] [--threads T]\n"
+	fprintf(stderr, "usage: case_probe --flops F --read BYTES --write BYTES [--f64] [--case NAME] [--threads T]\n"
 	                "                  [--runs R] [--warmup W] [--min-time-ms MS] [--warmup-ms MS]\n"
 	                "                  [--mode both|fma|traffic]\n");
 	exit(2);
@@ -228,6 +229,7 @@ int main(int argc, char **argv)
 	int64_t flops = -1, rbytes = -1, wbytes = -1;
 	int threads = 1, runs = 200, warmup = 20, f64 = 0;
 	double min_time_ms = 0, warmup_ms = 0;
+	const char *case_name = NULL;
 	enum mode mode = MODE_BOTH;
 	for (int i = 1; i < argc; i++) {
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -235,6 +237,8 @@ int main(int argc, char **argv)
 			f64 = 1;
 		else if (!v)
 			usage();
+		else if (!strcmp(argv[i], "--case"))
+			case_name = v, i++;
 		else if (!strcmp(argv[i], "--flops"))
 			flops = parse_i64(v, "--flops"), i++;
 		else if (!strcmp(argv[i], "--read"))
@@ -326,7 +330,10 @@ int main(int argc, char **argv)
 	pthread_barrier_wait(&j.start);
 	for (int i = 1; i < threads; i++)
 		pthread_join(w[i].th, NULL);
-	printf("{\"mode\":\"%s\",\"dtype\":\"%s\",\"threads\":%d,\"flops\":%lld,\"read_bytes\":%lld,"
+	printf("{");
+	if (case_name) /* a name from the suite: letters, digits and underscores */
+		printf("\"case\":\"%s\",", case_name);
+	printf("\"mode\":\"%s\",\"dtype\":\"%s\",\"threads\":%d,\"flops\":%lld,\"read_bytes\":%lld,"
 	       "\"write_bytes\":%lld,\"vector_fmas\":%lld,\"runs\":%d,\"median_ms\":%.6f,\"min_ms\":%.6f,"
 	       "\"sink\":%g}\n",
 	       mode == MODE_BOTH ? "both" : mode == MODE_FMA ? "fma" : "traffic", f64 ? "float64" : "float32",

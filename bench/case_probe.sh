@@ -36,20 +36,7 @@ mapfile -t cases < <(/usr/bin/python3 bench/make_models.py ../shared/bench/suite
 	"${args[@]}" $([ "${PROBE_FLOAT64:-0}" = 1 ] || echo --no-float64) --print-cases | grep -v '_floor$')
 
 # probe_args CASE: --flops F --read BYTES --write BYTES [--f64] from the case's meta.json
-probe_args() {
-	/usr/bin/python3 - "$models/$1/meta.json" <<'EOF'
-import json, math, sys
-m = json.load(open(sys.argv[1]))
-if m.get("op") != "ConvTranspose":
-    sys.exit(0)
-size = 8 if m.get("dtype") == "float64" else 4
-group = m.get("attrs", {}).get("group", 1)
-bias = m["w"][1] * group if m.get("bias") else 0
-read = (math.prod(m["x"]) + math.prod(m["w"]) + bias) * size
-print(f"--flops {m['flops']} --read {read} --write {math.prod(m['y']) * size}"
-      + (" --f64" if size == 8 else ""))
-EOF
-}
+probe_args() { /usr/bin/python3 bench/report.py probe-args "$models/$1/meta.json"; }
 time_args=(--threads "$threads" --runs 20 --min-time-ms 300 --warmup-ms 150)
 median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 ms() { sed -n 's/.*"median_ms":\([0-9.]*\).*/\1/p'; }

@@ -309,7 +309,7 @@ def cmd_table(a):
     # several rounds per tool (BENCH_ROUNDS): report the median round (for an even count the
     # slower of the two middle ones), and keep every round's median
     for ent in by.values():
-        for tool in TOOLS:
+        for tool in TOOLS + ("case_probe",):
             rounds = sorted(ent.pop("rounds_" + tool, []), key=lambda r: r["median_ms"])
             if rounds:
                 pick = dict(rounds[len(rounds) // 2])
@@ -359,6 +359,12 @@ def cmd_table(a):
             r = c[tool]
             c[tool + "_pct_roofline"] = (100 * c["roofline_ms"] / r["median_ms"]
                                          if r and c["roofline_ms"] and r["median_ms"] > 0 else None)
+        # the case's unavoidable work alone, same rounds (bench/case_probe.c): onnxrun's time
+        # against what this machine does for that work
+        cp = ent.get("case_probe")
+        c["case_probe_ms"] = cp["median_ms"] if cp else None
+        c["onnxrun_pct_case_probe"] = (100 * cp["median_ms"] / o["median_ms"]
+                                       if cp and o and o["median_ms"] > 0 else None)
         c["oracle"] = oracle.get(name)
         for peer in PEERS[1:]:
             c["oracle_" + peer] = peer_oracle.get((name, peer))
@@ -400,6 +406,7 @@ def cmd_table(a):
     hdr = ["case", "op", "threads", "onnxrun ms", "ORT ms", "oneDNN ms blocked / NCHW", "ratio ORT/onnxrun",
            "ratio oneDNN/onnxrun blocked / NCHW", "roofline ms (bound)",
            "% of roofline onnxrun / ORT / oneDNN blocked / NCHW",
+           "case probe ms (onnxrun at)",
            "onnxrun / ORT GFLOP/s or GB/s", "% of measured peak onnxrun / ORT",
            "% of FMA rate probed before the run onnxrun / ORT",
            "peak RSS MB onnxrun / ORT / oneDNN blocked / NCHW", "other load onnxrun / ORT / oneDNN blocked / NCHW",
@@ -448,10 +455,12 @@ def cmd_table(a):
         dratio = " / ".join(cell(c, peer, lambda v: f"{v:.3g}" if v else "—", c["ratio_" + peer])
                             for peer in PEERS[1:])
         roof = (f"{fmt_ms(c['roofline_ms'])} ({c['roofline_bound']})" if c["roofline_ms"] else "—")
+        cprobe = (f"{fmt_ms(c['case_probe_ms'])} ({fmt_pct(c['onnxrun_pct_case_probe'])})"
+                  if c["case_probe_ms"] else "—")
         op = c["op"] + (" float64" if c["dtype"] == "float64" else "")
         lines.append("| " + " | ".join([c["case"], op, str(c["threads"]), ms["onnxrun"], ms["ort"],
                                         f"{ms['dnnl_blocked']} / {ms['dnnl_nchw']}", ratio, dratio, roof,
-                                        four(c, fmt_pct, "_pct_roofline"), rate, pct, probe,
+                                        four(c, fmt_pct, "_pct_roofline"), cprobe, rate, pct, probe,
                                         rss, other, spread, ora, peer_ora]) + " |")
         for tool in TOOLS:
             r = c[tool]
@@ -500,6 +509,9 @@ def cmd_table(a):
             "roofline": "max(FLOPs / FMA peak, tensor bytes (X, W, B, Y) / copy bandwidth of the smallest "
                         "measured level (L2, L3, DRAM) whose copy footprint holds them), same thread count; "
                         "% of roofline = roofline time / measured median",
+            "case probe": "bench/case_probe.c in the same rounds: the case's FLOPs as vector FMAs at the FMA "
+                          "probe's rate interleaved with reading X, W, B once and writing Y once; onnxrun at = "
+                          "probe median / onnxrun median",
             "oracle": f"max |onnxrun - ORT| / max |ORT| on the T=1 bench input; disagreement above {ORACLE_TOL}",
             "oneDNN oracle": f"max |oneDNN - onnxrun| (and / max |onnxrun|) on the T=1 bench input; "
                              f"disagreement above {ORACLE_TOL} relative",
@@ -577,7 +589,11 @@ def cmd_table(a):
         "of FLOPs / FMA peak (FP64 peak for float64 cases) and the bytes of X, W, B and Y / the copy bandwidth "
         "of the smallest measured level (L2, L3, DRAM) whose copy footprint holds them, both measured in this "
         "run at the same thread count; % of roofline = roofline time / median time. Float64 cases: no peer "
-        "has a float64 ConvTranspose (n/a), only onnxrun's share of the roofline. Rates use the median time. "
+        "has a float64 ConvTranspose (n/a), only onnxrun's share of the roofline. Case probe (ConvTranspose): "
+        "bench/case_probe.c timed in the same rounds doing only the case's unavoidable work, its FLOPs as "
+        "vector FMAs in the FMA probe's loop interleaved with reading X, W and B once and writing Y once; "
+        "\"onnxrun at\" = its median / onnxrun's: near 100% the case runs at what this machine does for its "
+        "work. Rates use the median time. "
         "% of peak: ConvTranspose against the FMA peak, DepthToSpace against memcpy bandwidth, "
         "both measured with the same thread count. % of FMA probe (ConvTranspose): the same rate against "
         "the FMA rate `peak --probe T` measured (~0.15 s) right before that tool's measurement of the "
@@ -677,6 +693,22 @@ def cmd_readme(a):
     return 0
 
 
+def cmd_probe_args(a):
+    """bench/case_probe.c's arguments for a ConvTranspose case (nothing for DepthToSpace): its
+    FLOPs, the bytes it must read (X, W, B once) and write (Y once), --f64 for float64."""
+    with open(a.meta) as f:
+        m = json.load(f)
+    if m.get("op") != "ConvTranspose":
+        return 0
+    size = 8 if m.get("dtype") == "float64" else 4
+    group = m.get("attrs", {}).get("group", 1)
+    bias = m["w"][1] * group if m.get("bias") else 0
+    read = (math.prod(m["x"]) + math.prod(m["w"]) + bias) * size
+    print(f"--flops {m['flops']} --read {read} --write {math.prod(m['y']) * size}"
+          + (" --f64" if size == 8 else ""))
+    return 0
+
+
 def main(argv):
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -696,7 +728,11 @@ def main(argv):
     t.add_argument("--meta")
     r = sub.add_parser("readme")
     r.add_argument("--json", default="bench/results/latest.json")
+    p = sub.add_parser("probe-args")
+    p.add_argument("meta")
     a = ap.parse_args(argv)
+    if a.cmd == "probe-args":
+        return cmd_probe_args(a)
     if a.cmd == "compare":
         cmd_compare(a)
         return 0

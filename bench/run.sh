@@ -114,6 +114,8 @@ cc -O2 -I include bench/onnxrun_bench.c build-bench/libonnxrun.a -lprotobuf-c -l
 if grep -qw avx512f /proc/cpuinfo; then PEAK_FLAGS="-mavx512f -mfma"; else PEAK_FLAGS="-mavx2 -mfma"; fi
 # shellcheck disable=SC2086
 cc -O2 $PEAK_FLAGS -pthread bench/peak.c -o "$B/peak"
+# shellcheck disable=SC2086
+cc -O2 $PEAK_FLAGS -pthread bench/case_probe.c -o "$B/case_probe"
 # dnnl_bench sets its thread count with omp_set_num_threads: Debian builds libdnnl with the
 # OpenMP CPU runtime (libgomp); say which runtime this libdnnl links, for the record
 cc -O2 -fopenmp bench/dnnl_bench.c -ldnnl -lm -o "$B/dnnl_bench"
@@ -214,6 +216,9 @@ for c in "${CASES[@]}"; do
 			layouts+=("$l")
 		fi
 	done
+	# the case's unavoidable work alone (bench/case_probe.c), timed in the same rounds:
+	# ConvTranspose only (DepthToSpace's bound is the copy peak.c measures)
+	probe_args=$("$PY" bench/report.py probe-args "$m/meta.json")
 	for t in $THREADS; do
 		[ -n "$first_t" ] || first_t=$t
 		log "$c threads=$t (load $(loadavg))"
@@ -230,6 +235,12 @@ for c in "${CASES[@]}"; do
 			else
 				log "onnxrun failed: $(cat "$OUT/err.txt")"
 				fail "$c" "$t" onnxrun "$(cat "$OUT/err.txt")"
+			fi
+			# shellcheck disable=SC2086
+			if [ -n "$probe_args" ] && ! run_tool case_probe "$B/case_probe" --case "$c" $probe_args \
+				--threads "$t" --runs "$RUNS" --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" --min-time-ms "$MIN_MS"; then
+				log "case_probe failed: $(cat "$OUT/err.txt")"
+				fail "$c" "$t" case_probe "$(cat "$OUT/err.txt")"
 			fi
 			ortout=()
 			[ "$t" != "$first_t" ] || [ "$round" != 1 ] || ortout=(--output "$OUT/$c.ort.bin")
