@@ -266,7 +266,7 @@ for c in "${CASES[@]}"; do
 	# thread scaling with both thread counts in one process, runs interleaved (see
 	# onnxrun_bench.c): the rounds above are minutes apart on a host whose speed drifts
 	last_t=${THREADS##* }
-	if [ "$last_t" != "$first_t" ] && [ "$f64" = 0 ]; then
+	if [ "$last_t" != "$first_t" ]; then
 		log "$c scaling $first_t -> $last_t threads, interleaved"
 		if ! run_tool onnxrun_scaling "$B/onnxrun_bench" "$m/model.onnx" --case "$c" --threads "$first_t" \
 			--scaling "$last_t" --runs $((4 * RUNS)) --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" --budget-s "$BUDGET" \
