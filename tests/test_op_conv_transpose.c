@@ -20,6 +20,7 @@
 #include "test_scale.h"
 #include "ops/conv_transpose/impl.h"
 #include "ops/ops.h"
+#include "platform/platform.h"
 #include "runtime/pool.h"
 #include "isa_list.h"
 
@@ -1564,22 +1565,23 @@ static bool check_window(struct onnxrun_env *env, struct cfg *c, enum onnxrun__i
 
 #define N_WINDOW 300
 
-static void test_window_vs_reference(void **state)
+/* Runs configs [1, n] of random_window_cfg (seed base) on every ISA; fails the test on any
+ * mismatch, and on a CPU with AVX-512 unless every config ran the entry. */
+static void run_window_configs(struct onnxrun_env *env, uint64_t base, int n)
 {
 	TEST_ALL_ISAS(isas);
-	struct fixture *f = *state;
 	int failures = 0, runs = 0, per_rank[3] = { 0 }, grouped = 0, taken = 0;
 	int64_t compared = 0;
-	for (uint64_t seed = 1; seed <= N_WINDOW && failures < 5; seed++, runs++) {
+	for (uint64_t seed = 1; seed <= (uint64_t)n && failures < 5; seed++, runs++) {
 		struct cfg c;
-		random_window_cfg(&c, 0x3d000000 + seed);
+		random_window_cfg(&c, base + seed);
 		per_rank[c.n]++;
 		grouped += c.group > 1;
 		for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
 			if (!onnxrun__isa_supported(isas[ii]))
 				continue;
 			onnxrun__isa_set(isas[ii]);
-			failures += !check_window(f->env, &c, isas[ii], &compared, &taken);
+			failures += !check_window(env, &c, isas[ii], &compared, &taken);
 		}
 	}
 	onnxrun__isa_set(TEST_BEST_ISA);
@@ -1590,6 +1592,42 @@ static void test_window_vs_reference(void **state)
 	/* on a CPU with AVX-512 every config runs the entry */
 	if (onnxrun__isa_supported(ONNXRUN__ISA_AVX512))
 		assert_true(taken >= runs);
+}
+
+static void test_window_vs_reference(void **state)
+{
+	struct fixture *f = *state;
+	run_window_configs(f->env, 0x3d000000, N_WINDOW);
+}
+
+/* An allocator whose blocks start as NaN bytes (0xff), as reused heap memory may hold. */
+static void *nan_alloc(void *ctx, size_t size, size_t align)
+{
+	(void)ctx;
+	void *p = onnxrun__os_aligned_alloc(align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1);
+	if (p)
+		memset(p, 0xff, size);
+	return p;
+}
+
+static void nan_free(void *ctx, void *p, size_t size)
+{
+	(void)ctx;
+	(void)size;
+	onnxrun__os_aligned_free(p);
+}
+
+/* The window GEMM's staged rows hold their zero pads from each thread's first item on (the
+ * items copy only x's values): with scratch that starts as NaN, an output whose taps reach a
+ * pad would read NaN if a pad slot were left unwritten. */
+static void test_window_pads_from_nan_scratch(void **state)
+{
+	(void)state;
+	const struct onnxrun_allocator nan_heap = { NULL, nan_alloc, nan_free };
+	struct onnxrun_env *env = NULL;
+	assert_int_equal(onnxrun_env_create(&nan_heap, &env), ONNXRUN_OK);
+	run_window_configs(env, 0x3e000000, 100);
+	onnxrun_env_free(env);
 }
 
 /* Configs the fast paths leave to the scatter, with enough work (>= 64K multiply-adds) that
@@ -1806,6 +1844,7 @@ int main(void)
 		cmocka_unit_test(test_f64_tile_ind_bits),
 		cmocka_unit_test_setup_teardown(test_scatter_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_window_vs_reference, setup, teardown),
+		cmocka_unit_test(test_window_pads_from_nan_scratch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
