@@ -1538,16 +1538,16 @@ static void random_window_cfg(struct cfg *c, uint64_t seed)
 	ref_geometry(c);
 }
 
-/* Runs the window GEMM directly on 1, 2 and 3 threads (isa already set): where the ISA's
+/* Runs the window GEMM directly on 1-4 threads (isa already set): where the ISA's
  * tiles take the config (rel tiles of at least mg x phases rows) it must run, match the
  * reference bound, and give the same bits on every thread count; elsewhere it must
  * decline. Returns false (after printing) otherwise. */
-/* The window GEMM on 1, 2 and 3 threads: picked and run wherever the kernel table has `rel`
+/* The window GEMM on 1-4 threads: picked and run wherever the kernel table has `rel`
  * tiles of enough rows for the output channels x phases, declined elsewhere. */
 static bool check_window(struct onnxrun_env *env, struct cfg *c, enum onnxrun__isa isa, int64_t *compared,
                          int *taken)
 {
-	static const int thread_counts[] = { 1, 2, 3 };
+	static const int thread_counts[] = { 1, 2, 3, 4 };
 	const struct onnxrun__gemm_kernels *kn = onnxrun__kernels_current()->gemm;
 	const bool should = kn->rel[0] && kn->mr_max >= c->mg * c->s[0] * (c->n == 2 ? c->s[1] : 1);
 	struct entry_case k;
@@ -1586,7 +1586,7 @@ static void run_window_configs(struct onnxrun_env *env, uint64_t base, int n)
 	}
 	onnxrun__isa_set(TEST_BEST_ISA);
 	print_message("%d window GEMM configs (1-D %d, 2-D %d, grouped %d), taken %d times over the ISAs x threads "
-	              "1/2/3, %lld elements compared, %d failures\n", runs, per_rank[1], per_rank[2], grouped, taken,
+	              "1-4, %lld elements compared, %d failures\n", runs, per_rank[1], per_rank[2], grouped, taken,
 	              (long long)compared, failures);
 	assert_int_equal(failures, 0);
 	/* on a CPU with AVX-512 every config runs the entry */
