@@ -20,6 +20,7 @@
 #include "test_scale.h"
 #include "ops/conv_transpose/impl.h"
 #include "ops/ops.h"
+#include "platform/platform.h"
 #include "runtime/pool.h"
 #include "isa_list.h"
 
@@ -1537,16 +1538,16 @@ static void random_window_cfg(struct cfg *c, uint64_t seed)
 	ref_geometry(c);
 }
 
-/* Runs the window GEMM directly on 1, 2 and 3 threads (isa already set): where the ISA's
+/* Runs the window GEMM directly on 1-4 threads (isa already set): where the ISA's
  * tiles take the config (rel tiles of at least mg x phases rows) it must run, match the
  * reference bound, and give the same bits on every thread count; elsewhere it must
  * decline. Returns false (after printing) otherwise. */
-/* The window GEMM on 1, 2 and 3 threads: picked and run wherever the kernel table has `rel`
+/* The window GEMM on 1-4 threads: picked and run wherever the kernel table has `rel`
  * tiles of enough rows for the output channels x phases, declined elsewhere. */
 static bool check_window(struct onnxrun_env *env, struct cfg *c, enum onnxrun__isa isa, int64_t *compared,
                          int *taken)
 {
-	static const int thread_counts[] = { 1, 2, 3 };
+	static const int thread_counts[] = { 1, 2, 3, 4 };
 	const struct onnxrun__gemm_kernels *kn = onnxrun__kernels_current()->gemm;
 	const bool should = kn->rel[0] && kn->mr_max >= c->mg * c->s[0] * (c->n == 2 ? c->s[1] : 1);
 	struct entry_case k;
@@ -1564,32 +1565,69 @@ static bool check_window(struct onnxrun_env *env, struct cfg *c, enum onnxrun__i
 
 #define N_WINDOW 300
 
-static void test_window_vs_reference(void **state)
+/* Runs configs [1, n] of random_window_cfg (seed base) on every ISA; fails the test on any
+ * mismatch, and on a CPU with AVX-512 unless every config ran the entry. */
+static void run_window_configs(struct onnxrun_env *env, uint64_t base, int n)
 {
 	TEST_ALL_ISAS(isas);
-	struct fixture *f = *state;
 	int failures = 0, runs = 0, per_rank[3] = { 0 }, grouped = 0, taken = 0;
 	int64_t compared = 0;
-	for (uint64_t seed = 1; seed <= N_WINDOW && failures < 5; seed++, runs++) {
+	for (uint64_t seed = 1; seed <= (uint64_t)n && failures < 5; seed++, runs++) {
 		struct cfg c;
-		random_window_cfg(&c, 0x3d000000 + seed);
+		random_window_cfg(&c, base + seed);
 		per_rank[c.n]++;
 		grouped += c.group > 1;
 		for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
 			if (!onnxrun__isa_supported(isas[ii]))
 				continue;
 			onnxrun__isa_set(isas[ii]);
-			failures += !check_window(f->env, &c, isas[ii], &compared, &taken);
+			failures += !check_window(env, &c, isas[ii], &compared, &taken);
 		}
 	}
 	onnxrun__isa_set(TEST_BEST_ISA);
 	print_message("%d window GEMM configs (1-D %d, 2-D %d, grouped %d), taken %d times over the ISAs x threads "
-	              "1/2/3, %lld elements compared, %d failures\n", runs, per_rank[1], per_rank[2], grouped, taken,
+	              "1-4, %lld elements compared, %d failures\n", runs, per_rank[1], per_rank[2], grouped, taken,
 	              (long long)compared, failures);
 	assert_int_equal(failures, 0);
 	/* on a CPU with AVX-512 every config runs the entry */
 	if (onnxrun__isa_supported(ONNXRUN__ISA_AVX512))
 		assert_true(taken >= runs);
+}
+
+static void test_window_vs_reference(void **state)
+{
+	struct fixture *f = *state;
+	run_window_configs(f->env, 0x3d000000, N_WINDOW);
+}
+
+/* An allocator whose blocks start as NaN bytes (0xff), as reused heap memory may hold. */
+static void *nan_alloc(void *ctx, size_t size, size_t align)
+{
+	(void)ctx;
+	void *p = onnxrun__os_aligned_alloc(align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1);
+	if (p)
+		memset(p, 0xff, size);
+	return p;
+}
+
+static void nan_free(void *ctx, void *p, size_t size)
+{
+	(void)ctx;
+	(void)size;
+	onnxrun__os_aligned_free(p);
+}
+
+/* The window GEMM's staged rows hold their zero pads from each thread's first item on (the
+ * items copy only x's values): with scratch that starts as NaN, an output whose taps reach a
+ * pad would read NaN if a pad slot were left unwritten. */
+static void test_window_pads_from_nan_scratch(void **state)
+{
+	(void)state;
+	const struct onnxrun_allocator nan_heap = { NULL, nan_alloc, nan_free };
+	struct onnxrun_env *env = NULL;
+	assert_int_equal(onnxrun_env_create(&nan_heap, &env), ONNXRUN_OK);
+	run_window_configs(env, 0x3e000000, 100);
+	onnxrun_env_free(env);
 }
 
 /* Configs the fast paths leave to the scatter, with enough work (>= 64K multiply-adds) that
@@ -1806,6 +1844,7 @@ int main(void)
 		cmocka_unit_test(test_f64_tile_ind_bits),
 		cmocka_unit_test_setup_teardown(test_scatter_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_window_vs_reference, setup, teardown),
+		cmocka_unit_test(test_window_pads_from_nan_scratch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,15 +43,100 @@ struct win_job {
 	size_t scratch_stride;
 };
 
+/* Copies n floats: under 96 in constant-size pieces the compiler inlines, where a library
+ * call per row cost more than the copy (dcgan_64_3's rows of 64). */
+static inline void win_copy_row(float *restrict d, const float *restrict s, int64_t n)
+{
+	if (n >= 96) { /* long rows: the library's wide copy, its call a small part */
+		memcpy(d, s, (size_t)n * sizeof *d);
+		return;
+	}
+	int64_t e = 0;
+	for (; e + 32 <= n; e += 32)
+		memcpy(d + e, s + e, 32 * sizeof *d);
+	if (e + 16 <= n) {
+		memcpy(d + e, s + e, 16 * sizeof *d);
+		e += 16;
+	}
+	if (e + 8 <= n) {
+		memcpy(d + e, s + e, 8 * sizeof *d);
+		e += 8;
+	}
+	if (e + 4 <= n) {
+		memcpy(d + e, s + e, 4 * sizeof *d);
+		e += 4;
+	}
+	for (; e < n; e++)
+		d[e] = s[e];
+}
+
+/* Zeros n floats, the same way (a row's pads are 1-8 floats: a library call each cost more
+ * than the stores). */
+static inline void win_zero(float *d, int64_t n)
+{
+	static const float zeros[16];
+	int64_t e = 0;
+	for (; e + 16 <= n; e += 16)
+		memcpy(d + e, zeros, sizeof zeros);
+	if (e + 4 <= n) {
+		memcpy(d + e, zeros, 4 * sizeof *d);
+		e += 4;
+	}
+	if (e + 4 <= n) {
+		memcpy(d + e, zeros, 4 * sizeof *d);
+		e += 4;
+	}
+	if (e + 4 <= n) {
+		memcpy(d + e, zeros, 4 * sizeof *d);
+		e += 4;
+	}
+	if (e < n)
+		d[e++] = 0.0f;
+	if (e < n)
+		d[e++] = 0.0f;
+	if (e < n)
+		d[e] = 0.0f;
+}
+
+/* The slots of a staged row: x's columns [clo + zl, clo + zl + n) at slots [zl, zl + n), zeros
+ * (the pads) around them. */
+static void win_row_slots(const struct win_job *j, int64_t *zl, int64_t *n)
+{
+	const int64_t clo = j->wlo[1] - j->t[1] + 1, rs = j->rs;
+	const int64_t zl0 = clo < 0 ? -clo : 0;
+	*zl = zl0 > rs ? rs : zl0;
+	*n = j->in[1] - (clo + *zl);
+	*n = *n > rs - *zl ? rs - *zl : *n < 0 ? 0 : *n;
+}
+
+/* A thread's staged rows before its first item: the pad slots of every row zero, and the
+ * slots past the rows that the last panel's columns read. Nothing writes another value there
+ * afterwards (x goes to the slots between the pads, rows move by whole rows), so the items
+ * copy only x's values. */
+static void win_stage_init(const struct win_job *j, float *st)
+{
+	const int64_t rs = j->rs, rows = j->nb + j->t[0] - 1;
+	int64_t zl, n;
+	win_row_slots(j, &zl, &n);
+	for (int64_t c = 0; c < j->cg; c++) {
+		float *dc = st + c * j->cs;
+		for (int64_t r = 0; r < rows; r++) {
+			win_zero(dc + r * rs, zl);
+			win_zero(dc + r * rs + zl + n, rs - zl - n);
+		}
+		memset(dc + rows * rs, 0, (size_t)(j->cs - rows * rs) * sizeof *dc);
+	}
+}
+
 /* Stages rows [from, to) of the band whose first window row is w0 (row sr: x row
- * w0 - T0 + 1 + sr) of (b, grp) into st, zeros outside x. */
+ * w0 - T0 + 1 + sr) of (b, grp) into st: x's values between the pads (win_stage_init), the
+ * rows outside x zero. */
 static void win_stage(const struct win_job *j, int64_t b, int64_t grp, int64_t w0, int64_t from, int64_t to,
                       float *st)
 {
 	const int64_t clo = j->wlo[1] - j->t[1] + 1, rs = j->rs;
-	const int64_t zl0 = clo < 0 ? -clo : 0, zl = zl0 > rs ? rs : zl0;
-	int64_t n = j->in[1] - (clo + zl);
-	n = n > rs - zl ? rs - zl : n < 0 ? 0 : n;
+	int64_t zl, n;
+	win_row_slots(j, &zl, &n);
 	for (int64_t c = 0; c < j->cg; c++) {
 		const float *xc = j->x + ((b * j->cin + grp * j->cg + c) * j->in[0]) * j->in[1];
 		float *dc = st + c * j->cs;
@@ -62,12 +147,7 @@ static void win_stage(const struct win_job *j, int64_t b, int64_t grp, int64_t w
 				memset(d, 0, (size_t)rs * sizeof *d);
 				continue;
 			}
-			/* the pads are a few floats: plain stores, not library calls */
-			for (int64_t e = 0; e < zl; e++)
-				d[e] = 0.0f;
-			memcpy(d + zl, xc + xr * j->in[1] + clo + zl, (size_t)n * sizeof *d);
-			for (int64_t e = zl + n; e < rs; e++)
-				d[e] = 0.0f;
+			win_copy_row(d + zl, xc + xr * j->in[1] + clo + zl, n);
 		}
 	}
 }
@@ -151,9 +231,12 @@ static void win_items(void *arg, int tid, int64_t begin, int64_t end)
 				memmove(st + c * j->cs, st + c * j->cs + j->nb * rs, (size_t)((t0 - 1) * rs) * sizeof *st);
 			staged = t0 - 1;
 		}
-		/* the slots past the band's rows that the last panel's columns read */
-		for (int64_t c = 0; c < j->cg; c++)
-			memset(st + c * j->cs + srows * rs, 0, (size_t)(j->cs - srows * rs) * sizeof *st);
+		if (last[0] < 0)
+			win_stage_init(j, st);
+		/* a band of fewer rows (the last): the slots past them that its last panel reads */
+		if (srows < j->nb + t0 - 1)
+			for (int64_t c = 0; c < j->cg; c++)
+				memset(st + c * j->cs + srows * rs, 0, (size_t)((j->nb + t0 - 1 - srows) * rs) * sizeof *st);
 		win_stage(j, b, grp, w0, staged, srows, st);
 		for (int64_t p0 = 0; p0 < np; p0 += nr) {
 			const int64_t cnt = np - p0 < nr ? np - p0 : nr;
