@@ -1343,11 +1343,16 @@ static ONNXRUN__MCU_NOINLINE bool plan_staging(struct phase_job *j, struct onnxr
 	if ((size_t)(j->st_rows * j->cg * plane) * sizeof(float) > onnxrun__tuning()->stage_bytes)
 		return true;
 #ifndef ONNXRUN_BAREMETAL
-	if (STAGE_WHOLE) { /* every row any tile reads (phase_items' i0 .. i1 over the tiles) */
+	if (STAGE_WHOLE) {
+		/* every row any tile reads (phase_items' i0 .. i1 over the tiles), when they fit
+		 * stage_bytes together with the group's weights: rows staged once land in lines
+		 * not written before, which must not push the weights out of L2 (dcgan_128: 609 KiB
+		 * of rows and 512 KiB of weights keep one tile's rows) */
 		const int64_t s0 = g->strides[0], p0 = g->pad_begin[0];
 		const int64_t ilo = convt_floor_div(p0 - (s0 - 1), s0) - dymax;
 		const int64_t ihi = convt_floor_div(j->nrows - 1 + p0, s0) - dymin;
-		if ((size_t)((ihi - ilo + 1) * j->cg * plane) * sizeof(float) <= onnxrun__tuning()->stage_bytes) {
+		if ((size_t)((ihi - ilo + 1) * j->cg * plane + j->pk->a_group) * sizeof(float) <=
+		    onnxrun__tuning()->stage_bytes) {
 			j->st_whole = true;
 			j->st_ilo = ilo;
 			j->st_rows = ihi - ilo + 1;
