@@ -435,6 +435,44 @@ static void test_3d_and_grouped(void **state)
 	check_threads = threads_default;
 }
 
+/* Staged x with a slot for every input row of a group (ops/conv_transpose/phase.c,
+ * stage_whole): consecutive tiles stage only the rows the last one did not, a new group or a
+ * tile taken out of order (another thread's range) starts afresh. Random 2-D and 3-D layers
+ * of batch 1 whose last-axis phase rows are 16 or 32 wide (every panel staged: k4 s2 p1, k3
+ * s2 p1 op1 and k3 s1 p1 per axis), 1 to 3 groups, enough rows for several tiles, on 1 to 4
+ * threads under every ISA. */
+static void test_staged_whole_rows(void **state)
+{
+	enum { NCASES = 12 };
+	struct cfg cases[NCASES];
+	struct th_rng r;
+	(void)state;
+	th_rng_seed(&r, 3300);
+	for (int i = 0; i < NCASES; i++) {
+		struct cfg *c = &cases[i];
+		memset(c, 0, sizeof *c);
+		c->n = (int)rnd(&r, 2, 3);
+		c->batch = 1;
+		c->group = rnd(&r, 1, 3);
+		c->cg = rnd(&r, 2, 12);
+		c->mg = rnd(&r, 12, 36);
+		c->bias = rnd(&r, 0, 3) != 0;
+		c->w_input = rnd(&r, 0, 3) == 0;
+		for (int a = 0; a < c->n; a++) {
+			const int64_t kind = rnd(&r, 0, 2); /* k4 s2 p1, k3 s2 p1 op1, k3 s1 p1 */
+			c->k[a] = kind == 0 ? 4 : 3;
+			c->s[a] = kind == 2 ? 1 : 2;
+			c->d[a] = 1;
+			c->pb[a] = c->pe[a] = 1;
+			c->op[a] = kind == 1;
+			c->in[a] = a == c->n - 1 ? 16 * rnd(&r, 1, 2) : rnd(&r, 3, c->n == 2 ? 40 : 10);
+		}
+	}
+	check_threads = threads_1_to_4;
+	check_configs(cases, NCASES, 3300, "whole-staged");
+	check_threads = threads_default;
+}
+
 /* Rank 1 in rows mode: panels whose taps all read inside x take their B rows in place at
  * one base + offsets (ops/conv_transpose/phase.c, in_place_rel), panels at the ends of x
  * row pointers with zeros. Long rows (many interior panels), batches and groups (the base
@@ -800,6 +838,7 @@ int main(void)
 		cmocka_unit_test(test_staged_rows),
 		cmocka_unit_test(test_rows_in_place_1d),
 		cmocka_unit_test(test_3d_and_grouped),
+		cmocka_unit_test(test_staged_whole_rows),
 		cmocka_unit_test(test_remainder_panels),
 		cmocka_unit_test(test_line_stores),
 		cmocka_unit_test(test_store_lines_kernel),

@@ -82,6 +82,13 @@
 #define LINES IN_PLACE
 #define LINES_FREE(env, p) onnxrun__free(env, p)
 #endif
+/* A staged x with a slot for every input row of the group (plan_staging, stage_whole), not
+ * one tile's rows: each row copied once per thread instead of once per tile that reads it
+ * (a tile of k3 s2 rows also stages the rows its neighbours read). Not on bare metal (RAM:
+ * one tile's rows). -DSTAGE_WHOLE=0 builds the per-tile staging for A/B measurements. */
+#ifndef STAGE_WHOLE
+#define STAGE_WHOLE 1
+#endif
 
 /* Where the runs of a panel start in the grid: batch b and grid position q[] of the run's
  * first element (the runs themselves, columns and output offsets, are struct onnxrun__krun). */
@@ -133,6 +140,12 @@ struct phase_job {
 	bool staged;
 	int64_t st_pad[S], st_ext[S], st_str[S], st_plane, st_rows, st_dymin, st_dymax;
 	size_t st_offset; /* byte offset of the staging area in a thread's scratch */
+#ifndef ONNXRUN_BAREMETAL
+	/* STAGE_WHOLE: the area has a slot for every input row an item of the group reads
+	 * (row i at slot i - st_ilo), each staged once per thread and group (stage_whole) */
+	bool st_whole;
+	int64_t st_ilo;
+#endif
 	/* rank 1, rows mode: a panel whose taps all read inside x takes its B rows in place at
 	 * x + offset (rel, channel in_sp apart), for grid positions q with q - dmax >= 0 and
 	 * q + nr - 1 - dmin < in (per phase: rx_d[2ph], rx_d[2ph + 1] = dmin, dmax) */
@@ -370,6 +383,31 @@ static void stage_rows(const struct phase_job *j, const float *xg, int64_t i0, i
 			stage_axis(j, 1, xg + c * j->in_sp + i * j->xs[0], d + c * j->st_plane);
 	}
 }
+
+#ifndef ONNXRUN_BAREMETAL
+/* STAGE_WHOLE: makes input rows [i0, i1] of group grp present in the thread's area, whose
+ * line in front (key) holds the group and the range of rows staged: consecutive tiles read
+ * overlapping rows (the kernel's reach), which are then copied once instead of once per
+ * tile. A range that does not touch the staged one starts the range afresh. */
+static void stage_whole(const struct phase_job *j, const float *xg, int64_t grp, int64_t i0, int64_t i1,
+                        int64_t *key, float *area)
+{
+	const int64_t row = j->cg * j->st_plane, lo = key[1], hi = key[2];
+	if (key[0] != grp || i1 < lo - 1 || i0 > hi + 1) {
+		stage_rows(j, xg, i0, i1, area + (i0 - j->st_ilo) * row);
+		key[0] = grp;
+		key[1] = i0;
+		key[2] = i1;
+		return;
+	}
+	if (i0 < lo)
+		stage_rows(j, xg, i0, lo - 1, area + (i0 - j->st_ilo) * row);
+	if (i1 > hi)
+		stage_rows(j, xg, hi + 1, i1, area + (hi + 1 - j->st_ilo) * row);
+	key[1] = i0 < lo ? i0 : lo;
+	key[2] = i1 > hi ? i1 : hi;
+}
+#endif
 
 /* Where grid position q (of input row i0's staging area stg) reads x for a tap at offset 0:
  * the B rows of a panel run from there by the offsets j->rel. */
@@ -685,6 +723,14 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 			const int64_t qlo_ = convt_floor_div(R0 + p0_ - (s0 - 1), s0), qhi_ = convt_floor_div(R1 - 1 + p0_, s0);
 			const int64_t i1 = qhi_ - j->st_dymin;
 			i0 = qlo_ - j->st_dymax;
+#ifndef ONNXRUN_BAREMETAL
+			if (j->st_whole && i1 >= i0 && i0 >= j->st_ilo && i1 - j->st_ilo < j->st_rows) {
+				float *area = (float *)(sc + j->st_offset + STAGE_LINE);
+				stage_whole(j, xg, grp, i0, i1, (int64_t *)(sc + j->st_offset), area);
+				stg = area;
+				i0 = j->st_ilo;
+			} else
+#endif
 			if (i1 >= i0 && i1 - i0 < j->st_rows) {
 				/* the thread's last staged tile: the classes and channel chunks of one
 				 * tile are consecutive items, usually run by the same thread */
@@ -1237,7 +1283,8 @@ static bool stage_wanted(const struct phase_job *j, int64_t uses)
 /* Sets up the staging area (stage_wanted) when its size fits the tuning's stage_bytes and
  * its pads a few vectors (wider pads mean a kernel far wider than x): the pads, strides and
  * row count, j->rel (B row offsets per phase, channel and tap), and its place in a thread's
- * scratch after *bytes. False only when out of memory. */
+ * scratch after *bytes. Off bare metal, when every input row the group's tiles read fits
+ * stage_bytes too, the area holds them all (STAGE_WHOLE). False only when out of memory. */
 static ONNXRUN__MCU_NOINLINE bool plan_staging(struct phase_job *j, struct onnxrun_op_context *ctx,
                                                size_t *bytes)
 {
@@ -1295,6 +1342,23 @@ static ONNXRUN__MCU_NOINLINE bool plan_staging(struct phase_job *j, struct onnxr
 #endif
 	if ((size_t)(j->st_rows * j->cg * plane) * sizeof(float) > onnxrun__tuning()->stage_bytes)
 		return true;
+#ifndef ONNXRUN_BAREMETAL
+	if (STAGE_WHOLE) {
+		/* every row any tile reads (phase_items' i0 .. i1 over the tiles), when they fit
+		 * stage_bytes together with the group's weights: rows staged once land in lines
+		 * not written before, which must not push the weights out of L2 (dcgan_128: 609 KiB
+		 * of rows and 512 KiB of weights keep one tile's rows) */
+		const int64_t s0 = g->strides[0], p0 = g->pad_begin[0];
+		const int64_t ilo = convt_floor_div(p0 - (s0 - 1), s0) - dymax;
+		const int64_t ihi = convt_floor_div(j->nrows - 1 + p0, s0) - dymin;
+		if ((size_t)((ihi - ilo + 1) * j->cg * plane + j->pk->a_group) * sizeof(float) <=
+		    onnxrun__tuning()->stage_bytes) {
+			j->st_whole = true;
+			j->st_ilo = ilo;
+			j->st_rows = ihi - ilo + 1;
+		}
+	}
+#endif
 	if (!(j->rel = onnxrun__calloc(ctx->env, (size_t)(tp->nphase * j->cg * tp->tmax), sizeof *j->rel)))
 		return false;
 	for (int64_t ph = 0; ph < tp->nphase; ph++) {
