@@ -1336,13 +1336,17 @@ struct f64_case {
 	int64_t in, k, s, d, pb, pe, group, cg, mg, batch;
 };
 
-/* Runs each case on the float64 entry on every ISA and the given thread counts, bitwise across
- * the thread counts and against the reference; returns the failures. */
-static int check_f64_cases(struct fixture *f, const struct f64_case *cases, size_t ncases, uint64_t seed0,
-                           const int *threads, size_t nthreads, int64_t *compared, int *isas_run)
+/* Runs each case on the float64 entry on every ISA and threads 1-4, bitwise across the thread
+ * counts and against the reference (seeds seed0 + case index); prints what was compared under
+ * label and fails the test on any difference. */
+static void check_f64_cases(struct fixture *f, const struct f64_case *cases, size_t ncases, uint64_t seed0,
+                            const char *label)
 {
 	TEST_ALL_ISAS(isas);
-	int failures = 0;
+	static const int threads[] = { 1, 2, 3, 4 };
+	const size_t nthreads = sizeof threads / sizeof threads[0];
+	int failures = 0, isas_run = 0;
+	int64_t compared = 0;
 	for (size_t ci = 0; ci < ncases; ci++) {
 		struct cfg c;
 		memset(&c, 0, sizeof c);
@@ -1369,22 +1373,23 @@ static int check_f64_cases(struct fixture *f, const struct f64_case *cases, size
 			if (!onnxrun__isa_supported(isas[ii]))
 				continue;
 			onnxrun__isa_set(isas[ii]);
-			*isas_run += ci == 0;
+			isas_run += ci == 0;
 			struct entry_case k;
 			int ran = 0;
 			entry_case_begin(f->env, &c, &k);
 			failures += !check_entry_threads(f->env, &c, &k, "float64 phase", threads, nthreads, true, isas[ii],
-			                                 compared, &ran);
+			                                 &compared, &ran);
 			entry_case_end(&k);
 		}
 	}
 	onnxrun__isa_set(TEST_BEST_ISA);
-	return failures;
+	print_message("%d float64 %s configs x %d ISAs x threads 1-4, %lld elements compared, %d failures\n", (int)ncases,
+	              label, isas_run, (long long)compared, failures);
+	assert_int_equal(failures, 0);
 }
 
 static void test_f64_packed_lines(void **state)
 {
-	static const int threads[] = { 1, 2, 3, 4 };
 	/* rank, in (last axis), k, s, d, pad begin/end, group, cg, mg, batch */
 	static const struct f64_case cases[] = {
 		{ 2, 64, 3, 1, 1, 1, 1, 1, 9, 16, 1 },  /* k3s1p1: whole panels, edge columns and lines */
@@ -1396,13 +1401,7 @@ static void test_f64_packed_lines(void **state)
 		{ 1, 130, 3, 1, 1, 1, 1, 1, 20, 17, 2 }, /* 1-D: one grid line */
 		{ 3, 32, 3, 1, 1, 1, 1, 1, 4, 8, 1 },   /* 3-D */
 	};
-	int64_t compared = 0;
-	int isas_run = 0;
-	const int failures = check_f64_cases(*state, cases, sizeof cases / sizeof cases[0], 0x64a00000, threads,
-	                                     sizeof threads / sizeof threads[0], &compared, &isas_run);
-	print_message("%d float64 row-pointer configs x %d ISAs x threads 1-4, %lld elements compared, %d failures\n",
-	              (int)(sizeof cases / sizeof cases[0]), isas_run, (long long)compared, failures);
-	assert_int_equal(failures, 0);
+	check_f64_cases(*state, cases, sizeof cases / sizeof cases[0], 0x64a00000, "row-pointer");
 }
 
 /* Groups of phases (whole output lines per item, f64.c) with too few items for the threads at
@@ -1412,20 +1411,13 @@ static void test_f64_packed_lines(void **state)
  * batches or groups, grouped at the usual length on 2-3 threads, short blocks on 4. */
 static void test_f64_group_short_blocks(void **state)
 {
-	static const int threads[] = { 1, 2, 3, 4 };
 	static const struct f64_case cases[] = {
 		{ 2, 32, 4, 2, 1, 1, 1, 1, 8, 8, 1 },   /* the shape above */
 		{ 2, 32, 4, 2, 1, 1, 1, 1, 13, 20, 1 }, /* channel blocks with tails */
 		{ 2, 32, 4, 2, 1, 1, 1, 1, 8, 12, 2 },  /* batch 2 */
 		{ 2, 32, 4, 2, 1, 1, 1, 2, 5, 8, 1 },   /* 2 groups */
 	};
-	int64_t compared = 0;
-	int isas_run = 0;
-	const int failures = check_f64_cases(*state, cases, sizeof cases / sizeof cases[0], 0x64c00000, threads,
-	                                     sizeof threads / sizeof threads[0], &compared, &isas_run);
-	print_message("%d float64 phase-group configs x %d ISAs x threads 1-4, %lld elements compared, %d failures\n",
-	              (int)(sizeof cases / sizeof cases[0]), isas_run, (long long)compared, failures);
-	assert_int_equal(failures, 0);
+	check_f64_cases(*state, cases, sizeof cases / sizeof cases[0], 0x64c00000, "phase-group");
 }
 
 /* Each float64 tile's ind entry (x rows through pointers) against its contiguous entry on the
