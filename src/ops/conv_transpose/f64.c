@@ -228,6 +228,50 @@ static void copy_rows(double *dst, int64_t nw, const double *src, int64_t sstep,
 			memcpy(dst + i * nw, src + i * sstep, (size_t)len * sizeof *dst);
 }
 
+/* n doubles from s to d (n < 32: at most two fixed-size copies, overlapping, which the compiler
+ * inlines as moves; a call costs more than copying the few doubles of a row cut by an edge of
+ * x, once per input channel). */
+static inline void copy_short(double *d, const double *s, int64_t n)
+{
+	if (n >= 16 && n < 32) {
+		memcpy(d, s, 16 * sizeof *d);
+		memcpy(d + n - 16, s + n - 16, 16 * sizeof *d);
+	} else if (n >= 8 && n < 16) {
+		memcpy(d, s, 8 * sizeof *d);
+		memcpy(d + n - 8, s + n - 8, 8 * sizeof *d);
+	} else if (n >= 4 && n < 8) {
+		memcpy(d, s, 4 * sizeof *d);
+		memcpy(d + n - 4, s + n - 4, 4 * sizeof *d);
+	} else if (n >= 2 && n < 4) {
+		memcpy(d, s, 2 * sizeof *d);
+		memcpy(d + n - 2, s + n - 2, 2 * sizeof *d);
+	} else if (n == 1)
+		*d = *s;
+	else if (n >= 32)
+		memcpy(d, s, (size_t)n * sizeof *d);
+}
+
+/* n zeros at d, as copy_short. */
+static inline void zero_short(double *d, int64_t n)
+{
+	if (n >= 16 && n < 32) {
+		memset(d, 0, 16 * sizeof *d);
+		memset(d + n - 16, 0, 16 * sizeof *d);
+	} else if (n >= 8 && n < 16) {
+		memset(d, 0, 8 * sizeof *d);
+		memset(d + n - 8, 0, 8 * sizeof *d);
+	} else if (n >= 4 && n < 8) {
+		memset(d, 0, 4 * sizeof *d);
+		memset(d + n - 4, 0, 4 * sizeof *d);
+	} else if (n >= 2 && n < 4) {
+		memset(d, 0, 2 * sizeof *d);
+		memset(d + n - 2, 0, 2 * sizeof *d);
+	} else if (n == 1)
+		*d = 0.0;
+	else if (n >= 32)
+		memset(d, 0, (size_t)n * sizeof *d);
+}
+
 /* Where tap dl's x values for run rn lie: *off, the offset in a channel plane of the run's
  * line on the other axes; *i0, the last-axis index the run's first position reads; [*lo, *hi),
  * the run's columns inside x (empty when the line lies outside x). */
@@ -270,13 +314,18 @@ static void pack_chunk(const struct f64_job *j, int64_t nb, int64_t grp, int64_t
 			double *d = dp + (k - k0) * nw;
 			int64_t off, i0, lo, hi;
 			tap_span(j, rn, j->delta + (j->tfirst[ph] + t) * j->n, &off, &i0, &lo, &hi);
-			if (lo > 0 || hi < rn->len)
+			if (hi == lo) /* the line lies outside x */
+				for (int64_t c = 0; c < cn; c++)
+					zero_short(d + c * nw, rn->len);
+			else if (lo > 0 || hi < rn->len) { /* cut by an edge: a few doubles per row */
+				const double *src = xg + c0 * j->in_sp + off + i0 + lo;
 				for (int64_t c = 0; c < cn; c++) {
-					memset(d + c * nw, 0, (size_t)lo * sizeof *d);
-					memset(d + c * nw + hi, 0, (size_t)(rn->len - hi) * sizeof *d);
+					zero_short(d + c * nw, lo);
+					copy_short(d + c * nw + lo, src + c * j->in_sp, hi - lo);
+					zero_short(d + c * nw + hi, rn->len - hi);
 				}
-			if (hi > lo)
-				copy_rows(d + lo, nw, xg + c0 * j->in_sp + off + i0 + lo, j->in_sp, cn, hi - lo);
+			} else
+				copy_rows(d, nw, xg + c0 * j->in_sp + off + i0, j->in_sp, cn, rn->len);
 			k += cn;
 		}
 	}
@@ -312,8 +361,8 @@ static void pack_lines(const struct f64_job *j, int64_t nb, int64_t grp, int64_t
 		if (hi > lo) {
 			if (lo > 0 || hi < wl)
 				for (int64_t c = 0; c < cg; c++) {
-					memset(d + c * ws, 0, (size_t)lo * sizeof *d);
-					memset(d + c * ws + hi, 0, (size_t)(wl - hi) * sizeof *d);
+					zero_short(d + c * ws, lo);
+					zero_short(d + c * ws + hi, wl - hi);
 				}
 			copy_rows(d + lo, ws, xg + off + i0 + lo, sp, cg, hi - lo);
 		}
