@@ -1420,6 +1420,71 @@ static void test_f64_group_short_blocks(void **state)
 	check_f64_cases(*state, cases, sizeof cases / sizeof cases[0], 0x64c00000, "phase-group");
 }
 
+/* Groups of phases along a last axis of stride 8 and 4 (f64.c: whole output lines per item,
+ * through the table's store_group where it has one: AVX-512 transposes 8 or 4 phases' values in
+ * registers). hifigan's k16s8p4 with 128 output channels: its sums over 512 KiB at 128 positions,
+ * so grouped in 64-position blocks even on 1 thread; fewer channels: 128-position blocks; grid
+ * lines not a multiple of 8 (the positions past the last 8 stored one by one). */
+static void test_f64_group_lines(void **state)
+{
+	/* rank, in (last axis), k, s, d, pad begin/end, group, cg, mg, batch */
+	static const struct f64_case cases[] = {
+		{ 1, 100, 16, 8, 1, 4, 4, 1, 4, 128, 1 }, /* hifigan-like: 64-position blocks on 1 thread */
+		{ 1, 45, 16, 8, 1, 4, 4, 1, 6, 20, 2 },   /* 128-position blocks, tails, batch 2 */
+		{ 1, 61, 8, 4, 1, 2, 2, 2, 5, 13, 1 },    /* stride 4, 2 groups */
+		{ 2, 27, 8, 4, 1, 2, 2, 1, 4, 9, 1 },     /* 2-D: groups of 4 along the last axis */
+		{ 1, 77, 2, 2, 1, 0, 0, 1, 7, 11, 1 },    /* stride 2 */
+	};
+	check_f64_cases(*state, cases, sizeof cases / sizeof cases[0], 0x64d00000, "phase-group-lines");
+}
+
+/* Each table's store_group against the plain loop of its contract (kernels.h): the same bits,
+ * nothing written outside the group's lines, for 2-8 phases, runs of 1-37 positions (whole
+ * vectors and tails), 1-3 channels, with and without a bias. */
+static void test_f64_store_group_bits(void **state)
+{
+	(void)state;
+	enum { NW = 48, MC = 3, SG = 8, ACCN = MC * NW + 5, PLANE = NW * SG + 3 };
+	TEST_ALL_ISAS(isas);
+	static double acc[SG * ACCN], y0[MC * PLANE], y1[MC * PLANE];
+	static const int64_t sgs[] = { 2, 3, 4, 8 }, ucs[] = { 1, 7, 8, 9, 16, 23, 37 };
+	const double bias[MC] = { 0.25, -3.5, 1e-3 };
+	uint64_t s = 0x64e00001;
+	int checked = 0;
+	for (size_t i = 0; i < sizeof acc / sizeof acc[0]; i++)
+		acc[i] = rng_unit(&s) * ldexp(1.0, (int)rng_int(&s, -20, 20));
+	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+		if (!onnxrun__isa_supported(isas[ii]) || onnxrun__kernels_for(isas[ii])->isa != isas[ii])
+			continue;
+		const struct onnxrun__f64_kernels *fk = onnxrun__kernels_for(isas[ii])->f64;
+		if (!fk->store_group)
+			continue;
+		for (size_t si = 0; si < sizeof sgs / sizeof sgs[0]; si++)
+			for (size_t ui = 0; ui < sizeof ucs / sizeof ucs[0]; ui++)
+				for (int64_t mc = 1; mc <= MC; mc++)
+					for (int wb = 0; wb < 2; wb++) {
+						const int64_t sg = sgs[si], uc = ucs[ui];
+						for (size_t i = 0; i < sizeof y0 / sizeof y0[0]; i++)
+							y0[i] = y1[i] = -777.0;
+						for (int64_t m = 0; m < mc; m++)
+							for (int64_t e = 0; e < uc; e++)
+								for (int64_t jj = 0; jj < sg; jj++)
+									y0[m * PLANE + e * sg + jj] = acc[jj * ACCN + m * NW + e] + (wb ? bias[m] : 0.0);
+						fk->store_group(acc, ACCN, NW, mc, uc, y1, PLANE, sg, wb ? bias : NULL);
+						if (memcmp(y0, y1, sizeof y0))
+							fail_msg("isa %d: float64 store_group sg %lld, %lld positions, %lld channels, bias %d "
+							         "differs from the plain loop",
+							         (int)isas[ii], (long long)sg, (long long)uc, (long long)mc, wb);
+						checked++;
+					}
+	}
+	print_message("%d float64 store_group calls: bitwise equal to the plain loop\n", checked);
+#if defined(__x86_64__) && !ONNXRUN__KERNELS_SCALAR_ONLY
+	if (onnxrun__isa_supported(ONNXRUN__ISA_AVX512))
+		assert_true(checked > 0);
+#endif
+}
+
 /* Each float64 tile's ind entry (x rows through pointers) against its contiguous entry on the
  * same rows copied: the same bits, in every table this CPU runs, with rows scattered in memory,
  * several pointing at one shared row, values of every magnitude, in chunks of varying length. */
@@ -1795,6 +1860,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fast_f64_vs_reference, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_f64_packed_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_f64_group_short_blocks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_f64_group_lines, setup, teardown),
+		cmocka_unit_test(test_f64_store_group_bits),
 		cmocka_unit_test(test_f64_tile_ind_bits),
 		cmocka_unit_test_setup_teardown(test_scatter_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_window_vs_reference, setup, teardown),

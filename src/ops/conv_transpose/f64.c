@@ -80,6 +80,7 @@ struct f64_job {
 	const struct onnxrun__convt_geom *g;
 	const struct onnxrun__f64_tile *kern;
 	onnxrun__f64_store_fn store;
+	onnxrun__f64_store_group_fn store_group; /* NULL: store_group's plain loops */
 	const double *x, *bias;
 	double *y;
 	const double *wpk; /* the packed weights (packing.h, f64 layout) */
@@ -499,6 +500,10 @@ static void store_group(const struct f64_job *j, const double *acc, int64_t accn
 	for (int64_t ri = 0; ri < nrun; ri++) {
 		const struct f64_run *rn = &runs[ri];
 		const double *t = acc + ((mb - mb0) * npan + rn->col / nw) * tw + rn->col % nw;
+		if (j->store_group) {
+			j->store_group(t, accn, nw, mcount, rn->len, ym + rn->yoff, j->out_sp, sg, bm);
+			continue;
+		}
 		for (int64_t m = 0; m < mcount; m++) {
 			const double b = bm ? bm[m] : 0.0, *tm = t + m * nw;
 			double *d = ym + m * j->out_sp + rn->yoff;
@@ -621,6 +626,16 @@ static int64_t f64_split(struct f64_job *j, int threads, int64_t block_positions
 	return items * j->mchunks;
 }
 
+/* Whether the split (f64_split) suits a group of phases per item: its sums stay in L2, and with
+ * several threads the groups give every thread several items without splitting channels
+ * (measured slower at 2 threads: the items are twice as long). */
+static bool f64_group_fits(const struct f64_job *j, int threads)
+{
+	const double acc = (double)j->mchunk * (double)(j->pb * j->kern->mb * j->kern->nw) * (double)j->sgrp;
+	return acc * sizeof(double) <= F64_GROUP_ACC_BYTES &&
+	       (threads == 1 || j->g->batch * j->g->group * j->tblk >= 4 * threads);
+}
+
 static enum onnxrun_status f64_compute(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
 {
 	struct onnxrun_op_context *ctx = c->ctx;
@@ -654,6 +669,7 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 	fk = c->kt->f64;
 	j.kern = pick_kernel(fk, j.mg, grid);
 	j.store = fk->store;
+	j.store_group = fk->store_group;
 	j.nmb = pk->mpanels;
 	j.wpk = pk->a64;
 	j.woff = pk->a_off;
@@ -673,17 +689,12 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 		threads = 1;
 	j.sgrp = f64_groupable(&j) ? g->strides[j.last] : 1;
 	items = f64_split(&j, threads, F64_BLOCK_POSITIONS);
-	/* too few groups for the threads: shorter blocks, down to F64_GROUP_MIN_POSITIONS, before
+	/* a group's sums that would not stay in L2 (hifigan's 8 phases: 1 MiB at 128 positions), or
+	 * too few groups for the threads: shorter blocks, down to F64_GROUP_MIN_POSITIONS, before
 	 * giving up the group stores (below) */
-	while (j.sgrp > 1 && threads > 1 && g->batch * g->group * j.tblk < 4 * threads &&
-	       j.pb / 2 * j.kern->nw >= F64_GROUP_MIN_POSITIONS)
+	while (j.sgrp > 1 && !f64_group_fits(&j, threads) && j.pb / 2 * j.kern->nw >= F64_GROUP_MIN_POSITIONS)
 		items = f64_split(&j, threads, j.pb / 2 * j.kern->nw);
-	/* not where the group's sums would not stay in L2, nor where the groups are too few to give
-	 * every thread several items without splitting channels (measured slower at 2 threads: the
-	 * items are twice as long) */
-	if (j.sgrp > 1 && ((double)j.mchunk * (double)(j.pb * j.kern->mb * j.kern->nw) * (double)j.sgrp * sizeof(double) >
-	                           F64_GROUP_ACC_BYTES ||
-	                   (threads > 1 && g->batch * g->group * j.tblk < 4 * threads))) {
+	if (j.sgrp > 1 && !f64_group_fits(&j, threads)) {
 		j.sgrp = 1;
 		items = f64_split(&j, threads, F64_BLOCK_POSITIONS);
 	}
