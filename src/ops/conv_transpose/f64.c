@@ -45,6 +45,8 @@
  * unchanged for hifigan_256 (bench/README.md, "Measurements behind fixed choices"); with 3
  * (k3s1p1) they fall to a third. */
 #define F64_LINE_MIN_TAPS 3
+/* Most phases in a group (below) */
+#define F64_GROUP_MAX 32
 /* Most accumulator bytes per item when it computes a whole group of phases (below). */
 #define F64_GROUP_ACC_BYTES (512 * 1024)
 
@@ -98,7 +100,8 @@ struct f64_job {
 	/* phases per item: the strides[last] phases whose outputs interleave along the last axis
 	 * (their grids the same size, their outputs q*s + r - pad at consecutive offsets), or 1 */
 	int64_t sgrp;
-	int64_t *jof; /* per phase: its output offset within the group's interleave */
+	int64_t *jof;  /* per phase: its output offset within the group's interleave */
+	int64_t *xcls; /* per phase: the first phase of its group that reads the same x (f64_same_x) */
 	int64_t tblk, mchunks, mchunk, wgroup;
 	char *scratch;
 	size_t scratch_stride, acc_bytes, xbuf_bytes, runs_bytes, rows_bytes;
@@ -134,7 +137,8 @@ static void f64_layout(struct f64_job *j, int64_t *buf)
 	j->tl = p + 4 * j->nphase;
 	j->span = p + 5 * j->nphase;
 	j->lines = p + 6 * j->nphase;
-	j->delta = p + 7 * j->nphase;
+	j->xcls = p + 7 * j->nphase;
+	j->delta = p + 8 * j->nphase;
 	for (int64_t ph = 0; ph < j->nphase; ph++) {
 		const int64_t nt = j->nt[ph];
 		convt_phase_residues(&j->tp, ph, r);
@@ -375,6 +379,26 @@ static void pack_lines(const struct f64_job *j, int64_t nb, int64_t grp, int64_t
 	}
 }
 
+/* Whether phases a and b of a group (the same grid on the other axes) read the same x for the same
+ * grid positions: the same taps' deltas on the other axes, and along the last axis deltas that
+ * differ by as much as their grids' starts (k2s2: both phases of a group read x[q]). Then one
+ * packed chunk serves both. */
+static bool f64_same_x(const struct f64_job *j, int64_t a, int64_t b)
+{
+	const int32_t L = j->last;
+	if (j->nt[a] != j->nt[b] || (F64_LINES && j->lines[a] != j->lines[b]))
+		return false;
+	for (int64_t t = 0; t < j->nt[a]; t++) {
+		const int64_t *da = j->delta + (j->tfirst[a] + t) * j->n, *db = j->delta + (j->tfirst[b] + t) * j->n;
+		for (int32_t x = 0; x < L; x++)
+			if (da[x] != db[x])
+				return false;
+		if (j->qlo[a * S + L] - da[L] != j->qlo[b * S + L] - db[L])
+			return false;
+	}
+	return true;
+}
+
 /* Whether each group of strides[last] consecutive phases (the same residues on the other axes)
  * can be one item: grids of the same size, the same start on the other axes, and outputs
  * q*s + r - pad along the last axis at consecutive offsets for the same grid position. Then
@@ -385,7 +409,7 @@ static bool f64_groupable(struct f64_job *j)
 	const struct onnxrun__convt_geom *g = j->g;
 	const int32_t L = j->last;
 	const int64_t sl = g->strides[L];
-	if (sl < 2 || sl > 32) /* a group's offsets are tracked in a 64-bit mask */
+	if (sl < 2 || sl > F64_GROUP_MAX) /* (a group's offsets are tracked in a 64-bit mask) */
 		return false;
 	for (int64_t ph0 = 0; ph0 < j->nphase; ph0 += sl) {
 		int64_t omin = 0, seen = 0;
@@ -403,6 +427,12 @@ static bool f64_groupable(struct f64_job *j)
 			if (j->jof[ph] < 0 || j->jof[ph] >= sl || (seen >> j->jof[ph] & 1))
 				return false;
 			seen |= INT64_C(1) << j->jof[ph];
+		}
+		for (int64_t ph = ph0; ph < ph0 + sl; ph++) {
+			j->xcls[ph] = ph;
+			for (int64_t p2 = ph0; p2 < ph && j->xcls[ph] == ph; p2++)
+				if (j->xcls[p2] == p2 && f64_same_x(j, p2, ph))
+					j->xcls[ph] = p2;
 		}
 	}
 	return true;
@@ -427,23 +457,28 @@ static void order_blocks(struct f64_job *j)
 			}
 }
 
-/* Phase ph's sums for the item's positions [p0, p0 + cnt) and channel blocks [mb0, mb1) into
- * acc ([block][panel][tile]); its runs into runs. Returns their number.
- * Packed: per K chunk, each panel's chunk packed (pack_chunk) right before every channel block
- * runs over it. Lines (j->lines[ph]): per panel, its x lines packed once for the whole K
- * (pack_lines; a panel of runs across grid lines packed per chunk as above), then every chunk
- * and channel block over it; each output's products are added in the same order either way. */
-static int64_t compute_phase(const struct f64_job *j, int64_t nb, int64_t grp, int64_t ph, int64_t p0, int64_t cnt,
-                             int64_t mb0, int64_t mb1, double *acc, double *xbuf, struct f64_run *runs,
-                             const double **rows, const double *zero, double *lbuf)
+/* The sums of phases phs[0..nph) (which read the same x: f64_same_x) for the item's positions
+ * [p0, p0 + cnt) and channel blocks [mb0, mb1) into accs[s] ([block][panel][tile]); the runs
+ * of phs[0] into runs. Returns their number.
+ * Packed: per K chunk, each panel's chunk packed (pack_chunk) right before every phase's
+ * channel blocks run over it. Lines (j->lines[ph]): per panel, its x lines packed once for the
+ * whole K (pack_lines; a panel of runs across grid lines packed per chunk as above), then
+ * every chunk and channel block over it; each output's products are added in the same order
+ * either way. */
+static int64_t compute_phase(const struct f64_job *j, int64_t nb, int64_t grp, const int64_t *phs, double *const *accs,
+                             int64_t nph, int64_t p0, int64_t cnt, int64_t mb0, int64_t mb1, double *xbuf,
+                             struct f64_run *runs, const double **rows, const double *zero, double *lbuf)
 {
-	const int64_t MB = j->kern->mb, nw = j->kern->nw, tw = MB * nw;
+	const int64_t ph = phs[0], MB = j->kern->mb, nw = j->kern->nw, tw = MB * nw;
 	const int64_t npan = (cnt + nw - 1) / nw, K = j->nt[ph] * j->cg;
-	const double *wph = j->wpk + grp * j->wgroup + j->woff[ph];
+	const double *wph[F64_GROUP_MAX];
 	int64_t r[S], nrun;
 	convt_phase_residues(&j->tp, ph, r);
 	nrun = make_runs(j, ph, r, p0, cnt, runs);
-	memset(acc, 0, (size_t)((mb1 - mb0) * npan * tw) * sizeof *acc);
+	for (int64_t s = 0; s < nph; s++) {
+		wph[s] = j->wpk + grp * j->wgroup + j->woff[phs[s]];
+		memset(accs[s], 0, (size_t)((mb1 - mb0) * npan * tw) * sizeof *accs[s]);
+	}
 	if (F64_LINES && j->lines[ph]) {
 		for (int64_t pn = 0, ri = 0; pn < npan; pn++) {
 			const int64_t r0 = ri;
@@ -459,14 +494,15 @@ static int64_t compute_phase(const struct f64_job *j, int64_t nb, int64_t grp, i
 						memset(xbuf, 0, (size_t)(j->kc * nw) * sizeof *xbuf);
 					pack_chunk(j, nb, grp, ph, k0, kn, runs + r0, ri - r0, xbuf);
 				}
-				for (int64_t mb = mb0; mb < mb1; mb++) {
-					const int64_t woff = (k0 * j->nmb + mb * kn) * MB;
-					double *t = acc + ((mb - mb0) * npan + pn) * tw;
-					if (whole)
-						j->kern->ind(kn, rows + k0, wph + woff, t);
-					else
-						j->kern->fn(kn, xbuf, wph + woff, t);
-				}
+				for (int64_t s = 0; s < nph; s++)
+					for (int64_t mb = mb0; mb < mb1; mb++) {
+						const int64_t woff = (k0 * j->nmb + mb * kn) * MB;
+						double *t = accs[s] + ((mb - mb0) * npan + pn) * tw;
+						if (whole)
+							j->kern->ind(kn, rows + k0, wph[s] + woff, t);
+						else
+							j->kern->fn(kn, xbuf, wph[s] + woff, t);
+					}
 			}
 		}
 		return nrun;
@@ -481,10 +517,11 @@ static int64_t compute_phase(const struct f64_job *j, int64_t nb, int64_t grp, i
 			if (pn == npan - 1 && cnt % nw) /* columns past the positions */
 				memset(xbuf, 0, (size_t)(j->kc * nw) * sizeof *xbuf);
 			pack_chunk(j, nb, grp, ph, k0, kn, runs + r0, ri - r0, xbuf);
-			for (int64_t mb = mb0; mb < mb1; mb++) {
-				const int64_t woff = (k0 * j->nmb + mb * kn) * MB;
-				j->kern->fn(kn, xbuf, wph + woff, acc + ((mb - mb0) * npan + pn) * tw);
-			}
+			for (int64_t s = 0; s < nph; s++)
+				for (int64_t mb = mb0; mb < mb1; mb++) {
+					const int64_t woff = (k0 * j->nmb + mb * kn) * MB;
+					j->kern->fn(kn, xbuf, wph[s] + woff, accs[s] + ((mb - mb0) * npan + pn) * tw);
+				}
 		}
 	}
 	return nrun;
@@ -546,16 +583,34 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 		const int64_t accn = (mb1 - mb0) * npan * tw;
 		int64_t nrun = 0, lead = ph0;
 		if (j->sgrp == 1)
-			nrun = compute_phase(j, nb, grp, ph0, p0, cnt, mb0, mb1, acc, xbuf, runs, rows, zero, lbuf);
+			nrun = compute_phase(j, nb, grp, &ph0, &acc, 1, p0, cnt, mb0, mb1, xbuf, runs, rows, zero, lbuf);
 		else {
+			/* the group's phases that read the same x (xcls) share each packed chunk; the set of
+			 * the phase of offset 0 last, that phase first: its runs locate the output lines */
+			int64_t phs[F64_GROUP_MAX];
+			double *accs[F64_GROUP_MAX];
 			for (int64_t ph = ph0; ph < ph0 + j->sgrp; ph++)
-				if (j->jof[ph])
-					compute_phase(j, nb, grp, ph, p0, cnt, mb0, mb1, acc + j->jof[ph] * accn, xbuf, runs, rows,
-					              zero, lbuf);
-				else
-					lead = ph;
-			/* the phase of offset 0 last: its runs locate the group's output lines */
-			nrun = compute_phase(j, nb, grp, lead, p0, cnt, mb0, mb1, acc, xbuf, runs, rows, zero, lbuf);
+				lead = j->jof[ph] ? lead : ph;
+			for (int64_t ph = ph0; ph < ph0 + j->sgrp; ph++) {
+				if (j->xcls[ph] != ph || j->xcls[ph] == j->xcls[lead])
+					continue;
+				int64_t nph = 0;
+				for (int64_t p2 = ph; p2 < ph0 + j->sgrp; p2++)
+					if (j->xcls[p2] == ph) {
+						phs[nph] = p2;
+						accs[nph++] = acc + j->jof[p2] * accn;
+					}
+				compute_phase(j, nb, grp, phs, accs, nph, p0, cnt, mb0, mb1, xbuf, runs, rows, zero, lbuf);
+			}
+			int64_t nph = 1;
+			phs[0] = lead;
+			accs[0] = acc;
+			for (int64_t p2 = ph0; p2 < ph0 + j->sgrp; p2++)
+				if (p2 != lead && j->xcls[p2] == j->xcls[lead]) {
+					phs[nph] = p2;
+					accs[nph++] = acc + j->jof[p2] * accn;
+				}
+			nrun = compute_phase(j, nb, grp, phs, accs, nph, p0, cnt, mb0, mb1, xbuf, runs, rows, zero, lbuf);
 		}
 		for (int64_t mb = mb0; mb < mb1; mb++) {
 			const int64_t m0 = mb * MB, mcount = j->mg - m0 < MB ? j->mg - m0 : MB;
@@ -674,7 +729,7 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 	j.wpk = pk->a64;
 	j.woff = pk->a_off;
 	j.wgroup = pk->a_group;
-	words = j.nphase * (2 * S + 7) + j.kprod * j.n;
+	words = j.nphase * (2 * S + 8) + j.kprod * j.n;
 	if ((st = onnxrun__convt_taps_make(ctx->env, g, &j.tp)) == ONNXRUN_ERROR_OUT_OF_MEMORY)
 		goto oom;
 	if (st) /* more phases than the decomposition takes: accepts() keeps them away */
