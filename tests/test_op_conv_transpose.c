@@ -1423,7 +1423,8 @@ static void test_f64_group_short_blocks(void **state)
 /* Groups of phases along a last axis of stride 8 and 4 (f64.c: whole output lines per item,
  * through the table's store_group where it has one: AVX-512 transposes 8 or 4 phases' values in
  * registers). hifigan's k16s8p4 with 128 output channels: its sums over 512 KiB at 128 positions,
- * so grouped in 64-position blocks even on 1 thread; fewer channels: 128-position blocks; grid
+ * so grouped in 64-position blocks even on 1 thread (with a store_group; else phase by phase);
+ * fewer channels: 128-position blocks; grid
  * lines not a multiple of 8 (the positions past the last 8 stored one by one). */
 static void test_f64_group_lines(void **state)
 {

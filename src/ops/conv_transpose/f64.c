@@ -748,8 +748,11 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 	items = f64_split(&j, threads, F64_BLOCK_POSITIONS);
 	/* a group's sums that would not stay in L2 (hifigan's 8 phases: 1 MiB at 128 positions), or
 	 * too few groups for the threads: shorter blocks, down to F64_GROUP_MIN_POSITIONS, before
-	 * giving up the group stores (below) */
-	while (j.sgrp > 1 && !f64_group_fits(&j, threads) && j.pb / 2 * j.kern->nw >= F64_GROUP_MIN_POSITIONS)
+	 * giving up the group stores (below). On 1 thread only with the table's store_group (its
+	 * register transposes: hifigan_256 0.85x); the plain loop's groups measured no faster than
+	 * phase by phase there (bench/README.md, "Measurements behind fixed choices"). */
+	while (j.sgrp > 1 && !f64_group_fits(&j, threads) && (threads > 1 || j.store_group) &&
+	       j.pb / 2 * j.kern->nw >= F64_GROUP_MIN_POSITIONS)
 		items = f64_split(&j, threads, j.pb / 2 * j.kern->nw);
 	if (j.sgrp > 1 && !f64_group_fits(&j, threads)) {
 		j.sgrp = 1;
