@@ -1337,13 +1337,17 @@ struct f64_case {
 	int64_t in, k, s, d, pb, pe, group, cg, mg, batch;
 };
 
-/* Runs each case on the float64 entry on every ISA and the given thread counts, bitwise across
- * the thread counts and against the reference; returns the failures. */
-static int check_f64_cases(struct fixture *f, const struct f64_case *cases, size_t ncases, uint64_t seed0,
-                           const int *threads, size_t nthreads, int64_t *compared, int *isas_run)
+/* Runs each case on the float64 entry on every ISA and threads 1-4, bitwise across the thread
+ * counts and against the reference (seeds seed0 + case index); prints what was compared under
+ * label and fails the test on any difference. */
+static void check_f64_cases(struct fixture *f, const struct f64_case *cases, size_t ncases, uint64_t seed0,
+                            const char *label)
 {
 	TEST_ALL_ISAS(isas);
-	int failures = 0;
+	static const int threads[] = { 1, 2, 3, 4 };
+	const size_t nthreads = sizeof threads / sizeof threads[0];
+	int failures = 0, isas_run = 0;
+	int64_t compared = 0;
 	for (size_t ci = 0; ci < ncases; ci++) {
 		struct cfg c;
 		memset(&c, 0, sizeof c);
@@ -1370,22 +1374,23 @@ static int check_f64_cases(struct fixture *f, const struct f64_case *cases, size
 			if (!onnxrun__isa_supported(isas[ii]))
 				continue;
 			onnxrun__isa_set(isas[ii]);
-			*isas_run += ci == 0;
+			isas_run += ci == 0;
 			struct entry_case k;
 			int ran = 0;
 			entry_case_begin(f->env, &c, &k);
 			failures += !check_entry_threads(f->env, &c, &k, "float64 phase", threads, nthreads, true, isas[ii],
-			                                 compared, &ran);
+			                                 &compared, &ran);
 			entry_case_end(&k);
 		}
 	}
 	onnxrun__isa_set(TEST_BEST_ISA);
-	return failures;
+	print_message("%d float64 %s configs x %d ISAs x threads 1-4, %lld elements compared, %d failures\n", (int)ncases,
+	              label, isas_run, (long long)compared, failures);
+	assert_int_equal(failures, 0);
 }
 
 static void test_f64_packed_lines(void **state)
 {
-	static const int threads[] = { 1, 2, 3, 4 };
 	/* rank, in (last axis), k, s, d, pad begin/end, group, cg, mg, batch */
 	static const struct f64_case cases[] = {
 		{ 2, 64, 3, 1, 1, 1, 1, 1, 9, 16, 1 },  /* k3s1p1: whole panels, edge columns and lines */
@@ -1397,13 +1402,7 @@ static void test_f64_packed_lines(void **state)
 		{ 1, 130, 3, 1, 1, 1, 1, 1, 20, 17, 2 }, /* 1-D: one grid line */
 		{ 3, 32, 3, 1, 1, 1, 1, 1, 4, 8, 1 },   /* 3-D */
 	};
-	int64_t compared = 0;
-	int isas_run = 0;
-	const int failures = check_f64_cases(*state, cases, sizeof cases / sizeof cases[0], 0x64a00000, threads,
-	                                     sizeof threads / sizeof threads[0], &compared, &isas_run);
-	print_message("%d float64 row-pointer configs x %d ISAs x threads 1-4, %lld elements compared, %d failures\n",
-	              (int)(sizeof cases / sizeof cases[0]), isas_run, (long long)compared, failures);
-	assert_int_equal(failures, 0);
+	check_f64_cases(*state, cases, sizeof cases / sizeof cases[0], 0x64a00000, "row-pointer");
 }
 
 /* Groups of phases (whole output lines per item, f64.c) with too few items for the threads at
@@ -1413,20 +1412,79 @@ static void test_f64_packed_lines(void **state)
  * batches or groups, grouped at the usual length on 2-3 threads, short blocks on 4. */
 static void test_f64_group_short_blocks(void **state)
 {
-	static const int threads[] = { 1, 2, 3, 4 };
 	static const struct f64_case cases[] = {
 		{ 2, 32, 4, 2, 1, 1, 1, 1, 8, 8, 1 },   /* the shape above */
 		{ 2, 32, 4, 2, 1, 1, 1, 1, 13, 20, 1 }, /* channel blocks with tails */
 		{ 2, 32, 4, 2, 1, 1, 1, 1, 8, 12, 2 },  /* batch 2 */
 		{ 2, 32, 4, 2, 1, 1, 1, 2, 5, 8, 1 },   /* 2 groups */
 	};
-	int64_t compared = 0;
-	int isas_run = 0;
-	const int failures = check_f64_cases(*state, cases, sizeof cases / sizeof cases[0], 0x64c00000, threads,
-	                                     sizeof threads / sizeof threads[0], &compared, &isas_run);
-	print_message("%d float64 phase-group configs x %d ISAs x threads 1-4, %lld elements compared, %d failures\n",
-	              (int)(sizeof cases / sizeof cases[0]), isas_run, (long long)compared, failures);
-	assert_int_equal(failures, 0);
+	check_f64_cases(*state, cases, sizeof cases / sizeof cases[0], 0x64c00000, "phase-group");
+}
+
+/* Groups of phases along a last axis of stride 8 and 4 (f64.c: whole output lines per item,
+ * through the table's store_group where it has one: AVX-512 transposes 8 or 4 phases' values in
+ * registers). hifigan's k16s8p4 with 128 output channels: its sums over 512 KiB at 128 positions,
+ * so grouped in 64-position blocks even on 1 thread (with a store_group; else phase by phase);
+ * fewer channels: 128-position blocks; grid
+ * lines not a multiple of 8 (the positions past the last 8 stored one by one). */
+static void test_f64_group_lines(void **state)
+{
+	/* rank, in (last axis), k, s, d, pad begin/end, group, cg, mg, batch */
+	static const struct f64_case cases[] = {
+		{ 1, 100, 16, 8, 1, 4, 4, 1, 4, 128, 1 }, /* hifigan-like: 64-position blocks on 1 thread */
+		{ 1, 45, 16, 8, 1, 4, 4, 1, 6, 20, 2 },   /* 128-position blocks, tails, batch 2 */
+		{ 1, 61, 8, 4, 1, 2, 2, 2, 5, 13, 1 },    /* stride 4, 2 groups */
+		{ 2, 27, 8, 4, 1, 2, 2, 1, 4, 9, 1 },     /* 2-D: groups of 4 along the last axis */
+		{ 1, 77, 2, 2, 1, 0, 0, 1, 7, 11, 1 },    /* stride 2 */
+	};
+	check_f64_cases(*state, cases, sizeof cases / sizeof cases[0], 0x64d00000, "phase-group-lines");
+}
+
+/* Each table's store_group against the plain loop of its contract (kernels.h): the same bits,
+ * nothing written outside the group's lines, for 2-8 phases, runs of 1-37 positions (whole
+ * vectors and tails), 1-3 channels, with and without a bias. */
+static void test_f64_store_group_bits(void **state)
+{
+	(void)state;
+	enum { NW = 48, MC = 3, SG = 8, ACCN = MC * NW + 5, PLANE = NW * SG + 3 };
+	TEST_ALL_ISAS(isas);
+	static double acc[SG * ACCN], y0[MC * PLANE], y1[MC * PLANE];
+	static const int64_t sgs[] = { 2, 3, 4, 8 }, ucs[] = { 1, 7, 8, 9, 16, 23, 37 };
+	const double bias[MC] = { 0.25, -3.5, 1e-3 };
+	uint64_t s = 0x64e00001;
+	int checked = 0;
+	for (size_t i = 0; i < sizeof acc / sizeof acc[0]; i++)
+		acc[i] = rng_unit(&s) * ldexp(1.0, (int)rng_int(&s, -20, 20));
+	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+		if (!onnxrun__isa_supported(isas[ii]) || onnxrun__kernels_for(isas[ii])->isa != isas[ii])
+			continue;
+		const struct onnxrun__f64_kernels *fk = onnxrun__kernels_for(isas[ii])->f64;
+		if (!fk->store_group)
+			continue;
+		for (size_t si = 0; si < sizeof sgs / sizeof sgs[0]; si++)
+			for (size_t ui = 0; ui < sizeof ucs / sizeof ucs[0]; ui++)
+				for (int64_t mc = 1; mc <= MC; mc++)
+					for (int wb = 0; wb < 2; wb++) {
+						const int64_t sg = sgs[si], uc = ucs[ui];
+						for (size_t i = 0; i < sizeof y0 / sizeof y0[0]; i++)
+							y0[i] = y1[i] = -777.0;
+						for (int64_t m = 0; m < mc; m++)
+							for (int64_t e = 0; e < uc; e++)
+								for (int64_t jj = 0; jj < sg; jj++)
+									y0[m * PLANE + e * sg + jj] = acc[jj * ACCN + m * NW + e] + (wb ? bias[m] : 0.0);
+						fk->store_group(acc, ACCN, NW, mc, uc, y1, PLANE, sg, wb ? bias : NULL);
+						if (memcmp(y0, y1, sizeof y0))
+							fail_msg("isa %d: float64 store_group sg %lld, %lld positions, %lld channels, bias %d "
+							         "differs from the plain loop",
+							         (int)isas[ii], (long long)sg, (long long)uc, (long long)mc, wb);
+						checked++;
+					}
+	}
+	print_message("%d float64 store_group calls: bitwise equal to the plain loop\n", checked);
+#if defined(__x86_64__) && !ONNXRUN__KERNELS_SCALAR_ONLY
+	if (onnxrun__isa_supported(ONNXRUN__ISA_AVX512))
+		assert_true(checked > 0);
+#endif
 }
 
 /* Each float64 tile's ind entry (x rows through pointers) against its contiguous entry on the
@@ -1841,6 +1899,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fast_f64_vs_reference, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_f64_packed_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_f64_group_short_blocks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_f64_group_lines, setup, teardown),
+		cmocka_unit_test(test_f64_store_group_bits),
 		cmocka_unit_test(test_f64_tile_ind_bits),
 		cmocka_unit_test_setup_teardown(test_scatter_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_window_vs_reference, setup, teardown),

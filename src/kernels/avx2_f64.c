@@ -87,6 +87,6 @@ static const struct onnxrun__f64_tile tiles[] = {
 	{ 1, 32, tile_avx2_1x8, ind_avx2_1x8 },
 };
 
-const struct onnxrun__f64_kernels onnxrun__f64_avx2 = { tiles, (int)(sizeof tiles / sizeof tiles[0]), store };
+const struct onnxrun__f64_kernels onnxrun__f64_avx2 = { tiles, (int)(sizeof tiles / sizeof tiles[0]), store, NULL };
 
 #endif

@@ -81,6 +81,77 @@ T512 static void store(const double *tile, int64_t nw, int64_t mc, int64_t uc, d
 	}
 }
 
+/* store_group (kernels.h). Per 8 positions of a run: the sg phases' 8 values each (one vector per
+ * phase) transposed in registers into sg whole vectors of output, [position][phase] (sg = 8: an
+ * 8x8 transpose; 4 and 2: the same first steps), plus the bias, stored contiguously; the last
+ * positions and other sg by the plain loop. Only moves and one add per value: the same bits. */
+T512 static void store_group(const double *tile, int64_t accn, int64_t nw, int64_t mc, int64_t uc, double *y0,
+                             int64_t plane, int64_t sg, const double *bias)
+{
+	const __m512i lo2 = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), hi2 = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+	const __m512i q02 = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13), q13 = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+	const __m512i half_lo = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11);
+	const __m512i half_hi = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
+	const __m512i p4lo = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), p4hi = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+	for (int64_t m = 0; m < mc; m++) {
+		const double bs = bias ? bias[m] : 0.0, *t = tile + m * nw;
+		const __m512d b = _mm512_set1_pd(bs);
+		double *d = y0 + m * plane;
+		int64_t e = 0;
+		if (sg == 8)
+			for (; e + 8 <= uc; e += 8) {
+				__m512d v[8], a[8], c[8];
+				for (int jj = 0; jj < 8; jj++)
+					v[jj] = _mm512_loadu_pd(t + jj * accn + e);
+				for (int i = 0; i < 8; i += 2) { /* a[i]: even positions of rows i, i+1; a[i+1]: odd */
+					a[i] = _mm512_unpacklo_pd(v[i], v[i + 1]);
+					a[i + 1] = _mm512_unpackhi_pd(v[i], v[i + 1]);
+				}
+				/* rows 0-3 (c[0..3]) and 4-7 (c[4..7]): positions {0,4}, {2,6}, {1,5}, {3,7} */
+				for (int h = 0; h < 8; h += 4) {
+					c[h] = _mm512_permutex2var_pd(a[h], q02, a[h + 2]);
+					c[h + 1] = _mm512_permutex2var_pd(a[h], q13, a[h + 2]);
+					c[h + 2] = _mm512_permutex2var_pd(a[h + 1], q02, a[h + 3]);
+					c[h + 3] = _mm512_permutex2var_pd(a[h + 1], q13, a[h + 3]);
+				}
+				static const int pos[4] = { 0, 2, 1, 3 }; /* c[i] holds positions pos[i] and pos[i] + 4 */
+				for (int i = 0; i < 4; i++) {
+					double *dp = d + (e + pos[i]) * 8;
+					_mm512_storeu_pd(dp, _mm512_add_pd(_mm512_permutex2var_pd(c[i], half_lo, c[i + 4]), b));
+					_mm512_storeu_pd(dp + 32, _mm512_add_pd(_mm512_permutex2var_pd(c[i], half_hi, c[i + 4]), b));
+				}
+			}
+		else if (sg == 4)
+			for (; e + 8 <= uc; e += 8) {
+				__m512d v[4], a[4], c[4];
+				for (int jj = 0; jj < 4; jj++)
+					v[jj] = _mm512_loadu_pd(t + jj * accn + e);
+				for (int i = 0; i < 4; i += 2) {
+					a[i] = _mm512_unpacklo_pd(v[i], v[i + 1]);
+					a[i + 1] = _mm512_unpackhi_pd(v[i], v[i + 1]);
+				}
+				c[0] = _mm512_permutex2var_pd(a[0], p4lo, a[2]); /* positions 0, 2 */
+				c[1] = _mm512_permutex2var_pd(a[1], p4lo, a[3]); /* 1, 3 */
+				c[2] = _mm512_permutex2var_pd(a[0], p4hi, a[2]); /* 4, 6 */
+				c[3] = _mm512_permutex2var_pd(a[1], p4hi, a[3]); /* 5, 7 */
+				double *dp = d + e * 4;
+				_mm512_storeu_pd(dp, _mm512_add_pd(_mm512_permutex2var_pd(c[0], half_lo, c[1]), b));
+				_mm512_storeu_pd(dp + 8, _mm512_add_pd(_mm512_permutex2var_pd(c[0], half_hi, c[1]), b));
+				_mm512_storeu_pd(dp + 16, _mm512_add_pd(_mm512_permutex2var_pd(c[2], half_lo, c[3]), b));
+				_mm512_storeu_pd(dp + 24, _mm512_add_pd(_mm512_permutex2var_pd(c[2], half_hi, c[3]), b));
+			}
+		else if (sg == 2)
+			for (; e + 8 <= uc; e += 8) {
+				const __m512d v0 = _mm512_loadu_pd(t + e), v1 = _mm512_loadu_pd(t + accn + e);
+				_mm512_storeu_pd(d + e * 2, _mm512_add_pd(_mm512_permutex2var_pd(v0, lo2, v1), b));
+				_mm512_storeu_pd(d + e * 2 + 8, _mm512_add_pd(_mm512_permutex2var_pd(v0, hi2, v1), b));
+			}
+		for (; e < uc; e++)
+			for (int64_t jj = 0; jj < sg; jj++)
+				d[e * sg + jj] = t[jj * accn + e] + bs;
+	}
+}
+
 /* The 4-wide AVX2 tiles serve rows of at most 4 positions. */
 static const struct onnxrun__f64_tile tiles[] = {
 	{ 8, 8, tile_avx512_8x1, ind_avx512_8x1 },
@@ -96,6 +167,7 @@ static const struct onnxrun__f64_tile tiles[] = {
 	{ 1, 64, tile_avx512_1x8, ind_avx512_1x8 },
 };
 
-const struct onnxrun__f64_kernels onnxrun__f64_avx512 = { tiles, (int)(sizeof tiles / sizeof tiles[0]), store };
+const struct onnxrun__f64_kernels onnxrun__f64_avx512 = { tiles, (int)(sizeof tiles / sizeof tiles[0]), store,
+	                                                   store_group };
 
 #endif

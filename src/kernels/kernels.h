@@ -268,6 +268,12 @@ typedef void (*onnxrun__f64_tile_ind_fn)(int64_t kk, const double *const *xrows,
 typedef void (*onnxrun__f64_store_fn)(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0,
                                       int64_t plane, int64_t sl, const double *bias);
 
+/* A group of sg phases interleaved along the last axis (f64.c, f64_groupable), stored as whole
+ * output lines: y0[m*plane + e*sg + jj] = tile[jj*accn + m*nw + e] + bias[m] (bias NULL: + 0)
+ * for m < mc, e < uc, jj < sg; the same bits as the plain loop on every ISA. */
+typedef void (*onnxrun__f64_store_group_fn)(const double *tile, int64_t accn, int64_t nw, int64_t mc, int64_t uc,
+                                            double *y0, int64_t plane, int64_t sg, const double *bias);
+
 struct onnxrun__f64_tile {
 	int mb, nw;
 	onnxrun__f64_tile_fn fn;
@@ -279,6 +285,8 @@ struct onnxrun__f64_kernels {
 	const struct onnxrun__f64_tile *tiles;
 	int ntiles;
 	onnxrun__f64_store_fn store;
+	/* NULL: f64.c stores the groups with plain C */
+	onnxrun__f64_store_group_fn store_group;
 };
 
 /* ---- float16 / bfloat16 <-> float32 ---------------------------------------------------------------

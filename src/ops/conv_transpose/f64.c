@@ -19,7 +19,9 @@
  * strides[last] phases of the same residues on the other axes cover whole output lines
  * together (f64_groupable: unet's k2s2, dcgan's k4s2p1), one item computes that group's
  * phases for the same grid positions and stores their values interleaved, whole lines at a
- * time, instead of each phase writing its own lanes of lines the others write too.
+ * time (the table's store_group: register transposes on AVX-512), instead of each phase
+ * writing its own lanes of lines the others write too; phases of a group that read the same x
+ * (f64_same_x: unet's k2s2) share each packed chunk.
  *
  * Every output element is one dot product over its phase's K in order (the tiles add
  * chunk after chunk to the running value), however the items are split: results are
@@ -45,6 +47,8 @@
  * unchanged for hifigan_256 (bench/README.md, "Measurements behind fixed choices"); with 3
  * (k3s1p1) they fall to a third. */
 #define F64_LINE_MIN_TAPS 3
+/* Most phases in a group (below) */
+#define F64_GROUP_MAX 32
 /* Most accumulator bytes per item when it computes a whole group of phases (below). */
 #define F64_GROUP_ACC_BYTES (512 * 1024)
 
@@ -80,6 +84,7 @@ struct f64_job {
 	const struct onnxrun__convt_geom *g;
 	const struct onnxrun__f64_tile *kern;
 	onnxrun__f64_store_fn store;
+	onnxrun__f64_store_group_fn store_group; /* NULL: store_group's plain loops */
 	const double *x, *bias;
 	double *y;
 	const double *wpk; /* the packed weights (packing.h, f64 layout) */
@@ -97,7 +102,8 @@ struct f64_job {
 	/* phases per item: the strides[last] phases whose outputs interleave along the last axis
 	 * (their grids the same size, their outputs q*s + r - pad at consecutive offsets), or 1 */
 	int64_t sgrp;
-	int64_t *jof; /* per phase: its output offset within the group's interleave */
+	int64_t *jof;  /* per phase: its output offset within the group's interleave */
+	int64_t *xcls; /* per phase: the first phase of its group that reads the same x (f64_same_x) */
 	int64_t tblk, mchunks, mchunk, wgroup;
 	char *scratch;
 	size_t scratch_stride, acc_bytes, xbuf_bytes, runs_bytes, rows_bytes;
@@ -133,7 +139,8 @@ static void f64_layout(struct f64_job *j, int64_t *buf)
 	j->tl = p + 4 * j->nphase;
 	j->span = p + 5 * j->nphase;
 	j->lines = p + 6 * j->nphase;
-	j->delta = p + 7 * j->nphase;
+	j->xcls = p + 7 * j->nphase;
+	j->delta = p + 8 * j->nphase;
 	for (int64_t ph = 0; ph < j->nphase; ph++) {
 		const int64_t nt = j->nt[ph];
 		convt_phase_residues(&j->tp, ph, r);
@@ -228,6 +235,50 @@ static void copy_rows(double *dst, int64_t nw, const double *src, int64_t sstep,
 			memcpy(dst + i * nw, src + i * sstep, (size_t)len * sizeof *dst);
 }
 
+/* n doubles from s to d (n < 32: at most two fixed-size copies, overlapping, which the compiler
+ * inlines as moves; a call costs more than copying the few doubles of a row cut by an edge of
+ * x, once per input channel). */
+static inline void copy_short(double *d, const double *s, int64_t n)
+{
+	if (n >= 16 && n < 32) {
+		memcpy(d, s, 16 * sizeof *d);
+		memcpy(d + n - 16, s + n - 16, 16 * sizeof *d);
+	} else if (n >= 8 && n < 16) {
+		memcpy(d, s, 8 * sizeof *d);
+		memcpy(d + n - 8, s + n - 8, 8 * sizeof *d);
+	} else if (n >= 4 && n < 8) {
+		memcpy(d, s, 4 * sizeof *d);
+		memcpy(d + n - 4, s + n - 4, 4 * sizeof *d);
+	} else if (n >= 2 && n < 4) {
+		memcpy(d, s, 2 * sizeof *d);
+		memcpy(d + n - 2, s + n - 2, 2 * sizeof *d);
+	} else if (n == 1)
+		*d = *s;
+	else if (n >= 32)
+		memcpy(d, s, (size_t)n * sizeof *d);
+}
+
+/* n zeros at d, as copy_short. */
+static inline void zero_short(double *d, int64_t n)
+{
+	if (n >= 16 && n < 32) {
+		memset(d, 0, 16 * sizeof *d);
+		memset(d + n - 16, 0, 16 * sizeof *d);
+	} else if (n >= 8 && n < 16) {
+		memset(d, 0, 8 * sizeof *d);
+		memset(d + n - 8, 0, 8 * sizeof *d);
+	} else if (n >= 4 && n < 8) {
+		memset(d, 0, 4 * sizeof *d);
+		memset(d + n - 4, 0, 4 * sizeof *d);
+	} else if (n >= 2 && n < 4) {
+		memset(d, 0, 2 * sizeof *d);
+		memset(d + n - 2, 0, 2 * sizeof *d);
+	} else if (n == 1)
+		*d = 0.0;
+	else if (n >= 32)
+		memset(d, 0, (size_t)n * sizeof *d);
+}
+
 /* Where tap dl's x values for run rn lie: *off, the offset in a channel plane of the run's
  * line on the other axes; *i0, the last-axis index the run's first position reads; [*lo, *hi),
  * the run's columns inside x (empty when the line lies outside x). */
@@ -270,13 +321,18 @@ static void pack_chunk(const struct f64_job *j, int64_t nb, int64_t grp, int64_t
 			double *d = dp + (k - k0) * nw;
 			int64_t off, i0, lo, hi;
 			tap_span(j, rn, j->delta + (j->tfirst[ph] + t) * j->n, &off, &i0, &lo, &hi);
-			if (lo > 0 || hi < rn->len)
+			if (hi == lo) /* the line lies outside x */
+				for (int64_t c = 0; c < cn; c++)
+					zero_short(d + c * nw, rn->len);
+			else if (lo > 0 || hi < rn->len) { /* cut by an edge: a few doubles per row */
+				const double *src = xg + c0 * j->in_sp + off + i0 + lo;
 				for (int64_t c = 0; c < cn; c++) {
-					memset(d + c * nw, 0, (size_t)lo * sizeof *d);
-					memset(d + c * nw + hi, 0, (size_t)(rn->len - hi) * sizeof *d);
+					zero_short(d + c * nw, lo);
+					copy_short(d + c * nw + lo, src + c * j->in_sp, hi - lo);
+					zero_short(d + c * nw + hi, rn->len - hi);
 				}
-			if (hi > lo)
-				copy_rows(d + lo, nw, xg + c0 * j->in_sp + off + i0 + lo, j->in_sp, cn, hi - lo);
+			} else
+				copy_rows(d, nw, xg + c0 * j->in_sp + off + i0, j->in_sp, cn, rn->len);
 			k += cn;
 		}
 	}
@@ -312,8 +368,8 @@ static void pack_lines(const struct f64_job *j, int64_t nb, int64_t grp, int64_t
 		if (hi > lo) {
 			if (lo > 0 || hi < wl)
 				for (int64_t c = 0; c < cg; c++) {
-					memset(d + c * ws, 0, (size_t)lo * sizeof *d);
-					memset(d + c * ws + hi, 0, (size_t)(wl - hi) * sizeof *d);
+					zero_short(d + c * ws, lo);
+					zero_short(d + c * ws + hi, wl - hi);
 				}
 			copy_rows(d + lo, ws, xg + off + i0 + lo, sp, cg, hi - lo);
 		}
@@ -323,6 +379,26 @@ static void pack_lines(const struct f64_job *j, int64_t nb, int64_t grp, int64_t
 				rp[c] = hi > lo ? src + c * ws : zero;
 		}
 	}
+}
+
+/* Whether phases a and b of a group (the same grid on the other axes) read the same x for the same
+ * grid positions: the same taps' deltas on the other axes, and along the last axis deltas that
+ * differ by as much as their grids' starts (k2s2: both phases of a group read x[q]). Then one
+ * packed chunk serves both. */
+static bool f64_same_x(const struct f64_job *j, int64_t a, int64_t b)
+{
+	const int32_t L = j->last;
+	if (j->nt[a] != j->nt[b] || (F64_LINES && j->lines[a] != j->lines[b]))
+		return false;
+	for (int64_t t = 0; t < j->nt[a]; t++) {
+		const int64_t *da = j->delta + (j->tfirst[a] + t) * j->n, *db = j->delta + (j->tfirst[b] + t) * j->n;
+		for (int32_t x = 0; x < L; x++)
+			if (da[x] != db[x])
+				return false;
+		if (j->qlo[a * S + L] - da[L] != j->qlo[b * S + L] - db[L])
+			return false;
+	}
+	return true;
 }
 
 /* Whether each group of strides[last] consecutive phases (the same residues on the other axes)
@@ -335,7 +411,7 @@ static bool f64_groupable(struct f64_job *j)
 	const struct onnxrun__convt_geom *g = j->g;
 	const int32_t L = j->last;
 	const int64_t sl = g->strides[L];
-	if (sl < 2 || sl > 32) /* a group's offsets are tracked in a 64-bit mask */
+	if (sl < 2 || sl > F64_GROUP_MAX) /* (a group's offsets are tracked in a 64-bit mask) */
 		return false;
 	for (int64_t ph0 = 0; ph0 < j->nphase; ph0 += sl) {
 		int64_t omin = 0, seen = 0;
@@ -353,6 +429,12 @@ static bool f64_groupable(struct f64_job *j)
 			if (j->jof[ph] < 0 || j->jof[ph] >= sl || (seen >> j->jof[ph] & 1))
 				return false;
 			seen |= INT64_C(1) << j->jof[ph];
+		}
+		for (int64_t ph = ph0; ph < ph0 + sl; ph++) {
+			j->xcls[ph] = ph;
+			for (int64_t p2 = ph0; p2 < ph && j->xcls[ph] == ph; p2++)
+				if (j->xcls[p2] == p2 && f64_same_x(j, p2, ph))
+					j->xcls[ph] = p2;
 		}
 	}
 	return true;
@@ -377,23 +459,28 @@ static void order_blocks(struct f64_job *j)
 			}
 }
 
-/* Phase ph's sums for the item's positions [p0, p0 + cnt) and channel blocks [mb0, mb1) into
- * acc ([block][panel][tile]); its runs into runs. Returns their number.
- * Packed: per K chunk, each panel's chunk packed (pack_chunk) right before every channel block
- * runs over it. Lines (j->lines[ph]): per panel, its x lines packed once for the whole K
- * (pack_lines; a panel of runs across grid lines packed per chunk as above), then every chunk
- * and channel block over it; each output's products are added in the same order either way. */
-static int64_t compute_phase(const struct f64_job *j, int64_t nb, int64_t grp, int64_t ph, int64_t p0, int64_t cnt,
-                             int64_t mb0, int64_t mb1, double *acc, double *xbuf, struct f64_run *runs,
-                             const double **rows, const double *zero, double *lbuf)
+/* The sums of phases phs[0..nph) (which read the same x: f64_same_x) for the item's positions
+ * [p0, p0 + cnt) and channel blocks [mb0, mb1) into accs[s] ([block][panel][tile]); the runs
+ * of phs[0] into runs. Returns their number.
+ * Packed: per K chunk, each panel's chunk packed (pack_chunk) right before every phase's
+ * channel blocks run over it. Lines (j->lines[ph]): per panel, its x lines packed once for the
+ * whole K (pack_lines; a panel of runs across grid lines packed per chunk as above), then
+ * every chunk and channel block over it; each output's products are added in the same order
+ * either way. */
+static int64_t compute_phase(const struct f64_job *j, int64_t nb, int64_t grp, const int64_t *phs, double *const *accs,
+                             int64_t nph, int64_t p0, int64_t cnt, int64_t mb0, int64_t mb1, double *xbuf,
+                             struct f64_run *runs, const double **rows, const double *zero, double *lbuf)
 {
-	const int64_t MB = j->kern->mb, nw = j->kern->nw, tw = MB * nw;
+	const int64_t ph = phs[0], MB = j->kern->mb, nw = j->kern->nw, tw = MB * nw;
 	const int64_t npan = (cnt + nw - 1) / nw, K = j->nt[ph] * j->cg;
-	const double *wph = j->wpk + grp * j->wgroup + j->woff[ph];
+	const double *wph[F64_GROUP_MAX];
 	int64_t r[S], nrun;
 	convt_phase_residues(&j->tp, ph, r);
 	nrun = make_runs(j, ph, r, p0, cnt, runs);
-	memset(acc, 0, (size_t)((mb1 - mb0) * npan * tw) * sizeof *acc);
+	for (int64_t s = 0; s < nph; s++) {
+		wph[s] = j->wpk + grp * j->wgroup + j->woff[phs[s]];
+		memset(accs[s], 0, (size_t)((mb1 - mb0) * npan * tw) * sizeof *accs[s]);
+	}
 	if (F64_LINES && j->lines[ph]) {
 		for (int64_t pn = 0, ri = 0; pn < npan; pn++) {
 			const int64_t r0 = ri;
@@ -409,14 +496,15 @@ static int64_t compute_phase(const struct f64_job *j, int64_t nb, int64_t grp, i
 						memset(xbuf, 0, (size_t)(j->kc * nw) * sizeof *xbuf);
 					pack_chunk(j, nb, grp, ph, k0, kn, runs + r0, ri - r0, xbuf);
 				}
-				for (int64_t mb = mb0; mb < mb1; mb++) {
-					const int64_t woff = (k0 * j->nmb + mb * kn) * MB;
-					double *t = acc + ((mb - mb0) * npan + pn) * tw;
-					if (whole)
-						j->kern->ind(kn, rows + k0, wph + woff, t);
-					else
-						j->kern->fn(kn, xbuf, wph + woff, t);
-				}
+				for (int64_t s = 0; s < nph; s++)
+					for (int64_t mb = mb0; mb < mb1; mb++) {
+						const int64_t woff = (k0 * j->nmb + mb * kn) * MB;
+						double *t = accs[s] + ((mb - mb0) * npan + pn) * tw;
+						if (whole)
+							j->kern->ind(kn, rows + k0, wph[s] + woff, t);
+						else
+							j->kern->fn(kn, xbuf, wph[s] + woff, t);
+					}
 			}
 		}
 		return nrun;
@@ -431,10 +519,11 @@ static int64_t compute_phase(const struct f64_job *j, int64_t nb, int64_t grp, i
 			if (pn == npan - 1 && cnt % nw) /* columns past the positions */
 				memset(xbuf, 0, (size_t)(j->kc * nw) * sizeof *xbuf);
 			pack_chunk(j, nb, grp, ph, k0, kn, runs + r0, ri - r0, xbuf);
-			for (int64_t mb = mb0; mb < mb1; mb++) {
-				const int64_t woff = (k0 * j->nmb + mb * kn) * MB;
-				j->kern->fn(kn, xbuf, wph + woff, acc + ((mb - mb0) * npan + pn) * tw);
-			}
+			for (int64_t s = 0; s < nph; s++)
+				for (int64_t mb = mb0; mb < mb1; mb++) {
+					const int64_t woff = (k0 * j->nmb + mb * kn) * MB;
+					j->kern->fn(kn, xbuf, wph[s] + woff, accs[s] + ((mb - mb0) * npan + pn) * tw);
+				}
 		}
 	}
 	return nrun;
@@ -450,6 +539,10 @@ static void store_group(const struct f64_job *j, const double *acc, int64_t accn
 	for (int64_t ri = 0; ri < nrun; ri++) {
 		const struct f64_run *rn = &runs[ri];
 		const double *t = acc + ((mb - mb0) * npan + rn->col / nw) * tw + rn->col % nw;
+		if (j->store_group) {
+			j->store_group(t, accn, nw, mcount, rn->len, ym + rn->yoff, j->out_sp, sg, bm);
+			continue;
+		}
 		for (int64_t m = 0; m < mcount; m++) {
 			const double b = bm ? bm[m] : 0.0, *tm = t + m * nw;
 			double *d = ym + m * j->out_sp + rn->yoff;
@@ -492,16 +585,34 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 		const int64_t accn = (mb1 - mb0) * npan * tw;
 		int64_t nrun = 0, lead = ph0;
 		if (j->sgrp == 1)
-			nrun = compute_phase(j, nb, grp, ph0, p0, cnt, mb0, mb1, acc, xbuf, runs, rows, zero, lbuf);
+			nrun = compute_phase(j, nb, grp, &ph0, &acc, 1, p0, cnt, mb0, mb1, xbuf, runs, rows, zero, lbuf);
 		else {
+			/* the group's phases that read the same x (xcls) share each packed chunk; the set of
+			 * the phase of offset 0 last, that phase first: its runs locate the output lines */
+			int64_t phs[F64_GROUP_MAX];
+			double *accs[F64_GROUP_MAX];
 			for (int64_t ph = ph0; ph < ph0 + j->sgrp; ph++)
-				if (j->jof[ph])
-					compute_phase(j, nb, grp, ph, p0, cnt, mb0, mb1, acc + j->jof[ph] * accn, xbuf, runs, rows,
-					              zero, lbuf);
-				else
-					lead = ph;
-			/* the phase of offset 0 last: its runs locate the group's output lines */
-			nrun = compute_phase(j, nb, grp, lead, p0, cnt, mb0, mb1, acc, xbuf, runs, rows, zero, lbuf);
+				lead = j->jof[ph] ? lead : ph;
+			for (int64_t ph = ph0; ph < ph0 + j->sgrp; ph++) {
+				if (j->xcls[ph] != ph || j->xcls[ph] == j->xcls[lead])
+					continue;
+				int64_t nph = 0;
+				for (int64_t p2 = ph; p2 < ph0 + j->sgrp; p2++)
+					if (j->xcls[p2] == ph) {
+						phs[nph] = p2;
+						accs[nph++] = acc + j->jof[p2] * accn;
+					}
+				compute_phase(j, nb, grp, phs, accs, nph, p0, cnt, mb0, mb1, xbuf, runs, rows, zero, lbuf);
+			}
+			int64_t nph = 1;
+			phs[0] = lead;
+			accs[0] = acc;
+			for (int64_t p2 = ph0; p2 < ph0 + j->sgrp; p2++)
+				if (p2 != lead && j->xcls[p2] == j->xcls[lead]) {
+					phs[nph] = p2;
+					accs[nph++] = acc + j->jof[p2] * accn;
+				}
+			nrun = compute_phase(j, nb, grp, phs, accs, nph, p0, cnt, mb0, mb1, xbuf, runs, rows, zero, lbuf);
 		}
 		for (int64_t mb = mb0; mb < mb1; mb++) {
 			const int64_t m0 = mb * MB, mcount = j->mg - m0 < MB ? j->mg - m0 : MB;
@@ -572,6 +683,16 @@ static int64_t f64_split(struct f64_job *j, int threads, int64_t block_positions
 	return items * j->mchunks;
 }
 
+/* Whether the split (f64_split) suits a group of phases per item: its sums stay in L2, and with
+ * several threads the groups give every thread several items without splitting channels
+ * (measured slower at 2 threads: the items are twice as long). */
+static bool f64_group_fits(const struct f64_job *j, int threads)
+{
+	const double acc = (double)j->mchunk * (double)(j->pb * j->kern->mb * j->kern->nw) * (double)j->sgrp;
+	return acc * sizeof(double) <= F64_GROUP_ACC_BYTES &&
+	       (threads == 1 || j->g->batch * j->g->group * j->tblk >= 4 * threads);
+}
+
 static enum onnxrun_status f64_compute(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
 {
 	struct onnxrun_op_context *ctx = c->ctx;
@@ -605,11 +726,12 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 	fk = c->kt->f64;
 	j.kern = pick_kernel(fk, j.mg, grid);
 	j.store = fk->store;
+	j.store_group = fk->store_group;
 	j.nmb = pk->mpanels;
 	j.wpk = pk->a64;
 	j.woff = pk->a_off;
 	j.wgroup = pk->a_group;
-	words = j.nphase * (2 * S + 7) + j.kprod * j.n;
+	words = j.nphase * (2 * S + 8) + j.kprod * j.n;
 	if ((st = onnxrun__convt_taps_make(ctx->env, g, &j.tp)) == ONNXRUN_ERROR_OUT_OF_MEMORY)
 		goto oom;
 	if (st) /* more phases than the decomposition takes: accepts() keeps them away */
@@ -624,17 +746,15 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 		threads = 1;
 	j.sgrp = f64_groupable(&j) ? g->strides[j.last] : 1;
 	items = f64_split(&j, threads, F64_BLOCK_POSITIONS);
-	/* too few groups for the threads: shorter blocks, down to F64_GROUP_MIN_POSITIONS, before
-	 * giving up the group stores (below) */
-	while (j.sgrp > 1 && threads > 1 && g->batch * g->group * j.tblk < 4 * threads &&
+	/* a group's sums that would not stay in L2 (hifigan's 8 phases: 1 MiB at 128 positions), or
+	 * too few groups for the threads: shorter blocks, down to F64_GROUP_MIN_POSITIONS, before
+	 * giving up the group stores (below). On 1 thread only with the table's store_group (its
+	 * register transposes: hifigan_256 0.85x); the plain loop's groups measured no faster than
+	 * phase by phase there (bench/README.md, "Measurements behind fixed choices"). */
+	while (j.sgrp > 1 && !f64_group_fits(&j, threads) && (threads > 1 || j.store_group) &&
 	       j.pb / 2 * j.kern->nw >= F64_GROUP_MIN_POSITIONS)
 		items = f64_split(&j, threads, j.pb / 2 * j.kern->nw);
-	/* not where the group's sums would not stay in L2, nor where the groups are too few to give
-	 * every thread several items without splitting channels (measured slower at 2 threads: the
-	 * items are twice as long) */
-	if (j.sgrp > 1 && ((double)j.mchunk * (double)(j.pb * j.kern->mb * j.kern->nw) * (double)j.sgrp * sizeof(double) >
-	                           F64_GROUP_ACC_BYTES ||
-	                   (threads > 1 && g->batch * g->group * j.tblk < 4 * threads))) {
+	if (j.sgrp > 1 && !f64_group_fits(&j, threads)) {
 		j.sgrp = 1;
 		items = f64_split(&j, threads, F64_BLOCK_POSITIONS);
 	}
