@@ -24,12 +24,13 @@
  */
 #define _GNU_SOURCE
 #include <immintrin.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "probe_pool.h"
 
 #define NACC 12
 #define LINE 64
@@ -77,25 +78,11 @@ struct share {
 };
 
 struct job {
-	pthread_barrier_t start, stop;
-	int nthreads, f64, quit;
+	int nthreads, f64;
 	enum mode mode;
 	struct share *shares;
 	double sink;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 /* Spreads n items over `steps` steps: count for this step, error carried (no divisions). */
 struct spread {
@@ -170,39 +157,13 @@ static int64_t spread_next(struct spread *s)
 DEFINE_PASS(pass_f32, float, VF, FMA_F, SET1_F, LOAD_F, STORE_F)
 DEFINE_PASS(pass_f64, double, VD, FMA_D, SET1_D, LOAD_D, STORE_D)
 
-static void do_work(struct job *j, int id)
+static void do_work(void *ctx, int id)
 {
+	struct job *j = ctx;
 	const struct share *sh = &j->shares[id];
 	double s = j->f64 ? pass_f64(sh, j->mode) : pass_f32(sh, j->mode);
 	if (id == 0)
 		j->sink += s;
-}
-
-struct worker {
-	struct job *job;
-	int id;
-	pthread_t th;
-};
-
-static void *worker_main(void *p)
-{
-	struct worker *w = p;
-	for (;;) {
-		pthread_barrier_wait(&w->job->start);
-		if (w->job->quit)
-			return NULL;
-		do_work(w->job, w->id);
-		pthread_barrier_wait(&w->job->stop);
-	}
-}
-
-static double run_once(struct job *j)
-{
-	pthread_barrier_wait(&j->start);
-	double t = now_s();
-	do_work(j, 0);
-	pthread_barrier_wait(&j->stop);
-	return now_s() - t;
 }
 
 static int64_t parse_i64(const char *s, const char *what)
@@ -296,17 +257,12 @@ int main(int argc, char **argv)
 		int64_t g0 = ngroups * t / threads, g1 = ngroups * (t + 1) / threads;
 		j.shares[t] = (struct share){rd + r0 * LINE, wr + w0 * LINE, r1 - r0, w1 - w0, g1 - g0};
 	}
-	pthread_barrier_init(&j.start, NULL, (unsigned)threads);
-	pthread_barrier_init(&j.stop, NULL, (unsigned)threads);
-	struct worker *w = calloc((size_t)threads, sizeof *w);
-	for (int t = 1; t < threads; t++) {
-		w[t] = (struct worker){&j, t, 0};
-		pthread_create(&w[t].th, NULL, worker_main, &w[t]);
-	}
+	struct probe_pool pool;
+	probe_pool_start(&pool, threads, do_work, &j);
 
 	double spent = 0;
 	for (int r = 0; r < warmup || 1e3 * spent < warmup_ms; r++)
-		spent += run_once(&j);
+		spent += probe_pool_run(&pool);
 	size_t cap = (size_t)runs, n = 0;
 	double *t = malloc(cap * sizeof *t);
 	for (spent = 0; t && ((int)n < runs || 1e3 * spent < min_time_ms); n++) {
@@ -316,7 +272,7 @@ int main(int argc, char **argv)
 				break;
 			t = bigger, cap *= 2;
 		}
-		t[n] = run_once(&j);
+		t[n] = probe_pool_run(&pool);
 		spent += t[n];
 	}
 	if (!t) {
@@ -324,12 +280,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	runs = (int)n;
-	qsort(t, n, sizeof *t, cmp_double);
+	qsort(t, n, sizeof *t, probe_cmp_double);
 
-	j.quit = 1;
-	pthread_barrier_wait(&j.start);
-	for (int i = 1; i < threads; i++)
-		pthread_join(w[i].th, NULL);
+	probe_pool_stop(&pool);
 	printf("{");
 	if (case_name) /* a name from the suite: letters, digits and underscores */
 		printf("\"case\":\"%s\",", case_name);
@@ -340,7 +293,6 @@ int main(int argc, char **argv)
 	       threads, (long long)flops, (long long)rbytes, (long long)wbytes,
 	       (long long)(ngroups * NACC), runs, 1e3 * t[runs / 2], 1e3 * t[0], j.sink);
 	free(t);
-	free(w);
 	free(j.shares);
 	free(rd);
 	free(wr);

@@ -39,7 +39,6 @@
  */
 #define _GNU_SOURCE
 #include <immintrin.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,24 +47,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe_pool.h"
+
 #define NACC 12
 #define MEMCPY_BYTES (256u << 20)
 #define L2_COPY_BYTES (256u << 10) /* per thread, source and destination alike */
 #define L3_COPY_BYTES (4u << 20)   /* all threads together, source and destination alike */
 #define CACHE_COPY_MOVED (64u << 20) /* bytes each thread copies per timed repetition */
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static volatile float g_sink;
 
@@ -187,12 +175,11 @@ static double fma64_avx2(long iters)
 	return (double)iters * NACC * 4 * 2;
 }
 
-/* ---- threads: every worker runs the same job between two barriers ---- */
+/* ---- the jobs the probe's threads run (bench/probe_pool.h) ---- */
 
 typedef double (*fma_fn)(long);
 
 struct job {
-	pthread_barrier_t start, stop;
 	int nthreads;
 	int kind; /* 0 = fma, 1 = memcpy */
 	fma_fn fma;
@@ -200,17 +187,11 @@ struct job {
 	char *dst, *src;
 	size_t bytes; /* memcpy: bytes of src (and dst) split between the threads */
 	int repeat;   /* memcpy: copies of its slice each thread does per repetition */
-	int quit;
 };
 
-struct worker {
-	struct job *job;
-	int id;
-	pthread_t th;
-};
-
-static void do_work(struct job *j, int id)
+static void do_work(void *ctx, int id)
 {
+	struct job *j = ctx;
 	if (j->kind == 0) {
 		j->fma(j->iters);
 	} else {
@@ -222,39 +203,42 @@ static void do_work(struct job *j, int id)
 	}
 }
 
-static void *worker_main(void *p)
+/* A job and the threads that run it. */
+struct pool {
+	struct job job;
+	struct probe_pool threads;
+};
+
+static void pool_start(struct pool *p, int n)
 {
-	struct worker *w = p;
-	for (;;) {
-		pthread_barrier_wait(&w->job->start);
-		if (w->job->quit)
-			return NULL;
-		do_work(w->job, w->id);
-		pthread_barrier_wait(&w->job->stop);
-	}
+	memset(&p->job, 0, sizeof p->job);
+	p->job.nthreads = n;
+	probe_pool_start(&p->threads, n, do_work, &p->job);
 }
 
-/* Runs the job on nthreads (the caller is thread 0); returns wall seconds. */
-static double run_job(struct job *j)
+static void pool_stop(struct pool *p)
 {
-	pthread_barrier_wait(&j->start);
-	double t = now_s();
-	do_work(j, 0);
-	pthread_barrier_wait(&j->stop);
-	return now_s() - t;
+	probe_pool_stop(&p->threads);
+}
+
+/* Runs the pool's job on all its threads; returns wall seconds. */
+static double run_job(struct pool *p)
+{
+	return probe_pool_run(&p->threads);
 }
 
 /* lanes: FMA lanes of f's vectors (16 / 8 for AVX-512 float / double, 8 / 4 for AVX2). */
-static double fma_gflops(struct job *j, fma_fn f, int lanes, int quick)
+static double fma_gflops(struct pool *p, fma_fn f, int lanes, int quick)
 {
+	struct job *j = &p->job;
 	j->kind = 0;
 	j->fma = f;
 	/* calibrate on this thread: aim for ~0.25 s per repetition */
 	long it = 1 << 16;
 	for (;;) {
-		double t = now_s();
+		double t = probe_now_s();
 		f(it);
-		t = now_s() - t;
+		t = probe_now_s() - t;
 		if (t > 0.02) {
 			it = (long)((double)it * (quick ? 0.03 : 0.1) / t) + 1;
 			break;
@@ -265,7 +249,7 @@ static double fma_gflops(struct job *j, fma_fn f, int lanes, int quick)
 	double flops_per_thread = (double)it * NACC * 2 * lanes;
 	double best = 0;
 	for (int r = 0; r < (quick ? 3 : 10); r++) {
-		double t = run_job(j);
+		double t = run_job(p);
 		double g = flops_per_thread * j->nthreads / t / 1e9;
 		if (g > best)
 			best = g;
@@ -273,49 +257,20 @@ static double fma_gflops(struct job *j, fma_fn f, int lanes, int quick)
 	return best;
 }
 
-static void memcpy_gbs(struct job *j, int quick, double *best, double *median)
+static void memcpy_gbs(struct pool *p, int quick, double *best, double *median)
 {
+	struct job *j = &p->job;
 	j->kind = 1;
 	enum { REPS = 11 };
 	double t[REPS];
 	int reps = quick ? 3 : REPS;
-	run_job(j); /* warm */
+	run_job(p); /* warm */
 	for (int r = 0; r < reps; r++)
-		t[r] = run_job(j);
-	qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+		t[r] = run_job(p);
+	qsort(t, (size_t)reps, sizeof t[0], probe_cmp_double);
 	double moved = 2.0 * (double)j->bytes * (double)j->repeat;
 	*best = moved / t[0] / 1e9;
 	*median = moved / t[reps / 2] / 1e9;
-}
-
-struct pool {
-	struct job job;
-	struct worker *w;
-};
-
-static void pool_start(struct pool *p, int n)
-{
-	memset(&p->job, 0, sizeof p->job);
-	p->job.nthreads = n;
-	pthread_barrier_init(&p->job.start, NULL, (unsigned)n);
-	pthread_barrier_init(&p->job.stop, NULL, (unsigned)n);
-	p->w = calloc((size_t)n, sizeof *p->w);
-	for (int i = 1; i < n; i++) {
-		p->w[i].job = &p->job;
-		p->w[i].id = i;
-		pthread_create(&p->w[i].th, NULL, worker_main, &p->w[i]);
-	}
-}
-
-static void pool_stop(struct pool *p)
-{
-	p->job.quit = 1;
-	pthread_barrier_wait(&p->job.start);
-	for (int i = 1; i < p->job.nthreads; i++)
-		pthread_join(p->w[i].th, NULL);
-	pthread_barrier_destroy(&p->job.start);
-	pthread_barrier_destroy(&p->job.stop);
-	free(p->w);
 }
 
 int main(int argc, char **argv)
@@ -342,7 +297,7 @@ int main(int argc, char **argv)
 #endif
 		n = n < 1 ? 1 : n > ncpu ? ncpu : n;
 		pool_start(&p, n);
-		g = fma_gflops(&p.job, f, f == fma_avx2 ? 8 : 16, 1);
+		g = fma_gflops(&p, f, f == fma_avx2 ? 8 : 16, 1);
 		pool_stop(&p);
 		printf("{\"fma_probe_gflops\":%.2f,\"threads\":%d}\n", g, n);
 		return 0;
@@ -372,23 +327,23 @@ int main(int argc, char **argv)
 		pool_start(&p, counts[c]);
 #ifdef __AVX512F__
 		if (avx512) {
-			f512[c] = fma_gflops(&p.job, fma_avx512, 16, quick);
-			d512[c] = fma_gflops(&p.job, fma64_avx512, 8, quick);
+			f512[c] = fma_gflops(&p, fma_avx512, 16, quick);
+			d512[c] = fma_gflops(&p, fma64_avx512, 8, quick);
 		}
 #endif
-		f256[c] = fma_gflops(&p.job, fma_avx2, 8, quick);
-		d256[c] = fma_gflops(&p.job, fma64_avx2, 4, quick);
+		f256[c] = fma_gflops(&p, fma_avx2, 8, quick);
+		d256[c] = fma_gflops(&p, fma64_avx2, 4, quick);
 		p.job.src = src;
 		p.job.dst = dst;
 		p.job.bytes = MEMCPY_BYTES;
 		p.job.repeat = 1;
-		memcpy_gbs(&p.job, quick, &mb[c], &mm[c]);
+		memcpy_gbs(&p, quick, &mb[c], &mm[c]);
 		p.job.bytes = (size_t)counts[c] * L2_COPY_BYTES;
 		p.job.repeat = (int)(CACHE_COPY_MOVED / L2_COPY_BYTES);
-		memcpy_gbs(&p.job, quick, &l2b[c], &l2m[c]);
+		memcpy_gbs(&p, quick, &l2b[c], &l2m[c]);
 		p.job.bytes = L3_COPY_BYTES;
 		p.job.repeat = (int)(CACHE_COPY_MOVED / (L3_COPY_BYTES / (unsigned)counts[c]));
-		memcpy_gbs(&p.job, quick, &l3b[c], &l3m[c]);
+		memcpy_gbs(&p, quick, &l3b[c], &l3m[c]);
 		pool_stop(&p);
 	}
 	printf("{\"threads\":[1,%d],", counts[nc - 1]);
