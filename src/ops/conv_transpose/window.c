@@ -272,20 +272,24 @@ static int64_t win_list(const struct win_job *j, int64_t it, float *st, const fl
 	if (srows < j->nb + t0 - 1)
 		for (int64_t c = 0; c < cg; c++)
 			memset(st + c * j->cs + srows * rs, 0, (size_t)((j->nb + t0 - 1 - srows) * rs) * sizeof *st);
-	for (int64_t u = 0; u < cg * srows; u++) {
-		const int64_t c = rowend ? u % cg : u / srows, sr = rowend ? u / cg : u % srows;
-		const int64_t xr = w0 - t0 + 1 + sr;
-		float *d = st + c * j->cs + sr * rs;
-		if (xr < 0 || xr >= j->in[0])
-			memset(d, 0, (size_t)rs * sizeof *d);
-		else if (n) {
-			list[rows].src = prev && sr < t0 - 1 ? prev + c * j->cs + (j->nb + sr) * rs + zl
-			                                     : x + (c * j->in[0] + xr) * j->in[1] + clo + zl;
-			list[rows].dst = d + zl;
-			list[rows++].n = n;
+	/* (outer, inner): (c, sr) channel by channel, (sr, c) row by row */
+	const int64_t n_out = rowend ? srows : cg, n_in = rowend ? cg : srows;
+	for (int64_t uo = 0; uo < n_out; uo++) {
+		for (int64_t ui = 0; ui < n_in; ui++) {
+			const int64_t c = rowend ? ui : uo, sr = rowend ? uo : ui;
+			const int64_t xr = w0 - t0 + 1 + sr;
+			float *d = st + c * j->cs + sr * rs;
+			if (xr < 0 || xr >= j->in[0])
+				memset(d, 0, (size_t)rs * sizeof *d);
+			else if (n) {
+				list[rows].src = prev && sr < t0 - 1 ? prev + c * j->cs + (j->nb + sr) * rs + zl
+				                                     : x + (c * j->in[0] + xr) * j->in[1] + clo + zl;
+				list[rows].dst = d + zl;
+				list[rows++].n = n;
+			}
 		}
-		if (rowend && c == cg - 1)
-			rowend[sr] = rows;
+		if (rowend)
+			rowend[uo] = rows;
 	}
 	return rows;
 }
