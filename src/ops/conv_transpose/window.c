@@ -15,7 +15,9 @@
  * B row (c, t0, t1) at stage + p + c*cs + (T0-1-t0)*rs + (T1-1-t1): one table of offsets,
  * the kernel table's rel tiles. There is no Z and no overlap-add: a tile's rows go straight
  * to their output positions (bias added), the s1 rows of one (channel, rho0) interleaved
- * into whole output lines.
+ * into whole output lines. Where the kernel table has tile_copy, the tiles of an item copy
+ * the next item's rows meanwhile (win_items_overlap), so that the wait on x overlaps the
+ * arithmetic.
  *
  * Each output is one tile column's dot product over K in one fixed order whichever band,
  * panel or lane holds it, so results do not depend on the thread count.
@@ -24,7 +26,8 @@
 
 #include "impl.h"
 
-/* A work item's staged rows stay below this (with those of the next item, in L2). */
+/* A work item's staged rows stay below this (with those of the next item, in L2; with
+ * tile_copy two such buffers per thread). */
 #define WIN_STAGE_BYTES (256 * 1024)
 /* Rank 1 stages the whole signal as one band: longer ones go to the next entry. */
 #define WIN_STAGE_MAX (2 * 1024 * 1024)
