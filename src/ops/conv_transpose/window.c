@@ -397,7 +397,10 @@ static enum onnxrun_status win_compute(const struct convt_call *c, const struct 
 	j.kn = kn;
 	j.tiles = c->kt->window ? c->kt->window->tile : kn->rel;
 	j.store = c->kt->window ? c->kt->window->store : NULL;
-	j.tile_copy = c->kt->window && c->kt->window->tile_copy[0] ? c->kt->window->tile_copy : NULL;
+	/* (a build with the scalar table alone has none: the overlapped items left out, flash) */
+	j.tile_copy = !ONNXRUN__KERNELS_SCALAR_ONLY && c->kt->window && c->kt->window->tile_copy[0]
+	                      ? c->kt->window->tile_copy
+	                      : NULL;
 	j.cin = g->in_channels;
 	j.mout = g->out_channels;
 	j.group = g->group;
