@@ -249,8 +249,8 @@ struct onnxrun__win_row {
 struct onnxrun__win_copy {
 	const struct onnxrun__win_row *row, *end; /* the rows left, row[0] from float `off` on */
 	int64_t off;
-	int64_t pieces; /* at most this many pieces of 16 floats (fewer at a row's end) ... */
-	int64_t every;  /* ... one after each `every` k steps (>= 1); left updated on return */
+	int64_t pieces; /* at most this many pieces of 16 floats (fewer at a row's end), one */
+	int64_t every;  /* after each `every` k steps (>= 1); on return, pieces not copied */
 };
 /*  tile_copy[mr - 1] (optional, NULL: none): tile[mr - 1]'s computation (the same bits), and
  *    meanwhile up to cp->pieces pieces of cp's rows copied, in order; cp is advanced past
