@@ -386,6 +386,59 @@ T512 void onnxrun__rel2_pair_avx512(const struct onnxrun__kpanel *kp, int64_t k,
 K512W(1) K512W(2) K512W(3) K512W(4) K512W(5) K512W(6) K512W(7) K512W(8) K512W(9) K512W(10)
 K512W(11) K512W(12)
 
+/* The window tile copying the next item's rows meanwhile (kernels.h, tile_copy): after each
+ * `every` k steps one piece of 16 floats (masked at a row's end). Its load waits on x (L3)
+ * while the following steps' FMAs, independent of it, go on: spread this way the copy's
+ * latency hides behind the arithmetic, where a block copy between tiles waits on all of it. */
+static inline __attribute__((always_inline)) T512 void tile_win_copy(int64_t k, const float *a, const char *base,
+                                                                     const onnxrun__krel *rel, float *c,
+                                                                     int64_t ldc, const int mr,
+                                                                     struct onnxrun__win_copy *cp)
+{
+	const int nv = 2;
+	const char *const base1 = base + 64;
+	const struct onnxrun__win_row *row = cp->row, *const end = cp->end;
+	int64_t off = cp->off, left = cp->pieces;
+	const int64_t every = cp->every;
+	ACC_ALL(ACC_DECL)
+	for (int64_t p = 0; p < k;) {
+		const int64_t stop = k - p > every ? p + every : k;
+		for (; p < stop; p++, a += MRX) {
+			const __m512 b0 = _mm512_loadu_ps(base + rel[p]), b1 = _mm512_loadu_ps(base1 + rel[p]);
+			ACC_ALL(ACC_STEP)
+		}
+		if (left > 0 && row < end) {
+			const int64_t n = row->n - off;
+			if (n >= 16) {
+				_mm512_storeu_ps(row->dst + off, _mm512_loadu_ps(row->src + off));
+				off += 16;
+			} else {
+				const __mmask16 m = (__mmask16)((1u << n) - 1);
+				_mm512_mask_storeu_ps(row->dst + off, m, _mm512_maskz_loadu_ps(m, row->src + off));
+				off += n;
+			}
+			left--;
+			if (off == row->n) {
+				row++;
+				off = 0;
+			}
+		}
+	}
+	cp->row = row;
+	cp->off = off;
+	cp->pieces = left;
+	ACC_ALL(ACC_STORE)
+}
+
+#define K512WC(MR)                                                                            \
+	static T512 void kwc_##MR(int64_t k, const float *a, const char *base, const onnxrun__krel *rel, \
+	                          float *c, int64_t ldc, struct onnxrun__win_copy *cp)           \
+	{                                                                                         \
+		tile_win_copy(k, a, base, rel, c, ldc, MR, cp);                                   \
+	}
+K512WC(1) K512WC(2) K512WC(3) K512WC(4) K512WC(5) K512WC(6) K512WC(7) K512WC(8) K512WC(9)
+K512WC(10) K512WC(11) K512WC(12)
+
 #define K512(MR, NV)                                                                          \
 	static T512 void k_##MR##_##NV(int64_t k, const float *a, const float *b, float *c,       \
 	                                int64_t ldc)                                              \
@@ -412,5 +465,6 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = {
 const struct onnxrun__window_kernels onnxrun__window_avx512 = {
 	{ kw_1, kw_2, kw_3, kw_4, kw_5, kw_6, kw_7, kw_8, kw_9, kw_10, kw_11, kw_12 },
 	onnxrun__win_store_avx512,
+	{ kwc_1, kwc_2, kwc_3, kwc_4, kwc_5, kwc_6, kwc_7, kwc_8, kwc_9, kwc_10, kwc_11, kwc_12 },
 };
 #endif

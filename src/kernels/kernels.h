@@ -239,9 +239,29 @@ typedef void (*onnxrun__col2im_gather_fn)(const struct onnxrun__kgather *kg, con
  *    s*n consecutive outputs, the same bits on every ISA. */
 typedef void (*onnxrun__win_store_fn)(const float *tile, int64_t ldt, int64_t s, int64_t n, float *y, float bias);
 
+/* Rows to copy (n floats from src to dst each) while a tile runs: the next work item's staged
+ * rows, so that reading x overlaps the tile's arithmetic. */
+struct onnxrun__win_row {
+	const float *src;
+	float *dst;
+	int64_t n;
+};
+struct onnxrun__win_copy {
+	const struct onnxrun__win_row *row, *end; /* the rows left, row[0] from float `off` on */
+	int64_t off;
+	int64_t pieces; /* at most this many pieces of 16 floats (fewer at a row's end), one */
+	int64_t every;  /* after each `every` k steps (>= 1); on return, pieces not copied */
+};
+/*  tile_copy[mr - 1] (optional, NULL: none): tile[mr - 1]'s computation (the same bits), and
+ *    meanwhile up to cp->pieces pieces of cp's rows copied, in order; cp is advanced past
+ *    them. */
+typedef void (*onnxrun__win_tile_copy_fn)(int64_t k, const float *a, const char *base, const onnxrun__krel *rel,
+                                          float *c, int64_t ldc, struct onnxrun__win_copy *cp);
+
 struct onnxrun__window_kernels {
 	onnxrun__gemm_rel_fn tile[ONNXRUN__GEMM_MR_MAX];
 	onnxrun__win_store_fn store;
+	onnxrun__win_tile_copy_fn tile_copy[ONNXRUN__GEMM_MR_MAX];
 };
 
 /* ---- float64 ConvTranspose register tiles --------------------------------------------------------

@@ -15,7 +15,9 @@
  * B row (c, t0, t1) at stage + p + c*cs + (T0-1-t0)*rs + (T1-1-t1): one table of offsets,
  * the kernel table's rel tiles. There is no Z and no overlap-add: a tile's rows go straight
  * to their output positions (bias added), the s1 rows of one (channel, rho0) interleaved
- * into whole output lines.
+ * into whole output lines. Where the kernel table has tile_copy, the tiles of an item copy
+ * the next item's rows meanwhile (win_items_overlap), so that the wait on x overlaps the
+ * arithmetic.
  *
  * Each output is one tile column's dot product over K in one fixed order whichever band,
  * panel or lane holds it, so results do not depend on the thread count.
@@ -24,7 +26,8 @@
 
 #include "impl.h"
 
-/* A work item's staged rows stay below this (with those of the next item, in L2). */
+/* A work item's staged rows stay below this (with those of the next item, in L2; with
+ * tile_copy two such buffers per thread). */
 #define WIN_STAGE_BYTES (256 * 1024)
 /* Rank 1 stages the whole signal as one band: longer ones go to the next entry. */
 #define WIN_STAGE_MAX (2 * 1024 * 1024)
@@ -36,6 +39,7 @@ struct win_job {
 	const struct onnxrun__gemm_kernels *kn;
 	const onnxrun__gemm_rel_fn *tiles; /* the window tiles, else gemm rel */
 	onnxrun__win_store_fn store;       /* NULL: a plain loop */
+	const onnxrun__win_tile_copy_fn *tile_copy; /* NULL: each item stages its rows first */
 	int64_t cin, mout, cg, mg, group, rows, kk, a_group;
 	int64_t in[2], out[2], s[2], t[2], pb[2], wlo[2], nw[2];
 	int64_t rs, cs, nb, nbands;
@@ -251,6 +255,129 @@ static void win_items(void *arg, int tid, int64_t begin, int64_t end)
 	}
 }
 
+/* Lists the rows item `it` stages into st (x's values between the pads, win_stage_init):
+ * from x, or for the T0 - 1 rows its band shares with the band before, from that band's
+ * staged rows at prev (NULL: from x); channel by channel, or with rowend (not NULL) row by row,
+ * rowend[sr] then the rows listed up to staged row sr. Writes the rest at once: the rows
+ * outside x zero, and for a band of fewer rows (the last) the slots past them that its last
+ * panel reads. Returns the rows listed (each win_row_slots' n floats). */
+static int64_t win_list(const struct win_job *j, int64_t it, float *st, const float *prev,
+                        struct onnxrun__win_row *list, int64_t *rowend)
+{
+	const int64_t band = it % j->nbands, bg = it / j->nbands;
+	const int64_t b = bg / j->group, grp = bg % j->group;
+	const int64_t w0 = j->wlo[0] + band * j->nb, t0 = j->t[0], rs = j->rs, cg = j->cg;
+	const int64_t nbr = j->nw[0] - band * j->nb < j->nb ? j->nw[0] - band * j->nb : j->nb;
+	const int64_t srows = nbr + t0 - 1, clo = j->wlo[1] - j->t[1] + 1;
+	const float *x = j->x + (b * j->cin + grp * cg) * j->in[0] * j->in[1];
+	int64_t zl, n, rows = 0;
+	win_row_slots(j, &zl, &n);
+	if (srows < j->nb + t0 - 1)
+		for (int64_t c = 0; c < cg; c++)
+			memset(st + c * j->cs + srows * rs, 0, (size_t)((j->nb + t0 - 1 - srows) * rs) * sizeof *st);
+	/* (outer, inner): (c, sr) channel by channel, (sr, c) row by row */
+	const int64_t n_out = rowend ? srows : cg, n_in = rowend ? cg : srows;
+	for (int64_t uo = 0; uo < n_out; uo++) {
+		for (int64_t ui = 0; ui < n_in; ui++) {
+			const int64_t c = rowend ? ui : uo, sr = rowend ? uo : ui;
+			const int64_t xr = w0 - t0 + 1 + sr;
+			float *d = st + c * j->cs + sr * rs;
+			if (xr < 0 || xr >= j->in[0])
+				memset(d, 0, (size_t)rs * sizeof *d);
+			else if (n) {
+				list[rows].src = prev && sr < t0 - 1 ? prev + c * j->cs + (j->nb + sr) * rs + zl
+				                                     : x + (c * j->in[0] + xr) * j->in[1] + clo + zl;
+				list[rows].dst = d + zl;
+				list[rows++].n = n;
+			}
+		}
+		if (rowend)
+			rowend[uo] = rows;
+	}
+	return rows;
+}
+
+/* Copies the rows of cp up to list entry `to` (and none past it). */
+static void win_copy_to(struct onnxrun__win_copy *cp, const struct onnxrun__win_row *to)
+{
+	for (; cp->row < to; cp->row++, cp->off = 0)
+		win_copy_row(cp->row->dst + cp->off, cp->row->src + cp->off, cp->row->n - cp->off);
+}
+
+/* Items in order, each staging the next one's rows into the other of two stage buffers while
+ * its tiles run (tile_copy: a share of the pieces per tile, spread over its k steps), so that
+ * the wait on x overlaps the arithmetic. A call's first item lists its own rows first, grid
+ * row by grid row, each copied by the time a panel reads it: only the rows of its first panel
+ * are copied before any tile. */
+static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
+{
+	const struct win_job *j = arg;
+	const struct onnxrun__gemm_kernels *kn = j->kn;
+	const int64_t nr = kn->nr[0], mrx = kn->mr_max, rs = j->rs, t0 = j->t[0];
+	const int64_t tiles_per_panel = (j->rows + mrx - 1) / mrx;
+	int64_t *last = (int64_t *)(j->scratch + (size_t)tid * j->scratch_stride), zl, n;
+	float *stb[2], *tile;
+	struct onnxrun__win_row *list;
+	int64_t *rowend;
+	stb[0] = (float *)(last + 16);
+	stb[1] = stb[0] + j->cg * j->cs;
+	tile = stb[1] + j->cg * j->cs;
+	list = (struct onnxrun__win_row *)(tile + mrx * nr);
+	rowend = (int64_t *)(list + 2 * j->cg * (j->nb + t0 - 1));
+	win_row_slots(j, &zl, &n);
+	const int64_t per_row = (n + 15) / 16; /* pieces of a listed row */
+	if (last[0] < 0) {
+		win_stage_init(j, stb[0]);
+		win_stage_init(j, stb[1]);
+		last[0] = 0;
+	}
+	int cur = 0;
+	for (int64_t it = begin; it < end; it++) {
+		const int64_t band = it % j->nbands, bg = it / j->nbands;
+		const int64_t b = bg / j->group, grp = bg % j->group;
+		const int64_t w0 = j->wlo[0] + band * j->nb;
+		const int64_t nbr = j->nw[0] - band * j->nb < j->nb ? j->nw[0] - band * j->nb : j->nb;
+		const int64_t np = nbr * rs, srows = nbr + t0 - 1;
+		const float *ag = j->a + grp * j->a_group;
+		const float *st = stb[cur];
+		int64_t own = 0, listed; /* the first item: its own rows, list[0, own) */
+		if (it == begin)
+			own = win_list(j, it, stb[cur], NULL, list, rowend);
+		listed = own;
+		if (it + 1 < end) {
+			/* the next item's band follows this one: its first T0 - 1 rows are this band's last */
+			const bool follows = (it + 1) % j->nbands == band + 1;
+			listed += win_list(j, it + 1, stb[cur ^ 1], follows ? st : NULL, list + own, NULL);
+		}
+		struct onnxrun__win_copy cp = { list, list + listed, 0, 0, 1 };
+		int64_t tiles = (np + nr - 1) / nr * tiles_per_panel;
+		for (int64_t p0 = 0; p0 < np; p0 += nr) {
+			const int64_t cnt = np - p0 < nr ? np - p0 : nr;
+			int64_t need = 0; /* own rows the next panel reads: copied by the end of this one */
+			if (own) {
+				/* staged rows this panel reads: up to grid row (last column + T1 - 1) / rs, + T0 - 1 */
+				const int64_t sr = (p0 + nr - 1 + j->t[1] - 1) / rs + t0 - 1;
+				win_copy_to(&cp, list + rowend[sr < srows ? sr : srows - 1]);
+				const int64_t sn = (p0 + 2 * nr - 1 + j->t[1] - 1) / rs + t0 - 1;
+				need = rowend[sn < srows ? sn : srows - 1] - (cp.row - list);
+			}
+			for (int64_t r0 = 0; r0 < j->rows; r0 += mrx, tiles--) {
+				const int64_t mr = j->rows - r0 < mrx ? j->rows - r0 : mrx;
+				const int64_t left = ((cp.end - cp.row) * per_row * 16 - cp.off + 15) / 16;
+				int64_t share = (left + tiles - 1) / tiles;
+				if (share < need * per_row)
+					share = need * per_row;
+				cp.pieces = share;
+				cp.every = share <= 0 ? j->kk : j->kk / share > 1 ? j->kk / share : 1;
+				j->tile_copy[mr - 1](j->kk, ag + r0 * j->kk, (const char *)(st + p0), j->rel, tile, nr, &cp);
+				win_store(j, b, grp, w0, p0, cnt, tile, r0, mr);
+			}
+		}
+		win_copy_to(&cp, cp.end); /* what the tiles left (few k steps per piece) */
+		cur ^= 1;
+	}
+}
+
 static enum onnxrun_status win_compute(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
 {
 	struct onnxrun_op_context *ctx = c->ctx;
@@ -270,6 +397,10 @@ static enum onnxrun_status win_compute(const struct convt_call *c, const struct 
 	j.kn = kn;
 	j.tiles = c->kt->window ? c->kt->window->tile : kn->rel;
 	j.store = c->kt->window ? c->kt->window->store : NULL;
+	/* (a build with the scalar table alone has none: the overlapped items left out, flash) */
+	j.tile_copy = !ONNXRUN__KERNELS_SCALAR_ONLY && c->kt->window && c->kt->window->tile_copy[0]
+	                      ? c->kt->window->tile_copy
+	                      : NULL;
 	j.cin = g->in_channels;
 	j.mout = g->out_channels;
 	j.group = g->group;
@@ -323,15 +454,21 @@ static enum onnxrun_status win_compute(const struct convt_call *c, const struct 
 				rel[(ci * j.t[0] + t0) * j.t[1] + t1] = (onnxrun__krel)(
 					(ci * j.cs + (j.t[0] - 1 - t0) * j.rs + (j.t[1] - 1 - t1)) * (int64_t)sizeof(float));
 	j.rel = rel;
-	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads,
-	                                         16 * sizeof(int64_t) + (size_t)(j.cg * j.cs + mrx * nr) * sizeof(float),
-	                                         &j.scratch_stride))) {
+	/* per thread: its state, the stage buffer(s), a tile, and with tile_copy the row list */
+	if (!(j.scratch = onnxrun__convt_scratch(
+	              ctx, threads,
+	              16 * sizeof(int64_t) + (size_t)((j.tile_copy ? 2 : 1) * j.cg * j.cs + mrx * nr) * sizeof(float) +
+	                      (j.tile_copy ? (size_t)(2 * j.cg + 1) * (size_t)(j.nb + j.t[0] - 1) *
+	                                             (sizeof(struct onnxrun__win_row) + sizeof(int64_t))
+	                                   : 0),
+	              &j.scratch_stride))) {
 		onnxrun__free(ctx->env, rel);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
 	for (int t = 0; t < threads; t++) /* no item run yet: nothing to reuse */
 		*(int64_t *)(j.scratch + (size_t)t * j.scratch_stride) = -1;
-	st = onnxrun__op_parallel(ctx, threads, g->batch * g->group * j.nbands, win_items, &j);
+	st = onnxrun__op_parallel(ctx, threads, g->batch * g->group * j.nbands, j.tile_copy ? win_items_overlap : win_items,
+	                          &j);
 	onnxrun__free(ctx->env, j.scratch);
 	onnxrun__free(ctx->env, rel);
 	return st;
