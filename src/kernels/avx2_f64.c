@@ -16,21 +16,21 @@ T256 ONNXRUN__INLINE void tile_avx2_body(int mb, int nv, int64_t kk, const doubl
                                          const double *wb, double *tile)
 {
 	__m256d acc[ONNXRUN__F64_MB_MAX][8], xv[8];
-	for (int m = 0; m < mb; m++)
-		for (int v = 0; v < nv; v++)
+	F64_UNROLL for (int m = 0; m < mb; m++)
+		F64_UNROLL for (int v = 0; v < nv; v++)
 			acc[m][v] = _mm256_loadu_pd(tile + (m * nv + v) * 4);
 	for (int64_t p = 0; p < kk; p++) {
 		const double *x = xrows ? xrows[p] : xb + p * 4 * nv, *w = wb + p * mb;
-		for (int v = 0; v < nv; v++)
+		F64_UNROLL for (int v = 0; v < nv; v++)
 			xv[v] = _mm256_loadu_pd(x + 4 * v);
-		for (int m = 0; m < mb; m++) {
+		F64_UNROLL for (int m = 0; m < mb; m++) {
 			const __m256d wv = _mm256_broadcast_sd(w + m);
-			for (int v = 0; v < nv; v++)
+			F64_UNROLL for (int v = 0; v < nv; v++)
 				acc[m][v] = _mm256_fmadd_pd(wv, xv[v], acc[m][v]);
 		}
 	}
-	for (int m = 0; m < mb; m++)
-		for (int v = 0; v < nv; v++)
+	F64_UNROLL for (int m = 0; m < mb; m++)
+		F64_UNROLL for (int v = 0; v < nv; v++)
 			_mm256_storeu_pd(tile + (m * nv + v) * 4, acc[m][v]);
 }
 
