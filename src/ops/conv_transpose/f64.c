@@ -21,7 +21,7 @@
  * strides[last] phases of the same residues on the other axes cover whole output lines
  * together (f64_groupable: unet's k2s2, dcgan's k4s2p1), one item computes that group's
  * phases for the same grid positions and stores their values interleaved, whole lines at a
- * time (the table's store_group: register transposes on AVX-512), instead of each phase
+ * time (the table's store_group: register transposes on AVX-512 and AVX2), instead of each phase
  * writing its own lanes of lines the others write too; phases of a group that read the same x
  * (f64_same_x: unet's k2s2) share each packed chunk.
  *
