@@ -16,7 +16,8 @@
  * input channel, NW + span values, and the tiles' ind entry reads each tap's rows through
  * pointers into it (pack_lines: a third of the copies for k3s1p1); where a thread's cache of
  * whole lines fits (cache_lines), each line is packed once whole and kept for the panels and
- * items that read it next (k3s1p1: each x value copied about once). Last, the bias is added and
+ * items that read it next (k3s1p1: each x value copied about once), and then lines of 2 taps
+ * (dcgan_256's k4s2p1) take this path too. Last, the bias is added and
  * each run of a panel stored into the phase's strided output positions; or, where the
  * strides[last] phases of the same residues on the other axes cover whole output lines
  * together (f64_groupable: unet's k2s2, dcgan's k4s2p1), one item computes that group's
@@ -44,11 +45,14 @@
 /* The packed-lines path (pack_lines): left out of a build with the scalar table alone, whose
  * tiles have no ind entry (flash). */
 #define F64_LINES (!ONNXRUN__KERNELS_SCALAR_ONLY)
-/* Fewest taps per line for the packed lines: with 2 (dcgan's k4s2p1, hifigan's k16s8) the
- * copies halve, but the runs measured 0.92-1.12x on a busy host, the packing's profile share
- * unchanged for hifigan_256 (bench/README.md, "Measurements behind fixed choices"); with 3
- * (k3s1p1) they fall to a third. */
+/* Fewest taps per line for the packed lines: 3 (k3s1p1: the copies fall to a third) where
+ * each panel packs its own stretch of the lines (pack_lines); with 2 there (dcgan's k4s2p1,
+ * hifigan's k16s8) the copies halve, but the runs measured 0.92-1.12x on a busy host
+ * (bench/README.md, "Measurements behind fixed choices"). 2 where the whole lines fit the
+ * per-thread cache (cache_lines: dcgan_256, each x value copied once per phase instead of
+ * once per tap). */
 #define F64_LINE_MIN_TAPS 3
+#define F64_CACHE_MIN_TAPS 2
 /* Most bytes of a thread's cache of whole packed x lines (cache_lines), and most lines a phase
  * reads through it: beyond either, each panel packs its own stretch of the lines (pack_lines). */
 #define F64_CACHE_BYTES (512 * 1024)
@@ -132,6 +136,41 @@ static const char *f64_accepts(const struct convt_query *q)
 	return onnxrun__convt_positions_decline(g, true);
 }
 
+/* The cache of whole x lines (cache_lines) for the phases that read packed lines: its rows'
+ * width and left zeros (as far as any whole panel's taps reach), and a slot per line of the
+ * phase with the most. Returns whether it fits (F64_CACHE_BYTES, F64_CACHE_LINES); else cw 0. */
+static bool f64_cache_plan(struct f64_job *j)
+{
+	const int32_t L = j->last;
+	int64_t nl = 0, first = 0, past = 0;
+	j->cw = j->cleft = j->cslots = 0;
+	for (int64_t ph = 0; ph < j->nphase; ph++)
+		if (F64_LINES && j->lines[ph]) {
+			nl = j->nt[ph] / j->tl[ph] > nl ? j->nt[ph] / j->tl[ph] : nl;
+			/* the last-axis columns of x its whole panels read: grid positions less the shifts */
+			int64_t dmin = 0, dmax = 0;
+			for (int64_t t = 0; t < j->tl[ph]; t++) {
+				const int64_t dl = j->delta[(j->tfirst[ph] + t) * j->n + L];
+				dmin = t == 0 || dl < dmin ? dl : dmin;
+				dmax = t == 0 || dl > dmax ? dl : dmax;
+			}
+			const int64_t lo = j->qlo[ph * S + L] - dmax, hi = j->qlo[ph * S + L] + j->qn[ph * S + L] - dmin;
+			first = lo < first ? lo : first;
+			past = hi - j->g->in[L] > past ? hi - j->g->in[L] : past;
+		}
+	if (!nl || nl > F64_CACHE_LINES)
+		return false;
+	/* whole lines: a multiple of 8 doubles, an odd one (rows an odd number of lines apart) */
+	int64_t cw = (-first + j->g->in[L] + past + 7) / 8 * 8;
+	cw += cw / 8 % 2 ? 0 : 8;
+	if ((double)nl * (double)j->cg * (double)cw * sizeof(double) > F64_CACHE_BYTES)
+		return false;
+	j->cw = cw;
+	j->cleft = -first;
+	j->cslots = nl;
+	return true;
+}
+
 /* Fills the per-phase grid boxes and tap deltas in buf (sized by the caller); the tap lists
  * are j->tp. */
 static void f64_layout(struct f64_job *j, int64_t *buf)
@@ -174,9 +213,14 @@ static void f64_layout(struct f64_job *j, int64_t *buf)
 		j->span[ph] = hi - lo;
 		/* where taps share lines, one packed line serves tl taps; only grid lines of a whole
 		 * panel or more have panels that are one run (shorter ones keep the chunk order) */
-		j->lines[ph] = F64_LINES && j->kern->ind && nt > 0 && j->tl[ph] >= F64_LINE_MIN_TAPS &&
+		j->lines[ph] = F64_LINES && j->kern->ind && nt > 0 && j->tl[ph] >= F64_CACHE_MIN_TAPS &&
 		               j->qn[ph * S + L] >= j->kern->nw;
 	}
+	/* lines of fewer taps only through the cache */
+	if (!f64_cache_plan(j))
+		for (int64_t ph = 0; ph < j->nphase; ph++)
+			j->lines[ph] = j->lines[ph] && j->tl[ph] >= F64_LINE_MIN_TAPS;
+	f64_cache_plan(j);
 }
 
 /* Doubles between the packed lines of phase ph (pack_lines): nw + span rounded up to whole
@@ -732,38 +776,16 @@ static bool f64_sizes(struct f64_job *j, int64_t *scratch)
 	j->runs_bytes = (size_t)(j->pb * nw) * sizeof(struct f64_run);
 	*scratch = (int64_t)(j->acc_bytes + j->xbuf_bytes + j->runs_bytes);
 	/* phases that read packed lines: a row pointer per K entry, a zero row, the lines */
-	const int32_t L = j->last;
-	int64_t kmax = 0, lmax = 0, nl = 0, first = 0, past = 0;
+	int64_t kmax = 0, lmax = 0;
 	for (int64_t ph = 0; ph < j->nphase; ph++)
 		if (F64_LINES && j->lines[ph]) {
 			const int64_t k = j->nt[ph] * j->cg, l = j->nt[ph] / j->tl[ph] * j->cg * f64_line_stride(j, ph);
 			kmax = k > kmax ? k : kmax;
 			lmax = l > lmax ? l : lmax;
-			nl = j->nt[ph] / j->tl[ph] > nl ? j->nt[ph] / j->tl[ph] : nl;
-			/* the last-axis columns of x its whole panels read: grid positions less the shifts */
-			int64_t dmin = 0, dmax = 0;
-			for (int64_t t = 0; t < j->tl[ph]; t++) {
-				const int64_t dl = j->delta[(j->tfirst[ph] + t) * j->n + L];
-				dmin = t == 0 || dl < dmin ? dl : dmin;
-				dmax = t == 0 || dl > dmax ? dl : dmax;
-			}
-			const int64_t lo = j->qlo[ph * S + L] - dmax, hi = j->qlo[ph * S + L] + j->qn[ph * S + L] - dmin;
-			first = lo < first ? lo : first;
-			past = hi - j->g->in[L] > past ? hi - j->g->in[L] : past;
 		}
 	j->rows_bytes = (size_t)kmax * sizeof(const double *);
-	j->cw = j->cleft = j->cslots = 0;
-	if (kmax && nl <= F64_CACHE_LINES) {
-		/* whole lines: a multiple of 8 doubles, an odd one (rows an odd number of lines apart) */
-		int64_t cw = (-first + j->g->in[L] + past + 7) / 8 * 8;
-		cw += cw / 8 % 2 ? 0 : 8;
-		if ((double)nl * (double)j->cg * (double)cw * sizeof(double) <= F64_CACHE_BYTES) {
-			j->cw = cw;
-			j->cleft = -first;
-			j->cslots = nl;
-			lmax = nl * j->cg * cw + 3 * nl; /* and the tags */
-		}
-	}
+	if (j->cw)
+		lmax = j->cslots * j->cg * j->cw + 3 * j->cslots; /* the cache and its tags */
 	if (kmax)
 		*scratch += (int64_t)(j->rows_bytes + (size_t)(nw + lmax) * sizeof(double));
 	return true;
