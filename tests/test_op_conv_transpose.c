@@ -1322,13 +1322,17 @@ static void test_fast_f64_vs_reference(void **state)
 	assert_int_equal(failures, 0);
 }
 
-/* The float64 path where it reads x through row pointers (f64.c, pack_lines): panels that are
- * one run of a grid line pack each x line once per input channel for the taps that differ
- * only along the last axis (zeros where the line crosses an edge of x), and point those taps'
- * rows into it at their shifts, or at a zero row where the line lies outside x. Rank 1-3,
+/* The float64 path where it reads x through row pointers (f64.c, cache_lines and pack_lines):
+ * panels that are one run of a grid line read each x line packed once per input channel for
+ * the taps that differ only along the last axis (zeros where the line crosses an edge of x),
+ * those taps' rows pointing into it at their shifts, or at a zero row where the line lies
+ * outside x; whole lines kept in a per-thread cache across panels and items (tagged by batch,
+ * group and line: batch 2 and groups read other lines at the same offsets), or where they
+ * pass its size (a 1-D line of 64 channels x 1100) each panel's own stretch. Rank 1-3,
  * last-axis grids a multiple of every tile width (every panel through lines) and not (panels
- * across grid lines, packed per chunk), stride 1 and 2 with pads (2 taps per line: packed),
- * dilation 2, groups, channel tails; 1-4 threads bitwise against the spec reference, every ISA this CPU runs. */
+ * across grid lines, packed per chunk), stride 1 and 2 with pads (2 taps per line: through the
+ * cache), dilation 2, groups, channel tails; 1-4 threads bitwise against the spec reference,
+ * every ISA this CPU runs. */
 /* A float64 config by its last axis and the sizes shared by every axis (the other axes: 9
  * inputs in rank 2, 5 in rank 3). */
 struct f64_case {
@@ -1394,12 +1398,14 @@ static void test_f64_packed_lines(void **state)
 	static const struct f64_case cases[] = {
 		{ 2, 64, 3, 1, 1, 1, 1, 1, 9, 16, 1 },  /* k3s1p1: whole panels, edge columns and lines */
 		{ 2, 40, 3, 1, 1, 1, 1, 1, 7, 13, 2 },  /* grid lines of 40: panels across lines too */
-		{ 2, 32, 4, 2, 1, 1, 1, 2, 6, 10, 1 },  /* k4s2p1, grouped: 2 taps per line, packed */
+		{ 2, 32, 4, 2, 1, 1, 1, 2, 6, 10, 1 },  /* k4s2p1, grouped: 2 taps per line, cached */
 		{ 2, 32, 6, 2, 1, 2, 2, 2, 6, 10, 1 },  /* k6s2p2, grouped: 3 taps per line */
 		{ 2, 48, 3, 1, 2, 2, 0, 1, 5, 8, 1 },   /* dilation 2, unequal pads */
 		{ 2, 66, 5, 1, 1, 0, 4, 3, 3, 4, 2 },   /* wide kernel, few channels, 3 groups */
 		{ 1, 130, 3, 1, 1, 1, 1, 1, 20, 17, 2 }, /* 1-D: one grid line */
 		{ 3, 32, 3, 1, 1, 1, 1, 1, 4, 8, 1 },   /* 3-D */
+		{ 1, 1100, 3, 1, 1, 1, 1, 1, 64, 9, 1 }, /* lines past the cache: per panel */
+		{ 2, 32, 4, 2, 1, 1, 1, 1, 7, 9, 2 },   /* k4s2p1, batch 2: 2 taps per line, cached */
 	};
 	check_f64_cases(*state, cases, sizeof cases / sizeof cases[0], 0x64a00000, "row-pointer");
 }

@@ -1,5 +1,5 @@
 /*
- * avx2_f64.c - the AVX2+FMA float64 ConvTranspose tiles and store (kernels.h, struct
+ * avx2_f64.c - the AVX2+FMA float64 ConvTranspose tiles, store and store_group (kernels.h, struct
  * onnxrun__f64_kernels).
  */
 #include "generic_f64.h"
@@ -16,21 +16,21 @@ T256 ONNXRUN__INLINE void tile_avx2_body(int mb, int nv, int64_t kk, const doubl
                                          const double *wb, double *tile)
 {
 	__m256d acc[ONNXRUN__F64_MB_MAX][8], xv[8];
-	for (int m = 0; m < mb; m++)
-		for (int v = 0; v < nv; v++)
+	F64_UNROLL for (int m = 0; m < mb; m++)
+		F64_UNROLL for (int v = 0; v < nv; v++)
 			acc[m][v] = _mm256_loadu_pd(tile + (m * nv + v) * 4);
 	for (int64_t p = 0; p < kk; p++) {
 		const double *x = xrows ? xrows[p] : xb + p * 4 * nv, *w = wb + p * mb;
-		for (int v = 0; v < nv; v++)
+		F64_UNROLL for (int v = 0; v < nv; v++)
 			xv[v] = _mm256_loadu_pd(x + 4 * v);
-		for (int m = 0; m < mb; m++) {
+		F64_UNROLL for (int m = 0; m < mb; m++) {
 			const __m256d wv = _mm256_broadcast_sd(w + m);
-			for (int v = 0; v < nv; v++)
+			F64_UNROLL for (int v = 0; v < nv; v++)
 				acc[m][v] = _mm256_fmadd_pd(wv, xv[v], acc[m][v]);
 		}
 	}
-	for (int m = 0; m < mb; m++)
-		for (int v = 0; v < nv; v++)
+	F64_UNROLL for (int m = 0; m < mb; m++)
+		F64_UNROLL for (int v = 0; v < nv; v++)
 			_mm256_storeu_pd(tile + (m * nv + v) * 4, acc[m][v]);
 }
 
@@ -75,6 +75,47 @@ T256 static void store(const double *tile, int64_t nw, int64_t mc, int64_t uc, d
 	}
 }
 
+/* store_group (kernels.h). Per 4 positions of a run: the sg phases' 4 values each (one vector
+ * per phase) transposed in registers into whole vectors of output, [position][phase]: sg = 4
+ * a 4x4 transpose (unpacks, then 128-bit lane permutes), sg = 8 two of them (phases 0-3 and
+ * 4-7 of each position side by side), sg = 2 the first steps; plus the bias, stored
+ * contiguously; the last positions and other sg by the plain loop. Only moves and one add per
+ * value: the same bits. */
+T256 static void store_group(const double *tile, int64_t accn, int64_t nw, int64_t mc, int64_t uc, double *y0,
+                             int64_t plane, int64_t sg, const double *bias)
+{
+	for (int64_t m = 0; m < mc; m++) {
+		const double bs = bias ? bias[m] : 0.0, *t = tile + m * nw;
+		const __m256d b = _mm256_set1_pd(bs);
+		double *d = y0 + m * plane;
+		int64_t e = 0;
+		if (sg == 4 || sg == 8)
+			for (; e + 4 <= uc; e += 4)
+				for (int64_t h = 0; h < sg; h += 4) { /* phases h..h+3 of positions e..e+3 */
+					const double *th = t + h * accn + e;
+					const __m256d v0 = _mm256_loadu_pd(th), v1 = _mm256_loadu_pd(th + accn);
+					const __m256d v2 = _mm256_loadu_pd(th + 2 * accn), v3 = _mm256_loadu_pd(th + 3 * accn);
+					const __m256d a0 = _mm256_unpacklo_pd(v0, v1), a1 = _mm256_unpackhi_pd(v0, v1); /* positions {0,2}, {1,3} */
+					const __m256d a2 = _mm256_unpacklo_pd(v2, v3), a3 = _mm256_unpackhi_pd(v2, v3);
+					double *dp = d + e * sg + h;
+					_mm256_storeu_pd(dp, _mm256_add_pd(_mm256_permute2f128_pd(a0, a2, 0x20), b));
+					_mm256_storeu_pd(dp + sg, _mm256_add_pd(_mm256_permute2f128_pd(a1, a3, 0x20), b));
+					_mm256_storeu_pd(dp + 2 * sg, _mm256_add_pd(_mm256_permute2f128_pd(a0, a2, 0x31), b));
+					_mm256_storeu_pd(dp + 3 * sg, _mm256_add_pd(_mm256_permute2f128_pd(a1, a3, 0x31), b));
+				}
+		else if (sg == 2)
+			for (; e + 4 <= uc; e += 4) {
+				const __m256d v0 = _mm256_loadu_pd(t + e), v1 = _mm256_loadu_pd(t + accn + e);
+				const __m256d lo = _mm256_unpacklo_pd(v0, v1), hi = _mm256_unpackhi_pd(v0, v1);
+				_mm256_storeu_pd(d + e * 2, _mm256_add_pd(_mm256_permute2f128_pd(lo, hi, 0x20), b));
+				_mm256_storeu_pd(d + e * 2 + 4, _mm256_add_pd(_mm256_permute2f128_pd(lo, hi, 0x31), b));
+			}
+		for (; e < uc; e++)
+			for (int64_t jj = 0; jj < sg; jj++)
+				d[e * sg + jj] = t[jj * accn + e] + bs;
+	}
+}
+
 static const struct onnxrun__f64_tile tiles[] = {
 	{ 6, 4, tile_avx2_6x1, ind_avx2_6x1 },
 	{ 6, 8, tile_avx2_6x2, ind_avx2_6x2 },
@@ -87,6 +128,7 @@ static const struct onnxrun__f64_tile tiles[] = {
 	{ 1, 32, tile_avx2_1x8, ind_avx2_1x8 },
 };
 
-const struct onnxrun__f64_kernels onnxrun__f64_avx2 = { tiles, (int)(sizeof tiles / sizeof tiles[0]), store, NULL };
+const struct onnxrun__f64_kernels onnxrun__f64_avx2 = { tiles, (int)(sizeof tiles / sizeof tiles[0]), store,
+	                                                 store_group };
 
 #endif

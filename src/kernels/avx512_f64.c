@@ -16,21 +16,21 @@ T512 ONNXRUN__INLINE void tile_avx512_body(int mb, int nv, int64_t kk, const dou
                                            const double *wb, double *tile)
 {
 	__m512d acc[ONNXRUN__F64_MB_MAX][8], xv[8];
-	for (int m = 0; m < mb; m++)
-		for (int v = 0; v < nv; v++)
+	F64_UNROLL for (int m = 0; m < mb; m++)
+		F64_UNROLL for (int v = 0; v < nv; v++)
 			acc[m][v] = _mm512_loadu_pd(tile + (m * nv + v) * 8);
 	for (int64_t p = 0; p < kk; p++) {
 		const double *x = xrows ? xrows[p] : xb + p * 8 * nv, *w = wb + p * mb;
-		for (int v = 0; v < nv; v++)
+		F64_UNROLL for (int v = 0; v < nv; v++)
 			xv[v] = _mm512_loadu_pd(x + 8 * v);
-		for (int m = 0; m < mb; m++) {
+		F64_UNROLL for (int m = 0; m < mb; m++) {
 			const __m512d wv = _mm512_set1_pd(w[m]);
-			for (int v = 0; v < nv; v++)
+			F64_UNROLL for (int v = 0; v < nv; v++)
 				acc[m][v] = _mm512_fmadd_pd(wv, xv[v], acc[m][v]);
 		}
 	}
-	for (int m = 0; m < mb; m++)
-		for (int v = 0; v < nv; v++)
+	F64_UNROLL for (int m = 0; m < mb; m++)
+		F64_UNROLL for (int v = 0; v < nv; v++)
 			_mm512_storeu_pd(tile + (m * nv + v) * 8, acc[m][v]);
 }
 

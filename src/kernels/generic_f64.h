@@ -9,6 +9,16 @@
 
 #include "generic.h"
 
+/* Before each loop over a tile's channels or vectors: unrolled whole (their counts are
+ * constants once the body is inlined), so that the accumulator array becomes registers. Left
+ * to itself gcc 12 kept the array (sized for the largest tile) on the stack for tiles of more
+ * than 8 vectors and copied every accumulator through it on entry and exit of each call. */
+#if defined(__GNUC__)
+#define F64_UNROLL _Pragma("GCC unroll 16")
+#else
+#define F64_UNROLL
+#endif
+
 ONNXRUN__INLINE void generic_f64_store(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0,
                                        int64_t plane, int64_t sl, const double *bias)
 {

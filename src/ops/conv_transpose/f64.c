@@ -14,12 +14,15 @@
  * differ only along the last axis (k3s1p1: 3 of its 9), they read shifted windows of the
  * same x line: a panel that is one run of a grid line then packs each such line once per
  * input channel, NW + span values, and the tiles' ind entry reads each tap's rows through
- * pointers into it (pack_lines: a third of the copies for k3s1p1). Last, the bias is added and
+ * pointers into it (pack_lines: a third of the copies for k3s1p1); where a thread's cache of
+ * whole lines fits (cache_lines), each line is packed once whole and kept for the panels and
+ * items that read it next (k3s1p1: each x value copied about once), and then lines of 2 taps
+ * (dcgan_256's k4s2p1) take this path too. Last, the bias is added and
  * each run of a panel stored into the phase's strided output positions; or, where the
  * strides[last] phases of the same residues on the other axes cover whole output lines
  * together (f64_groupable: unet's k2s2, dcgan's k4s2p1), one item computes that group's
  * phases for the same grid positions and stores their values interleaved, whole lines at a
- * time (the table's store_group: register transposes on AVX-512), instead of each phase
+ * time (the table's store_group: register transposes on AVX-512 and AVX2), instead of each phase
  * writing its own lanes of lines the others write too; phases of a group that read the same x
  * (f64_same_x: unet's k2s2) share each packed chunk.
  *
@@ -42,11 +45,19 @@
 /* The packed-lines path (pack_lines): left out of a build with the scalar table alone, whose
  * tiles have no ind entry (flash). */
 #define F64_LINES (!ONNXRUN__KERNELS_SCALAR_ONLY)
-/* Fewest taps per line for the packed lines: with 2 (dcgan's k4s2p1, hifigan's k16s8) the
- * copies halve, but the runs measured 0.92-1.12x on a busy host, the packing's profile share
- * unchanged for hifigan_256 (bench/README.md, "Measurements behind fixed choices"); with 3
- * (k3s1p1) they fall to a third. */
+/* Fewest taps per line for the packed lines: 3 (k3s1p1: the copies fall to a third) where
+ * each panel packs its own stretch of the lines (pack_lines); with 2 there (dcgan's k4s2p1,
+ * hifigan's k16s8) the copies halve, but the runs measured 0.92-1.12x on a busy host
+ * (bench/README.md, "Measurements behind fixed choices"). 2 where the whole lines fit the
+ * per-thread cache (cache_lines: dcgan_256, each x value copied once per phase instead of
+ * once per tap). */
 #define F64_LINE_MIN_TAPS 3
+#define F64_CACHE_MIN_TAPS 2
+/* Most bytes of a thread's cache of whole packed x lines (cache_lines), and most lines a phase
+ * reads through it: beyond either, each panel packs its own stretch of the lines (pack_lines). */
+#define F64_CACHE_BYTES (512 * 1024)
+#define F64_CACHE_LINES 16
+#define F64_CACHE_AHEAD 4
 /* Most phases in a group (below) */
 #define F64_GROUP_MAX 32
 /* Most accumulator bytes per item when it computes a whole group of phases (below). */
@@ -110,6 +121,9 @@ struct f64_job {
 	/* per phase: taps per line (taps that differ only along the last axis), the span of their
 	 * last-axis deltas, and whether its panels read x through packed lines (pack_lines) */
 	int64_t *tl, *span, *lines;
+	/* the cache of whole x lines (cache_lines; cw 0: none): doubles between channels' rows in
+	 * a cached line, zero columns before x's first, lines cached per thread */
+	int64_t cw, cleft, cslots;
 };
 
 static const char *f64_accepts(const struct convt_query *q)
@@ -120,6 +134,41 @@ static const char *f64_accepts(const struct convt_query *q)
 	if (!onnxrun__convt_taps_fit(g) || g->in_channels < 1 || g->out_channels < 1 || g->group < 1)
 		return "more phases or kernel positions than the decomposition takes";
 	return onnxrun__convt_positions_decline(g, true);
+}
+
+/* The cache of whole x lines (cache_lines) for the phases that read packed lines: its rows'
+ * width and left zeros (as far as any whole panel's taps reach), and a slot per line of the
+ * phase with the most. Returns whether it fits (F64_CACHE_BYTES, F64_CACHE_LINES); else cw 0. */
+static bool f64_cache_plan(struct f64_job *j)
+{
+	const int32_t L = j->last;
+	int64_t nl = 0, first = 0, past = 0;
+	j->cw = j->cleft = j->cslots = 0;
+	for (int64_t ph = 0; ph < j->nphase; ph++)
+		if (F64_LINES && j->lines[ph]) {
+			nl = j->nt[ph] / j->tl[ph] > nl ? j->nt[ph] / j->tl[ph] : nl;
+			/* the last-axis columns of x its whole panels read: grid positions less the shifts */
+			int64_t dmin = 0, dmax = 0;
+			for (int64_t t = 0; t < j->tl[ph]; t++) {
+				const int64_t dl = j->delta[(j->tfirst[ph] + t) * j->n + L];
+				dmin = t == 0 || dl < dmin ? dl : dmin;
+				dmax = t == 0 || dl > dmax ? dl : dmax;
+			}
+			const int64_t lo = j->qlo[ph * S + L] - dmax, hi = j->qlo[ph * S + L] + j->qn[ph * S + L] - dmin;
+			first = lo < first ? lo : first;
+			past = hi - j->g->in[L] > past ? hi - j->g->in[L] : past;
+		}
+	if (!nl || nl > F64_CACHE_LINES)
+		return false;
+	/* whole lines: a multiple of 8 doubles, an odd one (rows an odd number of lines apart) */
+	int64_t cw = (-first + j->g->in[L] + past + 7) / 8 * 8;
+	cw += cw / 8 % 2 ? 0 : 8;
+	if ((double)nl * (double)j->cg * (double)cw * sizeof(double) > F64_CACHE_BYTES)
+		return false;
+	j->cw = cw;
+	j->cleft = -first;
+	j->cslots = nl;
+	return true;
 }
 
 /* Fills the per-phase grid boxes and tap deltas in buf (sized by the caller); the tap lists
@@ -164,9 +213,14 @@ static void f64_layout(struct f64_job *j, int64_t *buf)
 		j->span[ph] = hi - lo;
 		/* where taps share lines, one packed line serves tl taps; only grid lines of a whole
 		 * panel or more have panels that are one run (shorter ones keep the chunk order) */
-		j->lines[ph] = F64_LINES && j->kern->ind && nt > 0 && j->tl[ph] >= F64_LINE_MIN_TAPS &&
+		j->lines[ph] = F64_LINES && j->kern->ind && nt > 0 && j->tl[ph] >= F64_CACHE_MIN_TAPS &&
 		               j->qn[ph * S + L] >= j->kern->nw;
 	}
+	/* lines of fewer taps only through the cache */
+	if (!f64_cache_plan(j))
+		for (int64_t ph = 0; ph < j->nphase; ph++)
+			j->lines[ph] = j->lines[ph] && j->tl[ph] >= F64_LINE_MIN_TAPS;
+	f64_cache_plan(j);
 }
 
 /* Doubles between the packed lines of phase ph (pack_lines): nw + span rounded up to whole
@@ -381,6 +435,79 @@ static void pack_lines(const struct f64_job *j, int64_t nb, int64_t grp, int64_t
 	}
 }
 
+/* As pack_lines, through a per-thread cache of whole x lines: each line a panel's taps read
+ * (every input channel, the whole last axis, zero columns on either side as far as any tap's
+ * shift reaches: rows cw doubles apart, an odd number of 64-byte lines, so a panel's rows spread
+ * over every L1 set) is copied once into one of cslots slots, tagged by batch, group and line,
+ * and kept while later panels and items read it: k3s1p1's items (one grid line each, in order
+ * within a thread) share 2 of their 3 lines with the next, so each x value is copied about
+ * once instead of 3 times, in whole rows rather than a panel's stretch of 128 KiB-apart rows.
+ * tags: 3 per slot (nb, grp, the line's offset in a channel plane). The rows point at the same
+ * values as pack_lines', so the sums are the same bits. */
+static void cache_lines(const struct f64_job *j, int64_t nb, int64_t grp, int64_t ph, const struct f64_run *rn,
+                        double *cache, int64_t *tags, const double **rows, const double *zero)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	const int32_t L = j->last;
+	const int64_t nt = j->nt[ph], tl = j->tl[ph], cg = j->cg, sp = j->in_sp, cw = j->cw, nl = nt / tl;
+	const int64_t in_l = g->in[L];
+	const double *xg = j->x + (nb * g->in_channels + grp * cg) * sp;
+	int64_t key[F64_CACHE_LINES], slot[F64_CACHE_LINES];
+	unsigned used = 0;
+	for (int64_t l = 0; l < nl; l++) { /* the lines cached already */
+		const int64_t *dl = j->delta + (j->tfirst[ph] + l * tl) * j->n;
+		bool inside = true;
+		key[l] = 0;
+		for (int32_t a = 0; a < L && inside; a++) {
+			const int64_t i = rn->q[a] - dl[a];
+			inside = i >= 0 && i < g->in[a];
+			key[l] += i * j->xs[a];
+		}
+		slot[l] = inside ? -1 : -2;
+		for (int64_t s = 0; s < j->cslots && slot[l] == -1; s++)
+			if (tags[3 * s] == nb && tags[3 * s + 1] == grp && tags[3 * s + 2] == key[l]) {
+				slot[l] = s;
+				used |= 1u << s;
+			}
+	}
+	for (int64_t l = 0; l < nl; l++) { /* the others, into slots no line of this panel holds */
+		if (slot[l] != -1)
+			continue;
+		int64_t s = 0;
+		while (used >> s & 1)
+			s++;
+		used |= 1u << s;
+		slot[l] = s;
+		tags[3 * s] = nb;
+		tags[3 * s + 1] = grp;
+		tags[3 * s + 2] = key[l];
+		double *d = cache + s * cg * cw;
+		for (int64_t c = 0; c < cg; c++, d += cw) {
+			/* the rows are a channel plane apart, which no hardware prefetcher follows: the
+			 * row F64_CACHE_AHEAD channels on is fetched while this one is copied */
+			if (c + F64_CACHE_AHEAD < cg)
+				for (int64_t i = 0; i < in_l; i += 8)
+					__builtin_prefetch(xg + (c + F64_CACHE_AHEAD) * sp + key[l] + i);
+			zero_short(d, j->cleft);
+			memcpy(d + j->cleft, xg + c * sp + key[l], (size_t)in_l * sizeof *d);
+			zero_short(d + j->cleft + in_l, cw - j->cleft - in_l);
+		}
+	}
+	for (int64_t l = 0; l < nl; l++)
+		for (int64_t t = l * tl; t < (l + 1) * tl; t++) {
+			const double **rp = rows + t * cg;
+			if (slot[l] < 0) {
+				for (int64_t c = 0; c < cg; c++)
+					rp[c] = zero;
+				continue;
+			}
+			const double *src = cache + slot[l] * cg * cw + j->cleft + rn->q[L] -
+			                    j->delta[(j->tfirst[ph] + t) * j->n + L];
+			for (int64_t c = 0; c < cg; c++)
+				rp[c] = src + c * cw;
+		}
+}
+
 /* Whether phases a and b of a group (the same grid on the other axes) read the same x for the same
  * grid positions: the same taps' deltas on the other axes, and along the last axis deltas that
  * differ by as much as their grids' starts (k2s2: both phases of a group read x[q]). Then one
@@ -469,7 +596,7 @@ static void order_blocks(struct f64_job *j)
  * either way. */
 static int64_t compute_phase(const struct f64_job *j, int64_t nb, int64_t grp, const int64_t *phs, double *const *accs,
                              int64_t nph, int64_t p0, int64_t cnt, int64_t mb0, int64_t mb1, double *xbuf,
-                             struct f64_run *runs, const double **rows, const double *zero, double *lbuf)
+                             struct f64_run *runs, const double **rows, const double *zero, double *lbuf, int64_t *tags)
 {
 	const int64_t ph = phs[0], MB = j->kern->mb, nw = j->kern->nw, tw = MB * nw;
 	const int64_t npan = (cnt + nw - 1) / nw, K = j->nt[ph] * j->cg;
@@ -487,7 +614,9 @@ static int64_t compute_phase(const struct f64_job *j, int64_t nb, int64_t grp, c
 			while (ri < nrun && runs[ri].col < (pn + 1) * nw)
 				ri++;
 			const bool whole = ri - r0 == 1 && runs[r0].len == nw;
-			if (whole)
+			if (whole && j->cw)
+				cache_lines(j, nb, grp, ph, runs + r0, lbuf, tags, rows, zero);
+			else if (whole)
 				pack_lines(j, nb, grp, ph, runs + r0, lbuf, rows, zero);
 			for (int64_t k0 = 0; k0 < K; k0 += j->kc) {
 				const int64_t kn = K - k0 < j->kc ? K - k0 : j->kc;
@@ -572,8 +701,11 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 	const double **rows = (const double **)(base + j->acc_bytes + j->xbuf_bytes + j->runs_bytes);
 	double *zero = (double *)(base + j->acc_bytes + j->xbuf_bytes + j->runs_bytes + j->rows_bytes);
 	double *lbuf = zero + nw;
+	int64_t *tags = (int64_t *)(lbuf + j->cslots * j->cg * j->cw);
 	if (j->rows_bytes)
 		memset(zero, 0, (size_t)nw * sizeof *zero);
+	for (int64_t s = 0; s < j->cslots; s++) /* nothing cached yet (x differs from run to run) */
+		tags[3 * s] = -1;
 
 	for (int64_t it = begin; it < end; it++) {
 		const int64_t mc = it % j->mchunks, bg = it / j->mchunks % j->tblk, nbg = it / j->mchunks / j->tblk;
@@ -585,7 +717,7 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 		const int64_t accn = (mb1 - mb0) * npan * tw;
 		int64_t nrun = 0, lead = ph0;
 		if (j->sgrp == 1)
-			nrun = compute_phase(j, nb, grp, &ph0, &acc, 1, p0, cnt, mb0, mb1, xbuf, runs, rows, zero, lbuf);
+			nrun = compute_phase(j, nb, grp, &ph0, &acc, 1, p0, cnt, mb0, mb1, xbuf, runs, rows, zero, lbuf, tags);
 		else {
 			/* the group's phases that read the same x (xcls) share each packed chunk; the set of
 			 * the phase of offset 0 last, that phase first: its runs locate the output lines */
@@ -602,7 +734,7 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 						phs[nph] = p2;
 						accs[nph++] = acc + j->jof[p2] * accn;
 					}
-				compute_phase(j, nb, grp, phs, accs, nph, p0, cnt, mb0, mb1, xbuf, runs, rows, zero, lbuf);
+				compute_phase(j, nb, grp, phs, accs, nph, p0, cnt, mb0, mb1, xbuf, runs, rows, zero, lbuf, tags);
 			}
 			int64_t nph = 1;
 			phs[0] = lead;
@@ -612,7 +744,7 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 					phs[nph] = p2;
 					accs[nph++] = acc + j->jof[p2] * accn;
 				}
-			nrun = compute_phase(j, nb, grp, phs, accs, nph, p0, cnt, mb0, mb1, xbuf, runs, rows, zero, lbuf);
+			nrun = compute_phase(j, nb, grp, phs, accs, nph, p0, cnt, mb0, mb1, xbuf, runs, rows, zero, lbuf, tags);
 		}
 		for (int64_t mb = mb0; mb < mb1; mb++) {
 			const int64_t m0 = mb * MB, mcount = j->mg - m0 < MB ? j->mg - m0 : MB;
@@ -652,6 +784,8 @@ static bool f64_sizes(struct f64_job *j, int64_t *scratch)
 			lmax = l > lmax ? l : lmax;
 		}
 	j->rows_bytes = (size_t)kmax * sizeof(const double *);
+	if (j->cw)
+		lmax = j->cslots * j->cg * j->cw + 3 * j->cslots; /* the cache and its tags */
 	if (kmax)
 		*scratch += (int64_t)(j->rows_bytes + (size_t)(nw + lmax) * sizeof(double));
 	return true;
