@@ -216,11 +216,13 @@ static void f64_layout(struct f64_job *j, int64_t *buf)
 		j->lines[ph] = F64_LINES && j->kern->ind && nt > 0 && j->tl[ph] >= F64_CACHE_MIN_TAPS &&
 		               j->qn[ph * S + L] >= j->kern->nw;
 	}
-	/* lines of fewer taps only through the cache */
-	if (!f64_cache_plan(j))
+	/* lines of fewer taps only through the cache: where it cannot hold every phase's lines,
+	 * those phases pack no lines and the cache is planned again for the rest */
+	if (!f64_cache_plan(j)) {
 		for (int64_t ph = 0; ph < j->nphase; ph++)
 			j->lines[ph] = j->lines[ph] && j->tl[ph] >= F64_LINE_MIN_TAPS;
-	f64_cache_plan(j);
+		f64_cache_plan(j);
+	}
 }
 
 /* Doubles between the packed lines of phase ph (pack_lines): nw + span rounded up to whole
