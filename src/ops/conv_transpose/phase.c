@@ -426,7 +426,7 @@ static const char *staged_at(const struct phase_job *j, const float *stg, int64_
  * make_segs leaves it: an addition per value instead of make_segs and staged_at for every
  * panel. False (nothing changed) unless pn, a panel of this item for phase ph (phase_items
  * resets the slots' modes per item), ended at p0. */
-static bool panel_next_rows(const struct phase_job *j, int64_t ph, int64_t p0, int64_t cnt, struct panel *pn,
+static inline bool panel_next_rows(const struct phase_job *j, int64_t ph, int64_t p0, int64_t cnt, struct panel *pn,
                             struct seg_cursor *cur)
 {
 	const int32_t n = j->g->n, a = n - 2;
@@ -469,8 +469,6 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 	const struct onnxrun__phase_kernels *kph = &j->kt->phase;
 	const int64_t nt = tp->ntaps[ph];
 	int64_t delta[S];
-	if (IN_PLACE && stg && panel_next_rows(j, ph, p0, cnt, pn, cur))
-		return;
 	pn->pend = p0 + cnt;
 	pn->v = cnt <= kn->nr[2] ? 2 : cnt <= kn->nr[1] ? 1 : 0;
 	const int64_t nr = kn->nr[pn->v];
@@ -787,8 +785,10 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 			int64_t np = 0, cnt = 0;
 			for (int64_t p0 = c0; p0 < pb && np < ITEM_NB(j); p0 += nr0, np++) {
 				cnt = pb - p0 < nr0 ? pb - p0 : nr0;
-				panel_prepare(j, ph, r, p0, cnt, xg, cp, &pn[np], stg, i0, &cur[0]);
-				if (ph2 >= 0)
+				/* a staged panel continuing the last one (panel_next_rows) without the call */
+				if (!(IN_PLACE && stg && panel_next_rows(j, ph, p0, cnt, &pn[np], &cur[0])))
+					panel_prepare(j, ph, r, p0, cnt, xg, cp, &pn[np], stg, i0, &cur[0]);
+				if (ph2 >= 0 && !(IN_PLACE && stg && panel_next_rows(j, ph2, p0, cnt, &pn2[np], &cur[1])))
 					panel_prepare(j, ph2, r2, p0, cnt, xg, cp, &pn2[np], stg, i0, &cur[1]);
 			}
 			/* a last panel of at most nr[2] positions (a remainder) runs rem_group A
