@@ -309,6 +309,7 @@ struct panel {
 	int64_t nseg;
 	int v;
 	enum panel_mode mode;
+	int64_t pend; /* where the panel's positions end in its phase (panel_next_rows) */
 };
 
 /* PANEL_HALVES plan of a wide panel (nr = 32): for every tap, each 16-lane half of the row
@@ -419,6 +420,41 @@ static const char *staged_at(const struct phase_job *j, const float *stg, int64_
 	return (const char *)(stg + e);
 }
 
+/* The staged panel right after pn (PANEL_REL2: two grid rows of half a panel each) in the
+ * same grid plane: pn's segments two rows on along the axis before the last, so its runs'
+ * outputs and its bases in the staged copy move by two rows' strides; the cursor as
+ * make_segs leaves it: an addition per value instead of make_segs and staged_at for every
+ * panel. False (nothing changed) unless pn, a panel of this item for phase ph (phase_items
+ * resets the slots' modes per item), ended at p0. */
+static inline bool panel_next_rows(const struct phase_job *j, int64_t ph, int64_t p0, int64_t cnt, struct panel *pn,
+                            struct seg_cursor *cur)
+{
+	const int32_t n = j->g->n, a = n - 2;
+	const int64_t nr = j->pk->kern->nr[0];
+	if (n < 2 || pn->mode != PANEL_REL2 || pn->pend != p0 || cur->p != p0 || cnt != nr || pn->nseg != 2 ||
+	    j->qn[ph * S + n - 1] != nr / 2 || cur->u[n] != 0)
+		return false;
+	const int64_t u = cur->u[n - 1], qlo = j->qlo[ph * S + a];
+	if (u + 1 >= j->qn[ph * S + a] || pn->segs[1].q[a] - qlo + 1 != u || pn->segs[0].q[a] + 1 != pn->segs[1].q[a])
+		return false;
+	const int64_t dy = 2 * j->g->strides[a] * j->ys[a];
+	const int64_t db = 2 * (a == 0 ? j->cg * j->st_plane : j->st_str[a]) * (int64_t)sizeof(float);
+	for (int k = 0; k < 2; k++) {
+		pn->segs[k].q[a] += 2;
+		pn->runs[k].yoff += dy;
+	}
+	pn->base += db;
+	pn->base1 += db;
+	pn->pend = p0 + cnt;
+	cur->p = p0 + cnt;
+	cur->u[n - 1] += 2;
+	for (int32_t k = n - 1; k > 0 && cur->u[k] == j->qn[ph * S + k - 1]; k--) {
+		cur->u[k] = 0;
+		cur->u[k - 1]++;
+	}
+	return true;
+}
+
 /* Prepares the B panel of positions [p0, p0 + cnt) of phase ph (residues r): its segments,
  * then, for one run filling the panel, its base in the staged copy of x (stg: input rows from
  * i0) or row pointers into x (pack_rows); for two runs of half a panel each (grid rows of
@@ -433,6 +469,7 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 	const struct onnxrun__phase_kernels *kph = &j->kt->phase;
 	const int64_t nt = tp->ntaps[ph];
 	int64_t delta[S];
+	pn->pend = p0 + cnt;
 	pn->v = cnt <= kn->nr[2] ? 2 : cnt <= kn->nr[1] ? 1 : 0;
 	const int64_t nr = kn->nr[pn->v];
 	pn->nseg = make_segs(j, ph, p0, cnt, r, pn->runs, pn->segs, cur);
@@ -715,6 +752,8 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 		const int64_t ph2 = IN_PLACE ? j->partner[cl] : -1;
 		const float *stg = NULL;
 		cur[0].p = cur[1].p = -1;
+		for (int64_t i = 0; i < PANEL_SETS(j) * j->nb; i++)
+			pn[i].mode = PANEL_PACKED; /* no panel of this item yet (panel_next_rows) */
 		if (ph2 >= 0)
 			convt_phase_residues(tp, ph2, r2);
 		int64_t i0 = 0;
@@ -746,8 +785,10 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 			int64_t np = 0, cnt = 0;
 			for (int64_t p0 = c0; p0 < pb && np < ITEM_NB(j); p0 += nr0, np++) {
 				cnt = pb - p0 < nr0 ? pb - p0 : nr0;
-				panel_prepare(j, ph, r, p0, cnt, xg, cp, &pn[np], stg, i0, &cur[0]);
-				if (ph2 >= 0)
+				/* a staged panel continuing the last one (panel_next_rows) without the call */
+				if (!(IN_PLACE && stg && panel_next_rows(j, ph, p0, cnt, &pn[np], &cur[0])))
+					panel_prepare(j, ph, r, p0, cnt, xg, cp, &pn[np], stg, i0, &cur[0]);
+				if (ph2 >= 0 && !(IN_PLACE && stg && panel_next_rows(j, ph2, p0, cnt, &pn2[np], &cur[1])))
 					panel_prepare(j, ph2, r2, p0, cnt, xg, cp, &pn2[np], stg, i0, &cur[1]);
 			}
 			/* a last panel of at most nr[2] positions (a remainder) runs rem_group A
