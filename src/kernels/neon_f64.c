@@ -1,6 +1,6 @@
 /*
- * neon_f64.c - the AArch64 NEON float64 ConvTranspose tiles and store (kernels.h, struct
- * onnxrun__f64_kernels): vectors of 2 doubles, the weights of a step loaded as vectors and
+ * neon_f64.c - the AArch64 NEON float64 ConvTranspose tiles, store and store_group (kernels.h,
+ * struct onnxrun__f64_kernels): vectors of 2 doubles, the weights of a step loaded as vectors and
  * applied with lane-indexed fused multiply-adds (fmla v.2d, v.2d, v.d[lane]).
  */
 #include "generic_f64.h"
@@ -118,11 +118,44 @@ static void store(const double *tile, int64_t nw, int64_t mc, int64_t uc, double
 	}
 }
 
+/* store_group (kernels.h). Per 2 positions of a run and each pair of phases h, h+1: their two
+ * vectors of 2 values transposed (zip1/zip2) into [position][phase] pairs, plus the bias,
+ * stored at the pair's place in each position's sg outputs; an odd sg's last phase, and the
+ * last position of an odd run, by the plain loop. Only moves and one add per value: the same
+ * bits. */
+static void store_group(const double *tile, int64_t accn, int64_t nw, int64_t mc, int64_t uc, double *y0,
+                        int64_t plane, int64_t sg, const double *bias)
+{
+	const int64_t sp = sg & ~(int64_t)1; /* the phases stored in pairs */
+	for (int64_t m = 0; m < mc; m++) {
+		const double bs = bias ? bias[m] : 0.0, *t = tile + m * nw;
+		const float64x2_t b = vdupq_n_f64(bs);
+		double *d = y0 + m * plane;
+		int64_t e = 0;
+		for (; e + 2 <= uc; e += 2) {
+			double *dp = d + e * sg;
+			for (int64_t h = 0; h < sp; h += 2) {
+				const float64x2_t v0 = vld1q_f64(t + h * accn + e), v1 = vld1q_f64(t + (h + 1) * accn + e);
+				vst1q_f64(dp + h, vaddq_f64(vzip1q_f64(v0, v1), b));
+				vst1q_f64(dp + sg + h, vaddq_f64(vzip2q_f64(v0, v1), b));
+			}
+			if (sp < sg) {
+				dp[sp] = t[sp * accn + e] + bs;
+				dp[sg + sp] = t[sp * accn + e + 1] + bs;
+			}
+		}
+		for (; e < uc; e++)
+			for (int64_t jj = 0; jj < sg; jj++)
+				d[e * sg + jj] = t[jj * accn + e] + bs;
+	}
+}
+
 static const struct onnxrun__f64_tile tiles[] = {
 	{ 8, 4, tile_neon_8x2, ind_neon_8x2 }, { 4, 4, tile_neon_4x2, ind_neon_4x2 }, { 4, 8, tile_neon_4x4, ind_neon_4x4 },
 	{ 1, 4, tile_neon_1x2, ind_neon_1x2 }, { 1, 8, tile_neon_1x4, ind_neon_1x4 }, { 1, 16, tile_neon_1x8, ind_neon_1x8 },
 };
 
-const struct onnxrun__f64_kernels onnxrun__f64_neon = { tiles, (int)(sizeof tiles / sizeof tiles[0]), store, NULL };
+const struct onnxrun__f64_kernels onnxrun__f64_neon = { tiles, (int)(sizeof tiles / sizeof tiles[0]), store,
+                                                 store_group };
 
 #endif
