@@ -17,14 +17,14 @@
  * pointers into it (pack_lines: a third of the copies for k3s1p1); where a thread's cache of
  * whole lines fits (cache_lines), each line is packed once whole and kept for the panels and
  * items that read it next (k3s1p1: each x value copied about once), and then lines of 2 taps
- * (dcgan_256's k4s2p1) take this path too. Last, the bias is added and
- * each run of a panel stored into the phase's strided output positions; or, where the
- * strides[last] phases of the same residues on the other axes cover whole output lines
- * together (f64_groupable: unet's k2s2, dcgan's k4s2p1), one item computes that group's
- * phases for the same grid positions and stores their values interleaved, whole lines at a
- * time (the table's store_group: register transposes on AVX-512 and AVX2), instead of each phase
- * writing its own lanes of lines the others write too; phases of a group that read the same x
- * (f64_same_x: unet's k2s2) share each packed chunk.
+ * (dcgan_256's k4s2p1) take this path too. Last, the bias is added and each run of a panel
+ * stored into the phase's strided output positions; or, where the strides[last] phases of the
+ * same residues on the other axes cover whole output lines together (f64_groupable: unet's
+ * k2s2, dcgan's k4s2p1), one item computes that group's phases for the same grid positions
+ * and stores their values interleaved, whole lines at a time (the table's store_group:
+ * register transposes on AVX-512, AVX2 and NEON), instead of each phase writing its own
+ * lanes of lines the others write too; phases of a group that read the same x (f64_same_x:
+ * unet's k2s2) share each packed chunk.
  *
  * Every output element is one dot product over its phase's K in order (the tiles add
  * chunk after chunk to the running value), however the items are split: results are
