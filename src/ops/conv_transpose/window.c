@@ -210,6 +210,23 @@ static void win_store(const struct win_job *j, int64_t b, int64_t grp, int64_t w
 	}
 }
 
+/* Work item `it`'s place: band `band` of the grid rows of image b's group grp (bg = b * group +
+ * grp), its first grid row w0 and its nbr grid rows (fewer in the last band). */
+struct win_item {
+	int64_t band, bg, b, grp, w0, nbr;
+};
+static inline struct win_item win_item_at(const struct win_job *j, int64_t it)
+{
+	struct win_item w;
+	w.band = it % j->nbands;
+	w.bg = it / j->nbands;
+	w.b = w.bg / j->group;
+	w.grp = w.bg % j->group;
+	w.w0 = j->wlo[0] + w.band * j->nb;
+	w.nbr = j->nw[0] - w.band * j->nb < j->nb ? j->nw[0] - w.band * j->nb : j->nb;
+	return w;
+}
+
 /* Items in order. Each stages its band's x rows, then runs the panels over them (staging
  * the rows as the panels come to need them was slower: fsrcnn 1.24x). The T0 - 1 rows a
  * band shares with the one before are moved from the previous item's staged rows when this
@@ -223,10 +240,8 @@ static void win_items(void *arg, int tid, int64_t begin, int64_t end)
 	int64_t *last = (int64_t *)(j->scratch + (size_t)tid * j->scratch_stride);
 	float *st = (float *)(last + 16), *tile = st + j->cg * j->cs;
 	for (int64_t it = begin; it < end; it++) {
-		const int64_t band = it % j->nbands, bg = it / j->nbands;
-		const int64_t b = bg / j->group, grp = bg % j->group;
-		const int64_t w0 = j->wlo[0] + band * j->nb;
-		const int64_t nbr = j->nw[0] - band * j->nb < j->nb ? j->nw[0] - band * j->nb : j->nb;
+		const struct win_item w = win_item_at(j, it);
+		const int64_t band = w.band, bg = w.bg, b = w.b, grp = w.grp, w0 = w.w0, nbr = w.nbr;
 		const int64_t np = nbr * rs, srows = nbr + t0 - 1;
 		const float *ag = j->a + grp * j->a_group;
 		int64_t staged = 0; /* rows [0, staged) kept from the previous band */
@@ -264,11 +279,9 @@ static void win_items(void *arg, int tid, int64_t begin, int64_t end)
 static int64_t win_list(const struct win_job *j, int64_t it, float *st, const float *prev,
                         struct onnxrun__win_row *list, int64_t *rowend)
 {
-	const int64_t band = it % j->nbands, bg = it / j->nbands;
-	const int64_t b = bg / j->group, grp = bg % j->group;
-	const int64_t w0 = j->wlo[0] + band * j->nb, t0 = j->t[0], rs = j->rs, cg = j->cg;
-	const int64_t nbr = j->nw[0] - band * j->nb < j->nb ? j->nw[0] - band * j->nb : j->nb;
-	const int64_t srows = nbr + t0 - 1, clo = j->wlo[1] - j->t[1] + 1;
+	const struct win_item w = win_item_at(j, it);
+	const int64_t b = w.b, grp = w.grp, w0 = w.w0, t0 = j->t[0], rs = j->rs, cg = j->cg;
+	const int64_t srows = w.nbr + t0 - 1, clo = j->wlo[1] - j->t[1] + 1;
 	const float *x = j->x + (b * j->cin + grp * cg) * j->in[0] * j->in[1];
 	int64_t zl, n, rows = 0;
 	win_row_slots(j, &zl, &n);
@@ -333,10 +346,8 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 	}
 	int cur = 0;
 	for (int64_t it = begin; it < end; it++) {
-		const int64_t band = it % j->nbands, bg = it / j->nbands;
-		const int64_t b = bg / j->group, grp = bg % j->group;
-		const int64_t w0 = j->wlo[0] + band * j->nb;
-		const int64_t nbr = j->nw[0] - band * j->nb < j->nb ? j->nw[0] - band * j->nb : j->nb;
+		const struct win_item w = win_item_at(j, it);
+		const int64_t band = w.band, b = w.b, grp = w.grp, w0 = w.w0, nbr = w.nbr;
 		const int64_t np = nbr * rs, srows = nbr + t0 - 1;
 		const float *ag = j->a + grp * j->a_group;
 		const float *st = stb[cur];
