@@ -435,6 +435,31 @@ static void test_3d_and_grouped(void **state)
 	check_threads = threads_default;
 }
 
+/* Kernel = stride without pads (every phase one tap at its own grid position): the wide B
+ * panels of an aligned range of positions packed together (ops/conv_transpose/phase.c,
+ * dense_panel), enough output channels per phase that panels are packed, not read in
+ * place. Ranges that cross from one image into the next (grid sizes not a multiple of 32),
+ * several ranges per image (128 input channels: 16 panels a range), groups, remainder
+ * panels, ranks 1 to 3, with 1 to 4 threads. */
+static void test_dense_panels(void **state)
+{
+	static const struct cfg cases[] = {
+		/* 1-D k4 s4, 3 images of 300 */
+		{ 1, 3, 1, 128, 40, { 300 }, { 4 }, { 4 }, { 1 }, { 0 }, { 0 }, { 0 }, true, false },
+		/* unet-like 2-D k2 s2: images of 11 x 40 (440 positions), several ranges */
+		{ 2, 2, 1, 128, 40, { 11, 40 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, { 0, 0 }, true, false },
+		/* 2 groups, k3 s3 (9 phases), W fed at run time */
+		{ 2, 2, 2, 20, 24, { 7, 30 }, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, { 0, 0 }, false, true },
+		/* 3-D k2 s2, images of 3 x 5 x 9 (135 positions) */
+		{ 3, 3, 1, 64, 33, { 3, 5, 9 }, { 2, 2, 2 }, { 2, 2, 2 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 },
+		  { 0, 0, 0 }, true, false },
+	};
+	(void)state;
+	check_threads = threads_1_to_4;
+	check_configs(cases, sizeof cases / sizeof cases[0], 3400, "dense-panel");
+	check_threads = threads_default;
+}
+
 /* Staged x with a slot for every input row of a group (ops/conv_transpose/phase.c,
  * stage_whole): consecutive tiles stage only the rows the last one did not, a new group or a
  * tile taken out of order (another thread's range) starts afresh. Random 2-D and 3-D layers
@@ -838,6 +863,7 @@ int main(void)
 		cmocka_unit_test(test_staged_rows),
 		cmocka_unit_test(test_rows_in_place_1d),
 		cmocka_unit_test(test_3d_and_grouped),
+		cmocka_unit_test(test_dense_panels),
 		cmocka_unit_test(test_staged_whole_rows),
 		cmocka_unit_test(test_remainder_panels),
 		cmocka_unit_test(test_line_stores),

@@ -153,6 +153,13 @@ struct phase_job {
 	int64_t *rx_d;
 	onnxrun__krel *rel; /* per phase (cg * tmax apart): byte offset of B row k from the panel's base */
 	onnxrun__krel *seq; /* with the table's rel2_pair: row k of a packed wide panel, k * nr[0] floats in bytes */
+#ifndef ONNXRUN_BAREMETAL
+	/* dense B (plan_dense): a thread's area of dn_panels wide panels, packed together from
+	 * x at dn_offset in its scratch (a key line in front) */
+	bool dense;
+	int64_t dn_panels;
+	size_t dn_offset;
+#endif
 #if SIZED_SCRATCH
 	/* the most segments of a panel, whether the second tile and the row pointers are used,
 	 * and whether every panel is staged (PANEL_REL only) */
@@ -306,6 +313,10 @@ struct panel {
 	const char *base1;   /* PANEL_REL2: row k's halves at base + rel[k] and base1 + rel[k] */
 	const onnxrun__krel *rel;
 	float *bp;
+#ifndef ONNXRUN_BAREMETAL
+	float *own; /* the slot's packed panel (bp may point into the dense area instead) */
+	char *dn;   /* the thread's dense area with its key line in front (NULL: not dense) */
+#endif
 	int64_t nseg;
 	int v;
 	enum panel_mode mode;
@@ -455,6 +466,78 @@ static inline bool panel_next_rows(const struct phase_job *j, int64_t ph, int64_
 	return true;
 }
 
+#ifndef ONNXRUN_BAREMETAL
+/* What a thread's dense area holds: the panels of positions from c0 of the group at xg
+ * (xg NULL: none yet). */
+struct dense_key {
+	const float *xg;
+	int64_t c0;
+};
+
+/* Dense B (plan_dense: every phase reads x at its own grid position, one tap): the wide panel
+ * of positions [p0, p0 + nr) is x's channels at those positions. Panels are taken from a
+ * thread's area holding the dn_panels panels of an aligned range of positions, packed
+ * together by blocks of channels: each channel's part of the range is read as one run of
+ * consecutive lines (a few streams the hardware prefetcher follows), where packing panel by
+ * panel reads one or two lines from each channel's plane, planes whose lines share L1 and
+ * L2 sets (64 KiB apart in unet_128: its prefetches of the next panel evict one another).
+ * The same values as the panel's pack. False (nothing set) for a panel not wide or not
+ * aligned. */
+static bool dense_panel(const struct phase_job *j, int64_t ph, const float *xg, int64_t p0, int64_t cnt,
+                        struct panel *pn)
+{
+	enum { CB = 8 }; /* channels read together: streams at a time */
+	const int64_t nr = j->pk->kern->nr[0], span = j->dn_panels * nr, row = j->cg * nr, in_sp = j->in_sp;
+	if (pn->v != 0 || cnt != nr || p0 % nr)
+		return false;
+	const int64_t c0 = p0 / span * span, c1 = c0 + span < j->npos[ph] ? c0 + span : j->npos[ph];
+	struct dense_key *key = (struct dense_key *)pn->dn;
+	float *area = (float *)(pn->dn + 64);
+	if (key->xg != xg || key->c0 != c0) {
+		const int64_t npan = (c1 - c0) / nr, bstride = j->g->in_channels * in_sp;
+		for (int64_t cb = 0; cb < j->cg; cb += CB) {
+			const int64_t ce = cb + CB < j->cg ? cb + CB : j->cg;
+			int64_t b = c0 / in_sp, off = c0 % in_sp;
+			for (int64_t i = 0; i < npan; i++) {
+				float *d = area + i * row;
+				if (off + nr <= in_sp) {
+					const float *src = xg + b * bstride + off;
+					if (nr == 32) /* a constant size: copied inline, not by a call */
+						for (int64_t c = cb; c < ce; c++)
+							memcpy(d + c * nr, src + c * in_sp, 32 * sizeof(float));
+					else
+						for (int64_t c = cb; c < ce; c++)
+							memcpy(d + c * nr, src + c * in_sp, (size_t)nr * sizeof(float));
+					off += nr;
+				} else { /* the panel crosses into the next image(s) */
+					for (int64_t e = 0; e < nr;) {
+						const int64_t m = in_sp - off < nr - e ? in_sp - off : nr - e;
+						for (int64_t c = cb; c < ce; c++)
+							memcpy(d + c * nr + e, xg + b * bstride + c * in_sp + off,
+							       (size_t)m * sizeof(float));
+						e += m;
+						off += m;
+						if (off == in_sp) {
+							off = 0;
+							b++;
+						}
+					}
+				}
+				if (off == in_sp) {
+					off = 0;
+					b++;
+				}
+			}
+		}
+		key->xg = xg;
+		key->c0 = c0;
+	}
+	pn->mode = PANEL_PACKED;
+	pn->bp = area + (p0 - c0) / nr * row;
+	return true;
+}
+#endif
+
 /* Prepares the B panel of positions [p0, p0 + cnt) of phase ph (residues r): its segments,
  * then, for one run filling the panel, its base in the staged copy of x (stg: input rows from
  * i0) or row pointers into x (pack_rows); for two runs of half a panel each (grid rows of
@@ -488,6 +571,11 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 		pn->rel = j->rel + ph * j->cg * tp->tmax;
 		return;
 	}
+#ifndef ONNXRUN_BAREMETAL
+	pn->bp = pn->own;
+	if (pn->dn && dense_panel(j, ph, xg, p0, cnt, pn))
+		return;
+#endif
 	for (int64_t t = 0; t < nt; t++) {
 		convt_tap(tp, r, t, NULL, delta);
 		plan_copies(j, delta, pn->runs, pn->segs, pn->nseg, cp + t * pn->nseg);
@@ -734,6 +822,10 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 		pn[i].brows = brows + i * 2 * kmax;
 		pn[i].bmask = bmask + i * 2 * kmax;
 		pn[i].bp = bp + i * kmax * nr0;
+#endif
+#ifndef ONNXRUN_BAREMETAL
+		pn[i].own = pn[i].bp;
+		pn[i].dn = j->dense ? sc + j->dn_offset : NULL;
 #endif
 	}
 	for (int64_t it = begin; it < end; it++) {
@@ -1469,6 +1561,40 @@ static ONNXRUN__MCU_NOINLINE bool plan_in_place_rel(struct phase_job *j, struct 
 	return true;
 }
 
+#ifndef ONNXRUN_BAREMETAL
+/* Dense B (dense_panel): when every phase has one tap that reads x at the phase's own grid
+ * position (kernel = stride, no pads: x's positions are the grid's), and the panels would be
+ * packed (not read in place or staged), one B panel at a time, a thread packs the panels of
+ * an aligned range together, as many as the tuning's phase_bpanels_bytes hold (at least
+ * 2). Its area goes after *bytes in a thread's scratch. */
+static void plan_dense(struct phase_job *j, size_t *bytes)
+{
+	const struct onnxrun__convt_taps *tp = &j->pk->taps;
+	const int64_t nr0 = j->pk->kern->nr[0];
+	int64_t r[S], d[S];
+	if (j->staged || j->in_place_rel || j->rows || j->halves || j->nb != 1)
+		return;
+	for (int64_t ph = 0; ph < tp->nphase; ph++) {
+		if (!j->npos[ph])
+			continue;
+		if (tp->ntaps[ph] != 1)
+			return;
+		convt_phase_residues(tp, ph, r);
+		convt_tap(tp, r, 0, NULL, d);
+		for (int32_t a = 0; a < j->g->n; a++)
+			if (d[a] || j->qlo[ph * S + a] || j->qn[ph * S + a] != j->g->in[a])
+				return;
+	}
+	j->dn_panels = (int64_t)(onnxrun__tuning()->phase_bpanels_bytes / ((size_t)(j->cg * nr0) * sizeof(float)));
+	j->dn_panels = j->dn_panels > 64 ? 64 : j->dn_panels;
+	if (j->dn_panels < 2)
+		return;
+	j->dense = true;
+	j->dn_offset = (*bytes + 63) / 64 * 64;
+	*bytes = j->dn_offset + 64 + (size_t)(j->dn_panels * j->cg * nr0) * sizeof(float);
+}
+#endif
+
 static enum onnxrun_status phase_compute(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
 {
 	struct onnxrun_op_context *ctx = c->ctx;
@@ -1622,6 +1748,10 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		j.line_offset = (bytes + 63) / 64 * 64;
 		bytes = j.line_offset + (size_t)(j.kp.sl * pk->kern->mr_max * nr0) * sizeof(float);
 	}
+#ifndef ONNXRUN_BAREMETAL
+	if (IN_PLACE)
+		plan_dense(&j, &bytes);
+#endif
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, bytes, &j.scratch_stride))) {
 		LINES_FREE(ctx->env, j.nline);
 		onnxrun__free(ctx->env, j.seq);
@@ -1633,6 +1763,10 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		choose_order(&j, threads);
 	for (int t = 0; j.staged && t < threads; t++)
 		*(int64_t *)(j.scratch + (size_t)t * j.scratch_stride + j.st_offset) = -1;
+#ifndef ONNXRUN_BAREMETAL
+	for (int t = 0; j.dense && t < threads; t++) /* nothing packed yet */
+		((struct dense_key *)(j.scratch + (size_t)t * j.scratch_stride + j.dn_offset))->xg = NULL;
+#endif
 	st = onnxrun__op_parallel(ctx, threads, items, phase_items, &j);
 	onnxrun__free(ctx->env, j.scratch);
 	LINES_FREE(ctx->env, j.nline);
