@@ -416,7 +416,9 @@ static enum onnxrun_status win_compute(const struct convt_call *c, const struct 
 	j.tile_copy = !ONNXRUN__KERNELS_SCALAR_ONLY && c->kt->window && c->kt->window->tile_copy[0]
 	                      ? c->kt->window->tile_copy
 	                      : NULL;
+#ifndef ONNXRUN_BAREMETAL /* (none there: flash) */
 	j.tile_half = j.tile_copy && c->kt->window->tile_copy_half[0] ? c->kt->window->tile_copy_half : NULL;
+#endif
 	j.cin = g->in_channels;
 	j.mout = g->out_channels;
 	j.group = g->group;
@@ -439,13 +441,16 @@ static enum onnxrun_status win_compute(const struct convt_call *c, const struct 
 	/* a staged row's slots: x columns wlo1 - T1 + 1 .. + nw1 + T1 - 1, its first zl and last zr
 	 * outside x (zero); where both ends have zeros, a row's last zero slots are the next row's
 	 * first (up to T1 - 1 of them), fewer columns computed and dropped */
+	j.rs = j.nw[1] + j.t[1] - 1;
+#ifndef ONNXRUN_BAREMETAL /* (flash) */
 	{
-		const int64_t clo = j.wlo[1] - j.t[1] + 1, span = j.nw[1] + j.t[1] - 1;
-		const int64_t zl = clo < 0 ? -clo : 0, zr = clo + span > j.in[1] ? clo + span - j.in[1] : 0;
+		const int64_t clo = j.wlo[1] - j.t[1] + 1;
+		const int64_t zl = clo < 0 ? -clo : 0, zr = clo + j.rs > j.in[1] ? clo + j.rs - j.in[1] : 0;
 		int64_t ov = zl < zr ? zl : zr;
 		ov = ov < j.t[1] - 1 ? ov : j.t[1] - 1;
-		j.rs = span - ov;
+		j.rs -= ov;
 	}
+#endif
 	/* grid rows per band: the staged rows within WIN_STAGE_BYTES, and at least 4 items per
 	 * thread where the rows allow */
 	row_bytes = j.cg * j.rs * (int64_t)sizeof(float);
