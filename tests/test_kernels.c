@@ -662,6 +662,115 @@ static void test_store_lines_kernel(void **state)
 #endif
 }
 
+/* The window GEMM's tiles that copy the next item's rows meanwhile (kernels.h, window):
+ * tile_copy_half[mr - 1] against a double reference of its nr[1] columns and bit for bit
+ * against tile_copy[mr - 1]'s first nr[1] columns, both given the same rows to copy: the
+ * same pieces copied (and no more), and the copy state left at the same place. k of 1 to
+ * 300 steps, B rows at random offsets (any float alignment), mr 1 to mr_max rows. */
+static void test_window_tiles(void **state)
+{
+#ifdef ONNXRUN_BAREMETAL /* no bare-metal table has window tiles */
+	(void)state;
+	skip();
+#else
+	TEST_ALL_ISAS(isas);
+	struct th_rng rng;
+	int tables = 0, failures = 0;
+	const uint64_t seed = 0x3f1d;
+	(void)state;
+	th_rng_seed(&rng, seed);
+	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+		if (!onnxrun__isa_supported(isas[ii]))
+			continue;
+		onnxrun__isa_set(isas[ii]);
+		const struct onnxrun__kernels *kt = onnxrun__kernels_current();
+		if (!kt->window || !kt->window->tile_copy[0] || !kt->window->tile_copy_half[0])
+			continue;
+		tables++;
+		const int64_t mrx = kt->gemm->mr_max, nr = kt->gemm->nr[0], nh = kt->gemm->nr[1];
+		for (int trial = 0; trial < 300 && failures < 5; trial++) {
+			const int64_t k = rnd(&rng, 1, 300), mr = rnd(&rng, 1, mrx), nb = 4096, nrows = rnd(&rng, 0, 6);
+			float *a = malloc((size_t)(k * mrx) * sizeof *a), *b = malloc((size_t)nb * sizeof *b);
+			float *c0 = malloc((size_t)(mrx * nr) * sizeof *c0), *c1 = malloc((size_t)(mrx * nr) * sizeof *c1);
+			float *src = malloc(8 * 80 * sizeof *src), *d0 = malloc(8 * 80 * sizeof *d0),
+			      *d1 = malloc(8 * 80 * sizeof *d1);
+			onnxrun__krel *rel = malloc((size_t)k * sizeof *rel);
+			struct onnxrun__win_row rows0[8], rows1[8];
+			assert_true(a && b && c0 && c1 && src && d0 && d1 && rel);
+			for (int64_t e = 0; e < k * mrx; e++)
+				a[e] = th_rng_float(&rng);
+			for (int64_t e = 0; e < nb; e++)
+				b[e] = th_rng_float(&rng);
+			for (int64_t e = 0; e < 8 * 80; e++) {
+				src[e] = th_rng_float(&rng);
+				d0[e] = d1[e] = -1.0f;
+			}
+			for (int64_t p = 0; p < k; p++)
+				rel[p] = (onnxrun__krel)(rnd(&rng, 0, nb - nr) * (int64_t)sizeof(float));
+			int64_t total = 0; /* pieces of all rows */
+			for (int64_t r = 0; r < nrows; r++) {
+				const int64_t n = rnd(&rng, 1, 70);
+				rows0[r].src = rows1[r].src = src + r * 80;
+				rows0[r].dst = d0 + r * 80;
+				rows1[r].dst = d1 + r * 80;
+				rows0[r].n = rows1[r].n = n;
+				total += (n + 15) / 16;
+			}
+			const int64_t pieces = rnd(&rng, 0, total + 2), every = rnd(&rng, 1, k + 1);
+			struct onnxrun__win_copy cp0 = { rows0, rows0 + nrows, 0, pieces, every };
+			struct onnxrun__win_copy cp1 = { rows1, rows1 + nrows, 0, pieces, every };
+			kt->window->tile_copy[mr - 1](k, a, (const char *)b, rel, c0, nr, &cp0);
+			kt->window->tile_copy_half[mr - 1](k, a, (const char *)b, rel, c1, nr, &cp1);
+			bool bad = cp0.row - rows0 != cp1.row - rows1 || cp0.off != cp1.off || cp0.pieces != cp1.pieces ||
+			           memcmp(d0, d1, 8 * 80 * sizeof *d0);
+			/* the pieces copied: whole rows in order, then part of one */
+			int64_t done = 0, at = 0;
+			for (int64_t r = 0; r < nrows && !bad; r++)
+				for (int64_t e = 0; e < rows1[r].n; e += 16, at++) {
+					const bool copied = at < pieces && at < (k + every - 1) / every; /* one after each every steps, the last block too */
+					const int64_t len = rows1[r].n - e < 16 ? rows1[r].n - e : 16;
+					for (int64_t q = 0; q < len; q++)
+						bad |= d1[r * 80 + e + q] != (copied ? src[r * 80 + e + q] : -1.0f);
+					done += copied;
+				}
+			bad |= cp1.pieces != pieces - done;
+			for (int64_t i = 0; i < mr && !bad; i++)
+				for (int64_t e = 0; e < nh; e++) {
+					double want = 0.0, mag = 0.0;
+					for (int64_t p = 0; p < k; p++) {
+						const double t = (double)a[p * mrx + i] * b[rel[p] / (int64_t)sizeof(float) + e];
+						want += t;
+						mag += fabs(t);
+					}
+					const float got = c1[i * nr + e];
+					bad |= memcmp(&got, &c0[i * nr + e], sizeof got) != 0;
+					bad |= fabs(got - want) > (double)k * FLT_EPSILON * mag + 1e-6;
+				}
+			if (bad) {
+				failures++;
+				print_message("%s: window tile_copy_half differs (seed %#llx, trial %d): k=%lld mr=%lld rows=%lld "
+				              "pieces=%lld every=%lld\n",
+				              kt->name, (unsigned long long)seed, trial, (long long)k, (long long)mr,
+				              (long long)nrows, (long long)pieces, (long long)every);
+			}
+			free(a);
+			free(b);
+			free(c0);
+			free(c1);
+			free(src);
+			free(d0);
+			free(d1);
+			free(rel);
+		}
+	}
+	onnxrun__isa_set(TEST_BEST_ISA);
+	print_message("window tiles checked in %d kernel tables, %d failures\n", tables, failures);
+	assert_int_equal(failures, 0);
+	if (onnxrun__isa_supported(ONNXRUN__ISA_AVX512))
+		assert_true(tables >= 1);
+#endif
+}
+
 /* GEMM + overlap-add with strides of 16 and more (blocks of 16 residues transposed into
  * output vectors): whole and partial residue blocks (s = 16, 20, 37), dilation, pads that
  * cut into the first and last blocks, output padding, batches and groups, rank 2. */
@@ -868,6 +977,7 @@ int main(void)
 		cmocka_unit_test(test_remainder_panels),
 		cmocka_unit_test(test_line_stores),
 		cmocka_unit_test(test_store_lines_kernel),
+		cmocka_unit_test(test_window_tiles),
 		cmocka_unit_test(test_phase_random),
 		cmocka_unit_test(test_col2im_random),
 		cmocka_unit_test(test_col2im_wide_strides),

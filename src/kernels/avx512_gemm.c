@@ -392,10 +392,9 @@ K512W(11) K512W(12)
  * latency hides behind the arithmetic, where a block copy between tiles waits on all of it. */
 static inline __attribute__((always_inline)) T512 void tile_win_copy(int64_t k, const float *a, const char *base,
                                                                      const onnxrun__krel *rel, float *c,
-                                                                     int64_t ldc, const int mr,
+                                                                     int64_t ldc, const int mr, const int nv,
                                                                      struct onnxrun__win_copy *cp)
 {
-	const int nv = 2;
 	const char *const base1 = base + 64;
 	const struct onnxrun__win_row *row = cp->row, *const end = cp->end;
 	int64_t off = cp->off, left = cp->pieces;
@@ -404,7 +403,7 @@ static inline __attribute__((always_inline)) T512 void tile_win_copy(int64_t k, 
 	for (int64_t p = 0; p < k;) {
 		const int64_t stop = k - p > every ? p + every : k;
 		for (; p < stop; p++, a += MRX) {
-			const __m512 b0 = _mm512_loadu_ps(base + rel[p]), b1 = _mm512_loadu_ps(base1 + rel[p]);
+			const __m512 b0 = _mm512_loadu_ps(base + rel[p]), b1 = nv > 1 ? _mm512_loadu_ps(base1 + rel[p]) : b0;
 			ACC_ALL(ACC_STEP)
 		}
 		if (left > 0 && row < end) {
@@ -434,7 +433,12 @@ static inline __attribute__((always_inline)) T512 void tile_win_copy(int64_t k, 
 	static T512 void kwc_##MR(int64_t k, const float *a, const char *base, const onnxrun__krel *rel, \
 	                          float *c, int64_t ldc, struct onnxrun__win_copy *cp)           \
 	{                                                                                         \
-		tile_win_copy(k, a, base, rel, c, ldc, MR, cp);                                   \
+		tile_win_copy(k, a, base, rel, c, ldc, MR, 2, cp);                                \
+	}                                                                                         \
+	static T512 void kwh_##MR(int64_t k, const float *a, const char *base, const onnxrun__krel *rel, \
+	                           float *c, int64_t ldc, struct onnxrun__win_copy *cp)          \
+	{                                                                                         \
+		tile_win_copy(k, a, base, rel, c, ldc, MR, 1, cp);                                \
 	}
 K512WC(1) K512WC(2) K512WC(3) K512WC(4) K512WC(5) K512WC(6) K512WC(7) K512WC(8) K512WC(9)
 K512WC(10) K512WC(11) K512WC(12)
@@ -466,5 +470,6 @@ const struct onnxrun__window_kernels onnxrun__window_avx512 = {
 	{ kw_1, kw_2, kw_3, kw_4, kw_5, kw_6, kw_7, kw_8, kw_9, kw_10, kw_11, kw_12 },
 	onnxrun__win_store_avx512,
 	{ kwc_1, kwc_2, kwc_3, kwc_4, kwc_5, kwc_6, kwc_7, kwc_8, kwc_9, kwc_10, kwc_11, kwc_12 },
+	{ kwh_1, kwh_2, kwh_3, kwh_4, kwh_5, kwh_6, kwh_7, kwh_8, kwh_9, kwh_10, kwh_11, kwh_12 },
 };
 #endif

@@ -258,10 +258,13 @@ struct onnxrun__win_copy {
 typedef void (*onnxrun__win_tile_copy_fn)(int64_t k, const float *a, const char *base, const onnxrun__krel *rel,
                                           float *c, int64_t ldc, struct onnxrun__win_copy *cp);
 
+/*  tile_copy_half[mr - 1] (optional, NULL: none): tile_copy[mr - 1] over the first nr[1]
+ *    columns alone (each the same bits), for a band's last panel of at most nr[1] columns. */
 struct onnxrun__window_kernels {
 	onnxrun__gemm_rel_fn tile[ONNXRUN__GEMM_MR_MAX];
 	onnxrun__win_store_fn store;
 	onnxrun__win_tile_copy_fn tile_copy[ONNXRUN__GEMM_MR_MAX];
+	onnxrun__win_tile_copy_fn tile_copy_half[ONNXRUN__GEMM_MR_MAX];
 };
 
 /* ---- float64 ConvTranspose register tiles --------------------------------------------------------

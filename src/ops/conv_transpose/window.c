@@ -40,6 +40,7 @@ struct win_job {
 	const onnxrun__gemm_rel_fn *tiles; /* the window tiles, else gemm rel */
 	onnxrun__win_store_fn store;       /* NULL: a plain loop */
 	const onnxrun__win_tile_copy_fn *tile_copy; /* NULL: each item stages its rows first */
+	const onnxrun__win_tile_copy_fn *tile_half; /* tile_copy over nr[1] columns (NULL: none) */
 	int64_t cin, mout, cg, mg, group, rows, kk, a_group;
 	int64_t in[2], out[2], s[2], t[2], pb[2], wlo[2], nw[2];
 	int64_t rs, cs, nb, nbands;
@@ -380,7 +381,10 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 					share = need * per_row;
 				cp.pieces = share;
 				cp.every = share <= 0 ? j->kk : j->kk / share > 1 ? j->kk / share : 1;
-				j->tile_copy[mr - 1](j->kk, ag + r0 * j->kk, (const char *)(st + p0), j->rel, tile, nr, &cp);
+				/* a band's last panel of at most nr[1] columns: the narrower tile, its FMAs alone */
+				const onnxrun__win_tile_copy_fn f =
+				        j->tile_half && cnt <= kn->nr[1] ? j->tile_half[mr - 1] : j->tile_copy[mr - 1];
+				f(j->kk, ag + r0 * j->kk, (const char *)(st + p0), j->rel, tile, nr, &cp);
 				win_store(j, b, grp, w0, p0, cnt, tile, r0, mr);
 			}
 		}
@@ -412,6 +416,9 @@ static enum onnxrun_status win_compute(const struct convt_call *c, const struct 
 	j.tile_copy = !ONNXRUN__KERNELS_SCALAR_ONLY && c->kt->window && c->kt->window->tile_copy[0]
 	                      ? c->kt->window->tile_copy
 	                      : NULL;
+#ifndef ONNXRUN_BAREMETAL /* (none there: flash) */
+	j.tile_half = j.tile_copy && c->kt->window->tile_copy_half[0] ? c->kt->window->tile_copy_half : NULL;
+#endif
 	j.cin = g->in_channels;
 	j.mout = g->out_channels;
 	j.group = g->group;
@@ -431,7 +438,19 @@ static enum onnxrun_status win_compute(const struct convt_call *c, const struct 
 	}
 	j.rows = j.mg * j.s[0] * j.s[1];
 	j.kk = j.cg * j.t[0] * j.t[1];
+	/* a staged row's slots: x columns wlo1 - T1 + 1 .. + nw1 + T1 - 1, its first zl and last zr
+	 * outside x (zero); where both ends have zeros, a row's last zero slots are the next row's
+	 * first (up to T1 - 1 of them), fewer columns computed and dropped */
 	j.rs = j.nw[1] + j.t[1] - 1;
+#ifndef ONNXRUN_BAREMETAL /* (flash) */
+	{
+		const int64_t clo = j.wlo[1] - j.t[1] + 1;
+		const int64_t zl = clo < 0 ? -clo : 0, zr = clo + j.rs > j.in[1] ? clo + j.rs - j.in[1] : 0;
+		int64_t ov = zl < zr ? zl : zr;
+		ov = ov < j.t[1] - 1 ? ov : j.t[1] - 1;
+		j.rs -= ov;
+	}
+#endif
 	/* grid rows per band: the staged rows within WIN_STAGE_BYTES, and at least 4 items per
 	 * thread where the rows allow */
 	row_bytes = j.cg * j.rs * (int64_t)sizeof(float);
