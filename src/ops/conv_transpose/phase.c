@@ -1163,15 +1163,46 @@ static void line_classes_undo(struct phase_job *j, struct onnxrun_op_context *ct
 
 static void plan_split(struct phase_job *j, int threads);
 
+/* Several threads, rank 1, a class pair to which plan_split gave channel chunks (too few
+ * tiles for the threads): each chunk packs its own copy of the B panels. Instead the
+ * positions split: tiles of equal length (a multiple of the stride, so each phase gets the
+ * same positions in each), as few as the threads and ITEM_MAX_FMAS allow, one channel chunk;
+ * the pair keeps its whole-line stores and B is packed once. Only where each thread's tile
+ * still holds nb B panels per phase: every thread then reads all the pair's weights, once per
+ * nb panels as on one thread (hifigan_512's threads would each read all its 8 MiB of weights
+ * for 50 positions, where channel chunks give each a part). False: the plan is unchanged. */
+static bool line_pairs_tiles(struct phase_job *j, int threads)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	const int64_t s0 = g->strides[0], nr0 = j->pk->kern->nr[0];
+	const convt_real fmas = (convt_real)g->batch * (convt_real)g->out_channels * (convt_real)j->out_sp *
+	                        (convt_real)j->cg * (convt_real)j->pk->taps.kprod / (convt_real)j->pk->taps.nphase;
+	int64_t n = threads, t;
+	if (g->n != 1 || j->mchunks < 2 || j->nrows / s0 / threads < j->nb * nr0)
+		return false;
+	while (fmas / (convt_real)(g->group * n) > ITEM_MAX_FMAS && j->nrows / (n + threads) >= s0)
+		n += threads;
+	t = (j->nrows + n - 1) / n;
+	t = (t + s0 - 1) / s0 * s0;
+	j->trows = t;
+	j->ntiles = (j->nrows + t - 1) / t;
+	j->mchunks = 1;
+	j->mchunk = j->pk->mpanels;
+	return true;
+}
+
 /* Several threads: a class pair in one item halves the items, which plan_split may make up
  * for with channel chunks, each packing its own copy of the B panels (hifigan_256 on 2
- * threads: pack 2.8% -> 5.3% of the run, more than the line stores saved). Then the classes
- * run alone (single-class line groups only); otherwise the pairs stay. False only when out
- * of memory. */
+ * threads: pack 2.8% -> 5.3% of the run, more than the line stores saved). Rank 1 splits
+ * the positions instead where it can (line_pairs_tiles); else, when that gives fewer chunks,
+ * the classes run alone (single-class line groups only); otherwise the pairs stay. False
+ * only when out of memory. */
 static ONNXRUN__MCU_NOINLINE bool line_pairs_plan(struct phase_job *j, struct onnxrun_op_context *ctx, int threads)
 {
 	const int64_t chunks = j->mchunks;
 	if (!j->lines2 || threads < 2)
+		return true;
+	if (line_pairs_tiles(j, threads))
 		return true;
 	line_classes_undo(j, ctx);
 	if (!line_classes(j, ctx, false))
