@@ -1883,6 +1883,54 @@ static void test_border_dcgan_shape(void **state)
 	}
 	onnxrun__isa_set(TEST_BEST_ISA);
 }
+
+/* Border weights packed at load (X's sizes unknown) are kept when X's inferred type is
+ * known and its run splits (8 images of 4x4 at k4 s2 p1), dropped when it would not (one
+ * 8x8 image: its interior's positions take as many B panels as the whole path's). */
+static void test_border_trim(void **state)
+{
+	struct fixture *f = *state;
+	for (int img = 0; img < 2; img++) {
+		struct cfg c;
+		struct entry_case k;
+		struct onnxrun__convt_packed *pk = NULL;
+		struct onnxrun__convt_geom gl;
+		struct onnxrun_type lt[3];
+		struct onnxrun__err err;
+		memset(&c, 0, sizeof c);
+		c.seed = 11;
+		c.n = 2;
+		c.dt = ONNXRUN_DTYPE_FLOAT;
+		c.opset = 11;
+		c.mode = MODE_PADS;
+		c.batch = img ? 1 : 8;
+		c.group = 1;
+		c.cg = 2;
+		c.mg = 3;
+		for (int a = 0; a < 2; a++) {
+			c.in[a] = img ? 8 : 4;
+			c.k[a] = 4;
+			c.s[a] = 2;
+			c.d[a] = 1;
+			c.pads[a] = c.pads[2 + a] = 1;
+		}
+		ref_geometry(&c);
+		entry_case_begin(f->env, &c, &k);
+		memcpy(lt, k.in, sizeof lt);
+		lt[0].shape.dims[0] = 1;
+		lt[0].shape.dims[2] = lt[0].shape.dims[3] = -1;
+		assert_int_equal(onnxrun__convt_geom_make(&k.t.node, lt, k.n_in, &gl, &err), ONNXRUN_OK);
+		assert_int_equal(onnxrun__convt_pack(f->env, &gl, k.w->data, CONVT_LAYOUT_PHASE, &pk), ONNXRUN_OK);
+		assert_non_null(pk->border);
+		onnxrun__convt_border_trim(f->env, &k.t.node, k.in, k.n_in, pk);
+		if (img)
+			assert_null(pk->border);
+		else
+			assert_non_null(pk->border);
+		onnxrun__convt_packed_free(pk);
+		entry_case_end(&k);
+	}
+}
 #endif
 
 /* An allocator whose blocks start as NaN bytes (0xff), as reused heap memory may hold. Over
@@ -2144,6 +2192,7 @@ int main(void)
 #ifndef ONNXRUN_BAREMETAL
 		cmocka_unit_test_setup_teardown(test_border_vs_reference, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_border_dcgan_shape, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_border_trim, setup, teardown),
 #endif
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

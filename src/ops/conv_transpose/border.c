@@ -280,6 +280,22 @@ bool onnxrun__convt_border_plan(const struct onnxrun_env *env, const struct onnx
 	return true;
 }
 
+void onnxrun__convt_border_trim(const struct onnxrun_env *env, const struct onnxrun__node *node,
+                                const struct onnxrun_type *inputs, size_t n_inputs, struct onnxrun__convt_packed *pk)
+{
+	struct onnxrun__convt_geom g;
+	struct onnxrun__convt_border_run run;
+	struct onnxrun__err err;
+	if (onnxrun__convt_geom_make(node, inputs, n_inputs, &g, &err) || !g.concrete)
+		return;
+	if (onnxrun__convt_border_plan(env, &g, pk, &run)) {
+		onnxrun__free(env, run.box);
+		return;
+	}
+	onnxrun__convt_border_free(env, pk->border);
+	pk->border = NULL;
+}
+
 int64_t onnxrun__convt_phase_fmas(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
                                   const struct onnxrun__convt_packed *pk, bool *split)
 {

@@ -55,6 +55,12 @@ ONNXRUN__HIDDEN void onnxrun__convt_border_free(const struct onnxrun_env *env, s
 ONNXRUN__HIDDEN bool onnxrun__convt_border_plan(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
                                                 const struct onnxrun__convt_packed *pk,
                                                 struct onnxrun__convt_border_run *run);
+/* At load, with X's inferred type (inputs as for onnxrun__convt_geom_make): when it is
+ * concrete and its run would not split, frees pk's border weights (memory a model with
+ * static shapes would never use). */
+ONNXRUN__HIDDEN void onnxrun__convt_border_trim(const struct onnxrun_env *env, const struct onnxrun__node *node,
+                                                const struct onnxrun_type *inputs, size_t n_inputs,
+                                                struct onnxrun__convt_packed *pk);
 /* For tests: the multiply-adds the phase path plans for concrete g on phase-layout pk
  * (positions x taps x input channels of a group x output channels, over every phase and
  * job); *split tells whether the border split applies. -1 when out of memory. */
