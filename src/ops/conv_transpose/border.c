@@ -319,4 +319,7 @@ int64_t onnxrun__convt_phase_fmas(const struct onnxrun_env *env, const struct on
 	return total;
 }
 
+#else
+/* ISO C needs a declaration in every translation unit: bare metal has no border jobs */
+typedef int onnxrun__convt_border_none;
 #endif
