@@ -245,18 +245,18 @@ void onnxrun__convt_border_free(const struct onnxrun_env *env, struct onnxrun__c
 	onnxrun__free(env, b);
 }
 
-bool onnxrun__convt_border_plan(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
-                                const struct onnxrun__convt_packed *pk, struct onnxrun__convt_border_run *run)
+int onnxrun__convt_border_plan(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
+                               const struct onnxrun__convt_packed *pk, struct onnxrun__convt_border_run *run)
 {
 	const struct onnxrun__convt_taps *t = &pk->taps;
 	int64_t *box;
 	convt_real cost_dense, cost_split;
 	memset(run, 0, sizeof *run);
 	if (!pk->border || !g->concrete || g->n != t->n || g->n < 2)
-		return false;
+		return 0;
 	const int64_t s0 = t->s[0];
 	if (!(box = onnxrun__malloc(env, (size_t)(JOBS * s0 * 2) * sizeof *box)))
-		return false; /* the whole path needs no more memory */
+		return -1;
 	bool ok = axis_boxes(t, g->in[0], g->out[0], g->pad_begin[0], box);
 	if (ok) {
 		split_costs(g, t, box, pk->kern->nr[0], &cost_dense, &cost_split);
@@ -274,26 +274,31 @@ bool onnxrun__convt_border_plan(const struct onnxrun_env *env, const struct onnx
 	if (!ok) {
 		onnxrun__free(env, box);
 		memset(run, 0, sizeof *run);
-		return false;
+		return 0;
 	}
 	run->box = box;
-	return true;
+	return 1;
 }
 
-void onnxrun__convt_border_trim(const struct onnxrun_env *env, const struct onnxrun__node *node,
-                                const struct onnxrun_type *inputs, size_t n_inputs, struct onnxrun__convt_packed *pk)
+enum onnxrun_status onnxrun__convt_border_trim(const struct onnxrun_env *env, const struct onnxrun__node *node,
+                                               const struct onnxrun_type *inputs, size_t n_inputs,
+                                               struct onnxrun__convt_packed *pk)
 {
 	struct onnxrun__convt_geom g;
 	struct onnxrun__convt_border_run run;
 	struct onnxrun__err err;
 	if (onnxrun__convt_geom_make(node, inputs, n_inputs, &g, &err) || !g.concrete)
-		return;
-	if (onnxrun__convt_border_plan(env, &g, pk, &run)) {
+		return ONNXRUN_OK;
+	const int split = onnxrun__convt_border_plan(env, &g, pk, &run);
+	if (split < 0)
+		return ONNXRUN_ERROR_OUT_OF_MEMORY;
+	if (split) {
 		onnxrun__free(env, run.box);
-		return;
+		return ONNXRUN_OK;
 	}
 	onnxrun__convt_border_free(env, pk->border);
 	pk->border = NULL;
+	return ONNXRUN_OK;
 }
 
 int64_t onnxrun__convt_phase_fmas(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
@@ -302,7 +307,10 @@ int64_t onnxrun__convt_phase_fmas(const struct onnxrun_env *env, const struct on
 	struct onnxrun__convt_border_run run;
 	int64_t total = 0, r[ONNXRUN__CONVT_MAX_SPATIAL], qlo[ONNXRUN__CONVT_MAX_SPATIAL],
 		qn[ONNXRUN__CONVT_MAX_SPATIAL];
-	*split = onnxrun__convt_border_plan(env, g, pk, &run);
+	const int plan = onnxrun__convt_border_plan(env, g, pk, &run);
+	if (plan < 0)
+		return -1;
+	*split = plan > 0;
 	if (!*split)
 		run.pk[0] = pk;
 	for (int j = 0; j < JOBS; j++) {

@@ -49,16 +49,16 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_border_pack(struct onnxrun__c
                                                                const struct onnxrun__convt_geom *g, const void *w,
                                                                struct onnxrun_op_context *stop);
 ONNXRUN__HIDDEN void onnxrun__convt_border_free(const struct onnxrun_env *env, struct onnxrun__convt_border *b);
-/* True when concrete g runs split on pk (its border weights fit g, and the split saves
- * enough): fills *run (the caller frees run->box with onnxrun__free). False: run the phase
- * path whole. */
-ONNXRUN__HIDDEN bool onnxrun__convt_border_plan(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
+/* 1 when concrete g runs split on pk (its border weights fit g, and the split saves enough):
+ * fills *run (the caller frees run->box with onnxrun__free). 0: run the phase path whole;
+ * -1: out of memory. */
+ONNXRUN__HIDDEN int onnxrun__convt_border_plan(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
                                                 const struct onnxrun__convt_packed *pk,
                                                 struct onnxrun__convt_border_run *run);
 /* At load, with X's inferred type (inputs as for onnxrun__convt_geom_make): when it is
  * concrete and its run would not split, frees pk's border weights (memory a model with
- * static shapes would never use). */
-ONNXRUN__HIDDEN void onnxrun__convt_border_trim(const struct onnxrun_env *env, const struct onnxrun__node *node,
+ * static shapes would never use). OK or OUT_OF_MEMORY. */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_border_trim(const struct onnxrun_env *env, const struct onnxrun__node *node,
                                                 const struct onnxrun_type *inputs, size_t n_inputs,
                                                 struct onnxrun__convt_packed *pk);
 /* For tests: the multiply-adds the phase path plans for concrete g on phase-layout pk

@@ -182,7 +182,12 @@ static enum onnxrun_status convt_init(struct onnxrun_op_context *ctx, void **sta
 	/* X's sizes known at load: keep the border weights only where that run splits */
 	if (pk && pk->border && ctx->model && ctx->node->inputs[0] >= 0) {
 		onnxrun__value_type(&ctx->model->values[ctx->node->inputs[0]], &types[0]);
-		onnxrun__convt_border_trim(ctx->env, ctx->node, types, n, pk);
+		if ((st = onnxrun__convt_border_trim(ctx->env, ctx->node, types, n, pk))) {
+			onnxrun__convt_packed_free(pk);
+			*state = NULL;
+			return onnxrun__node_fail(ctx->err, st, ctx->node, "out of memory preparing the weights (%s)",
+			                          im->name);
+		}
 	}
 #endif
 	if (pk && (w->dtype == ONNXRUN_DTYPE_FLOAT || w->dtype == ONNXRUN_DTYPE_DOUBLE))

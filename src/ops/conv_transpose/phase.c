@@ -1905,7 +1905,10 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	struct border_defer d;
 	enum onnxrun_status st = ONNXRUN_OK;
 	int64_t items = 0;
-	if (!onnxrun__convt_border_plan(ctx->env, c->g, pk, &run))
+	const int split = onnxrun__convt_border_plan(ctx->env, c->g, pk, &run);
+	if (split < 0)
+		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
+	if (!split)
 		return phase_run(c, pk, NULL, NULL);
 	memset(&d, 0, sizeof d);
 	for (int jb = 0; jb < CONVT_BORDER_JOBS && !st; jb++)
