@@ -10,8 +10,9 @@
 #define BT CONVT_BORDER_TAPS
 #define JOBS CONVT_BORDER_JOBS
 
-/* The split runs a node as up to JOBS phase-path jobs instead of one, each planned and
- * started on the threads on its own (tens of microseconds together); it is worth that when
+/* The split runs a node as up to JOBS phase-path jobs instead of one, each planned on its
+ * own (their items then share one parallel run), with border panels that repack x for a
+ * row or two of each image; it is worth that when
  * it leaves out at least this share of the work counted in whole B panels (split_costs:
  * the micro-kernels compute a panel's nr[0] columns whether or not positions fill them).
  * With k4 s2 p1 the multiply-adds left out are 1/in of the first axis: 12.5% at 4x4 inputs,
@@ -21,7 +22,8 @@
  * and keeps the whole path. */
 #define MIN_SAVED 0.03
 /* The border jobs' weights may add at most half the phase weights (memory): with k4 s2 p1
- * one tap of two for each residue, exactly half. */
+ * one of each residue's two taps (the head's for one residue, the tail's for the other),
+ * exactly half. */
 #define MAX_EXTRA_HALVES 1
 
 /* Offset (delta, taps.h) of tap i of first-axis residue r. */
