@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "test_scale.h"
+#include "ops/conv_transpose/border.h"
 #include "ops/conv_transpose/impl.h"
 #include "ops/ops.h"
 #include "runtime/pool.h"
@@ -1668,6 +1669,270 @@ static void test_window_vs_reference(void **state)
 	run_window_configs(f->env, 0x3d000000, N_WINDOW);
 }
 
+/* ---- the phase path without padded taps (border.h) ---------------------------------------- */
+
+#ifndef ONNXRUN_BAREMETAL
+/* A float32 config on a small grid with pads (asymmetric, dilations, output_padding,
+ * groups, batches of up to 12 images so that the border jobs' panels fill): 1-D to 3-D. */
+static void random_border_cfg(struct cfg *c, uint64_t seed)
+{
+	uint64_t s = seed;
+	bool ok;
+	memset(c, 0, sizeof *c);
+	c->seed = seed;
+	c->n = (int)rng_int(&s, 1, 9) <= 1 ? 1 : (int)rng_int(&s, 2, 3);
+	c->dt = ONNXRUN_DTYPE_FLOAT;
+	c->opset = 11;
+	c->mode = MODE_PADS;
+	c->bias = rng_int(&s, 0, 1);
+	c->kernel_attr = rng_int(&s, 0, 1);
+	c->batch = rng_int(&s, 1, 12);
+	c->group = rng_int(&s, 1, 2);
+	c->cg = rng_int(&s, 1, 3);
+	c->mg = rng_int(&s, 1, 5);
+	do {
+		ok = true;
+		for (int i = 0; i < c->n; i++) {
+			const bool last = i == c->n - 1;
+			c->in[i] = rng_int(&s, 1, last && c->n < 3 ? 10 : 5);
+			c->k[i] = rng_int(&s, 1, 5);
+			c->s[i] = rng_int(&s, 1, 3);
+			c->d[i] = rng_int(&s, 1, 2);
+			const int64_t mx = c->s[i] > c->d[i] ? c->s[i] : c->d[i];
+			c->op[i] = rng_int(&s, 0, 2) ? 0 : rng_int(&s, 0, mx - 1);
+			c->pads[i] = rng_int(&s, 0, 3);
+			c->pads[c->n + i] = rng_int(&s, 0, 3);
+		}
+		ref_geometry(c);
+		for (int i = 0; i < c->n; i++)
+			ok = ok && c->out[i] >= 1;
+	} while (!ok);
+}
+
+/* Multiply-adds of config c counted from the spec, independently of the library: for every
+ * output position and every kernel position k with o + pad_begin - k*d a multiple of s on
+ * each axis (a tap of o's phase), times Cg x Mg x group x N. `inside0`: only those whose
+ * first-axis input index (o + pad_begin - k*d) / s lies inside x (the split leaves out the
+ * others; along the other axes it keeps every tap). */
+static int64_t spec_fmas(const struct cfg *c, bool inside0)
+{
+	int64_t out_sz = 1, k_sz = 1, total = 0;
+	for (int a = 0; a < c->n; a++) {
+		out_sz *= c->out[a];
+		k_sz *= c->k[a];
+	}
+	for (int64_t op = 0; op < out_sz; op++)
+		for (int64_t kp = 0; kp < k_sz; kp++) {
+			int64_t ro = op, rk = kp;
+			bool tap = true;
+			for (int a = c->n - 1; a >= 0; a--) {
+				const int64_t o = ro % c->out[a], k = rk % c->k[a], v = o + c->pb[a] - k * c->d[a];
+				ro /= c->out[a];
+				rk /= c->k[a];
+				const int64_t i = v >= 0 ? v / c->s[a] : -((-v + c->s[a] - 1) / c->s[a]);
+				tap = tap && i * c->s[a] == v && (a > 0 || !inside0 || (i >= 0 && i < c->in[a]));
+			}
+			total += tap;
+		}
+	return total * c->cg * c->mg * c->group * c->batch;
+}
+
+/* Runs the phase entry on `threads` threads with `state` as the node's packed weights (NULL:
+ * packed for the run) into k->y; *done false when it declines. */
+static enum onnxrun_status run_phase(struct onnxrun_env *env, struct entry_case *k, int threads, void *state,
+                                     bool *done)
+{
+	struct onnxrun__err err;
+	struct onnxrun_op_context ctx = { &k->t.node, &err, env, threads, state, NULL, NULL, NULL, NULL };
+	struct onnxrun__pool *pool = pool_begin(env, threads);
+	enum onnxrun_status st;
+	ctx.pool = pool;
+	memset(k->y->data, 0xff, k->y->nbytes);
+	st = onnxrun__convt_run_entry("float32 phase GEMM", &ctx,
+	                              (const struct onnxrun_tensor *const[]){ k->x, k->w, k->b }, k->n_in, k->y, done);
+	pool_end(pool);
+	if (st)
+		fail_msg("phase entry failed: %s: %s", err.msg, k->desc);
+	return st;
+}
+
+/* One config on the ISA in use: the planned multiply-adds against spec_fmas (the split's
+ * count where it applies, else every tap's), and the phase entry on 1, 2 and 3 threads, with
+ * W packed for the run and packed as at load (X's sizes unknown), within the reference
+ * bound and bitwise the same on every thread count. *split counts configs that split. */
+static bool check_border(struct onnxrun_env *env, struct cfg *c, enum onnxrun__isa isa, int64_t *compared,
+                         int *split, int *ran)
+{
+	static const int thread_counts[] = { 1, 2, 3 };
+	struct entry_case k;
+	struct onnxrun__convt_packed *pk = NULL, *pk_load = NULL;
+	struct onnxrun__convt_geom gl;
+	struct onnxrun_type lt[3];
+	struct onnxrun__err err;
+	bool ok = true, splits = false, done = false;
+	entry_case_begin(env, c, &k);
+	run_phase(env, &k, 1, NULL, &done);
+	if (!done) { /* the phase path declines the shape (far more work than the scatter) */
+		entry_case_end(&k);
+		return true;
+	}
+	assert_int_equal(onnxrun__convt_pack(env, &k.g, k.w->data, CONVT_LAYOUT_PHASE, &pk), ONNXRUN_OK);
+	const int64_t planned = onnxrun__convt_phase_fmas(env, &k.g, pk, &splits);
+	const int64_t want = spec_fmas(c, splits), dense = spec_fmas(c, false);
+	if (planned != want || (splits && planned >= dense)) {
+		print_error("isa %d: planned %lld multiply-adds, the spec counts %lld (every tap %lld), split %d: %s\n",
+		            (int)isa, (long long)planned, (long long)want, (long long)dense, (int)splits, k.desc);
+		ok = false;
+	}
+	*split += splits;
+	onnxrun__convt_packed_free(pk);
+	/* W packed as convt_init does: X's batch 1 and spatial sizes unknown */
+	memcpy(lt, k.in, sizeof lt);
+	lt[0].shape.dims[0] = 1;
+	for (int a = 0; a < c->n; a++)
+		lt[0].shape.dims[2 + a] = -1;
+	assert_int_equal(onnxrun__convt_geom_make(&k.t.node, lt, k.n_in, &gl, &err), ONNXRUN_OK);
+	assert_int_equal(onnxrun__convt_pack(env, &gl, k.w->data, CONVT_LAYOUT_PHASE, &pk_load), ONNXRUN_OK);
+	for (int load = 0; load < 2 && ok; load++) {
+		void *first = malloc(k.y->nbytes);
+		assert_non_null(first);
+		for (size_t ti = 0; ti < sizeof thread_counts / sizeof thread_counts[0] && ok; ti++) {
+			char what[64];
+			run_phase(env, &k, thread_counts[ti], load ? pk_load : NULL, &done);
+			snprintf(what, sizeof what, "isa %d threads %d%s", (int)isa, thread_counts[ti],
+			         load ? " packed at load" : "");
+			ok = done && within_bound(c, k.y, k.ref, k.abssum, what, k.desc);
+			if (ti == 0)
+				memcpy(first, k.y->data, k.y->nbytes);
+			else if (ok && memcmp(first, k.y->data, k.y->nbytes)) {
+				print_error("%s: differs bitwise from 1 thread: %s\n", what, k.desc);
+				ok = false;
+			}
+			*compared += k.y->numel;
+			*ran += thread_counts[ti] == 1;
+		}
+		free(first);
+	}
+	onnxrun__convt_packed_free(pk_load);
+	entry_case_end(&k);
+	return ok;
+}
+
+#define N_BORDER 250
+
+static void test_border_vs_reference(void **state)
+{
+	struct fixture *f = *state;
+	TEST_ALL_ISAS(isas);
+	int failures = 0, runs = 0, split = 0, ran = 0, per_rank[4] = { 0 };
+	int64_t compared = 0;
+	for (uint64_t seed = 1; seed <= N_BORDER && failures < 5; seed++, runs++) {
+		struct cfg c;
+		random_border_cfg(&c, 0x4b000000 + seed);
+		per_rank[c.n]++;
+		for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+			if (!onnxrun__isa_supported(isas[ii]))
+				continue;
+			onnxrun__isa_set(isas[ii]);
+			failures += !check_border(f->env, &c, isas[ii], &compared, &split, &ran);
+		}
+	}
+	onnxrun__isa_set(TEST_BEST_ISA);
+	print_message("%d padded small-grid configs (1-D %d, 2-D %d, 3-D %d): the phase path ran %d times over the "
+	              "ISAs, split %d times, %lld elements compared, %d failures\n", runs, per_rank[1], per_rank[2],
+	              per_rank[3], ran, split, (long long)compared, failures);
+	assert_int_equal(failures, 0);
+	assert_true(split >= runs / 10); /* the split is exercised, not only the whole path */
+}
+
+/* A batch of 4x4 images through k4 s2 p1 (the shape of dcgan_b8): on every ISA the split
+ * applies and plans exactly the in-range taps of the first axis, 14 of 16 (position, tap)
+ * pairs per residue row. */
+static void test_border_dcgan_shape(void **state)
+{
+	struct fixture *f = *state;
+	TEST_ALL_ISAS(isas);
+	struct cfg c;
+	memset(&c, 0, sizeof c);
+	c.seed = 7;
+	c.n = 2;
+	c.dt = ONNXRUN_DTYPE_FLOAT;
+	c.opset = 11;
+	c.mode = MODE_PADS;
+	c.batch = 8;
+	c.group = 1;
+	c.cg = 5;
+	c.mg = 3;
+	for (int a = 0; a < 2; a++) {
+		c.in[a] = 4;
+		c.k[a] = 4;
+		c.s[a] = 2;
+		c.d[a] = 1;
+		c.pads[a] = c.pads[2 + a] = 1;
+	}
+	ref_geometry(&c);
+	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+		int64_t compared = 0;
+		int split = 0, ran = 0;
+		if (!onnxrun__isa_supported(isas[ii]))
+			continue;
+		onnxrun__isa_set(isas[ii]);
+		assert_true(check_border(f->env, &c, isas[ii], &compared, &split, &ran));
+		assert_int_equal(split, 1);
+		assert_int_equal(spec_fmas(&c, true) * 16, spec_fmas(&c, false) * 14);
+	}
+	onnxrun__isa_set(TEST_BEST_ISA);
+}
+
+/* Border weights packed at load (X's sizes unknown) are kept when X's inferred type is
+ * known and its run splits (8 images of 4x4 at k4 s2 p1), dropped when it would not (one
+ * 8x8 image: its interior's positions take as many B panels as the whole path's). */
+static void test_border_trim(void **state)
+{
+	struct fixture *f = *state;
+	for (int img = 0; img < 2; img++) {
+		struct cfg c;
+		struct entry_case k;
+		struct onnxrun__convt_packed *pk = NULL;
+		struct onnxrun__convt_geom gl;
+		struct onnxrun_type lt[3];
+		struct onnxrun__err err;
+		memset(&c, 0, sizeof c);
+		c.seed = 11;
+		c.n = 2;
+		c.dt = ONNXRUN_DTYPE_FLOAT;
+		c.opset = 11;
+		c.mode = MODE_PADS;
+		c.batch = img ? 1 : 8;
+		c.group = 1;
+		c.cg = 2;
+		c.mg = 3;
+		for (int a = 0; a < 2; a++) {
+			c.in[a] = img ? 8 : 4;
+			c.k[a] = 4;
+			c.s[a] = 2;
+			c.d[a] = 1;
+			c.pads[a] = c.pads[2 + a] = 1;
+		}
+		ref_geometry(&c);
+		entry_case_begin(f->env, &c, &k);
+		memcpy(lt, k.in, sizeof lt);
+		lt[0].shape.dims[0] = 1;
+		lt[0].shape.dims[2] = lt[0].shape.dims[3] = -1;
+		assert_int_equal(onnxrun__convt_geom_make(&k.t.node, lt, k.n_in, &gl, &err), ONNXRUN_OK);
+		assert_int_equal(onnxrun__convt_pack(f->env, &gl, k.w->data, CONVT_LAYOUT_PHASE, &pk), ONNXRUN_OK);
+		assert_non_null(pk->border);
+		assert_int_equal(onnxrun__convt_border_trim(f->env, &k.t.node, k.in, k.n_in, pk), ONNXRUN_OK);
+		if (img)
+			assert_null(pk->border);
+		else
+			assert_non_null(pk->border);
+		onnxrun__convt_packed_free(pk);
+		entry_case_end(&k);
+	}
+}
+#endif
+
 /* An allocator whose blocks start as NaN bytes (0xff), as reused heap memory may hold. Over
  * malloc (a microcontroller build has no aligned allocation of its own): the block is aligned
  * inside a larger one whose start is kept just before it. */
@@ -1924,6 +2189,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scatter_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_window_vs_reference, setup, teardown),
 		cmocka_unit_test(test_window_pads_from_nan_scratch),
+#ifndef ONNXRUN_BAREMETAL
+		cmocka_unit_test_setup_teardown(test_border_vs_reference, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_border_dcgan_shape, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_border_trim, setup, teardown),
+#endif
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

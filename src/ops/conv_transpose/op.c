@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "border.h"
 #include "geometry.h"
 #include "impl.h"
 
@@ -177,6 +178,18 @@ static enum onnxrun_status convt_init(struct onnxrun_op_context *ctx, void **sta
 	if (st)
 		return onnxrun__node_fail(ctx->err, st, ctx->node, "out of memory preparing the weights (%s)", im->name);
 	*state = pk;
+#ifndef ONNXRUN_BAREMETAL
+	/* X's sizes known at load: keep the border weights only where that run splits */
+	if (pk && pk->border && ctx->model && ctx->node->inputs[0] >= 0) {
+		onnxrun__value_type(&ctx->model->values[ctx->node->inputs[0]], &types[0]);
+		if ((st = onnxrun__convt_border_trim(ctx->env, ctx->node, types, n, pk))) {
+			onnxrun__convt_packed_free(pk);
+			*state = NULL;
+			return onnxrun__node_fail(ctx->err, st, ctx->node, "out of memory preparing the weights (%s)",
+			                          im->name);
+		}
+	}
+#endif
 	if (pk && (w->dtype == ONNXRUN_DTYPE_FLOAT || w->dtype == ONNXRUN_DTYPE_DOUBLE))
 		onnxrun__op_rebuilds_input(ctx, 1);
 	return ONNXRUN_OK;

@@ -3,6 +3,7 @@
  */
 #include <string.h>
 
+#include "border.h"
 #include "impl.h"
 
 #define S ONNXRUN__CONVT_MAX_SPATIAL
@@ -157,6 +158,9 @@ void onnxrun__convt_packed_free(struct onnxrun__convt_packed *p)
 {
 	if (!p)
 		return;
+#ifndef ONNXRUN_BAREMETAL
+	onnxrun__convt_border_free(p->env, p->border);
+#endif
 	onnxrun__convt_taps_free(p->env, &p->taps);
 	onnxrun__free(p->env, p->a_off);
 	onnxrun__free(p->env, p->a);
@@ -261,8 +265,54 @@ enum onnxrun_status onnxrun__convt_pack_stoppable(const struct onnxrun_env *env,
 	done = move_weights(pk, w, NULL, kfs, stop);
 	onnxrun__free(env, kfs);
 	*out = pk;
+#ifndef ONNXRUN_BAREMETAL
+	/* also when stopped: allocated in full, as the run that measures the workspace needs */
+	if (layout == CONVT_LAYOUT_PHASE && (st = onnxrun__convt_border_pack(pk, g, w, stop))) {
+		if (st != ONNXRUN_ERROR_CANCELLED) {
+			onnxrun__convt_packed_free(pk);
+			*out = NULL;
+			return st;
+		}
+		done = false;
+	}
+#endif
 	return done ? ONNXRUN_OK : ONNXRUN_ERROR_CANCELLED;
 }
+
+#ifndef ONNXRUN_BAREMETAL
+enum onnxrun_status onnxrun__convt_pack_taps(const struct onnxrun__convt_packed *like, const void *w,
+                                             struct onnxrun__convt_taps *taps, struct onnxrun_op_context *stop,
+                                             struct onnxrun__convt_packed **out)
+{
+	struct onnxrun__convt_packed *pk;
+	int64_t *kfs;
+	bool done;
+	*out = NULL;
+	if (!(pk = onnxrun__calloc(like->env, 1, sizeof *pk))) {
+		onnxrun__convt_taps_free(like->env, taps);
+		return ONNXRUN_ERROR_OUT_OF_MEMORY;
+	}
+	pk->env = like->env;
+	pk->layout = CONVT_LAYOUT_PHASE;
+	pk->kt = like->kt;
+	pk->kern = like->kern;
+	pk->cin = like->cin;
+	pk->group = like->group;
+	pk->mg = like->mg;
+	pk->taps = *taps;
+	memset(taps, 0, sizeof *taps);
+	if (layout_make(pk) ||
+	    !(pk->a = onnxrun__malloc_aligned(pk->env, (size_t)(pk->a_group * pk->group + 1) * sizeof(float))) ||
+	    !(kfs = onnxrun__malloc(pk->env, (size_t)(pk->taps.tmax > 0 ? pk->taps.tmax : 1) * sizeof *kfs))) {
+		onnxrun__convt_packed_free(pk);
+		return ONNXRUN_ERROR_OUT_OF_MEMORY;
+	}
+	done = move_weights(pk, w, NULL, kfs, stop);
+	onnxrun__free(pk->env, kfs);
+	*out = pk;
+	return done ? ONNXRUN_OK : ONNXRUN_ERROR_CANCELLED;
+}
+#endif
 
 bool onnxrun__convt_packed_matches(const struct onnxrun__convt_packed *pk, const struct onnxrun__convt_geom *g,
                                    enum convt_layout layout, const struct onnxrun__kernels *kt)

@@ -49,6 +49,9 @@ struct onnxrun__convt_packed {
 	float *a;        /* float32 layouts */
 	int64_t f64_mb;  /* f64 layout: output channels per block */
 	double *a64;     /* f64 layout */
+#ifndef ONNXRUN_BAREMETAL
+	struct onnxrun__convt_border *border; /* phase layout: the border jobs' weights (border.h), or NULL */
+#endif
 };
 
 /* The f64 layout's channels per block for mg output channels per group: the most channels of
@@ -87,6 +90,17 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_pack_stoppable(const struct o
                                                                   struct onnxrun_op_context *stop,
                                                                   struct onnxrun__convt_packed **out);
 ONNXRUN__HIDDEN void onnxrun__convt_packed_free(struct onnxrun__convt_packed *p);
+#ifndef ONNXRUN_BAREMETAL
+/* Packs W (as for onnxrun__convt_pack) in the phase layout for the tap lists *taps (a
+ * subset of like's: the kernel sizes, strides and dilations of like's, fewer taps per
+ * residue), like's ISA, channels and groups; takes *taps over (freed with the result, or
+ * here on failure). Returns OK, OUT_OF_MEMORY or CANCELLED (stop; *out allocated in full, as
+ * onnxrun__convt_pack_stoppable's). */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_pack_taps(const struct onnxrun__convt_packed *like, const void *w,
+                                                             struct onnxrun__convt_taps *taps,
+                                                             struct onnxrun_op_context *stop,
+                                                             struct onnxrun__convt_packed **out);
+#endif
 /* True when pk was packed in `layout` for g's W shape and attributes and for table kt. */
 ONNXRUN__HIDDEN bool onnxrun__convt_packed_matches(const struct onnxrun__convt_packed *pk,
                                                    const struct onnxrun__convt_geom *g, enum convt_layout layout,

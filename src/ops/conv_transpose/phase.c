@@ -8,10 +8,13 @@
  * channels; the epilogue adds the bias and stores into the phase's strided output positions
  * (two phases whose outputs interleave are stored together). Large weights run over several B panels at
  * a time. Every output element is written by exactly one work item, as one dot product over
- * K in order, so results do not depend on the thread count.
+ * K in order, so results do not depend on the thread count. Where border.h's rule applies,
+ * the first axis's border positions run as jobs of their own without the taps that read
+ * padding, together with the interior in one parallel run (phase_compute).
  */
 #include <string.h>
 
+#include "border.h"
 #include "impl.h"
 
 /* Spatial axes the phase path takes. On bare metal 3 (1-D to 3-D convolutions; the scatter
@@ -22,6 +25,13 @@
 #define S 3
 #else
 #define S ONNXRUN__CONVT_MAX_SPATIAL
+#endif
+/* Threads the work split is planned for: a border.h job run together with the others
+ * (border_items) is split as for one thread, the threads sharing out the jobs' items. */
+#ifdef ONNXRUN_BAREMETAL
+#define SPLIT_THREADS threads
+#else
+#define SPLIT_THREADS (defer ? 1 : threads)
 #endif
 /* Sets of B panels an item prepares: the class's and, for a pair (pair_classes), its
  * partner's. On bare metal only as many as the job uses (RAM); elsewhere always both, the
@@ -140,6 +150,9 @@ struct phase_job {
 	bool staged;
 	int64_t st_pad[S], st_ext[S], st_str[S], st_plane, st_rows, st_dymin, st_dymax;
 	size_t st_offset; /* byte offset of the staging area in a thread's scratch */
+#ifndef ONNXRUN_BAREMETAL
+	int64_t border_align; /* a border.h job's tile alignment in output rows (border_align), else 0 */
+#endif
 #ifndef ONNXRUN_BAREMETAL
 	/* STAGE_WHOLE: the area has a slot for every input row an item of the group reads
 	 * (row i at slot i - st_ilo), each staged once per thread and group (stage_whole) */
@@ -1357,6 +1370,9 @@ static ONNXRUN__MCU_NOINLINE void plan_split(struct phase_job *j, int threads)
 	for (int32_t a = 1; a < g->n; a++)
 		inner_q *= (g->out[a] + g->strides[a] - 1) / g->strides[a];
 	align = g->strides[0] * (nr0 / gcd64(nr0, inner_q));
+#ifndef ONNXRUN_BAREMETAL
+	align = j->border_align ? j->border_align : align;
+#endif
 	budget = (int64_t)(tn->phase_tile_bytes / sizeof(float)) / (mg + j->cg / nphase + 1) / per_row;
 	j->nrows = g->batch * g->out[0];
 	j->trows = budget / align * align;
@@ -1626,7 +1642,21 @@ static void plan_dense(struct phase_job *j, size_t *bytes)
 }
 #endif
 
+#ifdef ONNXRUN_BAREMETAL
 static enum onnxrun_status phase_compute(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
+#else
+static void border_narrow(struct phase_job *j, int64_t ph, const int64_t *r, const int64_t *box0);
+static int64_t border_align(const struct phase_job *j);
+struct border_defer;
+static enum onnxrun_status border_defer(struct onnxrun_op_context *ctx, const struct phase_job *j, int64_t *buf,
+                                        int64_t items, struct border_defer *defer);
+
+/* One job of the phase path: every phase, or with box0 (border.h) the first-axis grid
+ * range box0 gives each residue, planned and kept in defer (run by phase_compute) when
+ * defer is not NULL. */
+static enum onnxrun_status phase_run(const struct convt_call *c, const struct onnxrun__convt_packed *pk,
+                                     const int64_t *box0, struct border_defer *defer)
+#endif
 {
 	struct onnxrun_op_context *ctx = c->ctx;
 	const struct onnxrun__convt_geom *g = c->g;
@@ -1665,10 +1695,18 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	for (int64_t ph = 0; ph < np; ph++) {
 		convt_phase_residues(tp, ph, r);
 		j.npos[ph] = convt_phase_grid(g, r, j.qlo + ph * S, j.qn + ph * S);
+#ifndef ONNXRUN_BAREMETAL
+		if (box0)
+			border_narrow(&j, ph, r, box0);
+#endif
 		for (int32_t a = 0; a < g->n; a++)
 			j.yres[ph] += r[a] * j.ys[a];
 		j.rlast[ph] = r[g->n - 1];
 	}
+#ifndef ONNXRUN_BAREMETAL
+	if (box0)
+		j.border_align = border_align(&j);
+#endif
 	j.rep = j.npos + np;
 	j.classes = j.rep + np;
 	group_phases(&j, j.rep);
@@ -1693,9 +1731,9 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	j.kp.sl = g->strides[g->n - 1];
 	j.kp.stream = (uint64_t)g->batch * (uint64_t)g->out_channels * (uint64_t)j.out_sp * sizeof(float) >=
 	              tn->stream_output_bytes;
-	plan_split(&j, threads);
+	plan_split(&j, SPLIT_THREADS);
 #ifndef ONNXRUN_BAREMETAL /* LINES */
-	if (LINES && !line_pairs_plan(&j, ctx, threads)) {
+	if (LINES && !line_pairs_plan(&j, ctx, SPLIT_THREADS)) {
 		LINES_FREE(ctx->env, j.nline);
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
@@ -1791,12 +1829,14 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
 	if (IN_PLACE)
-		choose_order(&j, threads);
+		choose_order(&j, SPLIT_THREADS);
 	for (int t = 0; j.staged && t < threads; t++)
 		*(int64_t *)(j.scratch + (size_t)t * j.scratch_stride + j.st_offset) = -1;
 #ifndef ONNXRUN_BAREMETAL
 	for (int t = 0; j.dense && t < threads; t++) /* nothing packed yet */
 		((struct dense_key *)(j.scratch + (size_t)t * j.scratch_stride + j.dn_offset))->xg = NULL;
+	if (defer)
+		return border_defer(ctx, &j, buf, items, defer);
 #endif
 	st = onnxrun__op_parallel(ctx, threads, items, phase_items, &j);
 	onnxrun__free(ctx->env, j.scratch);
@@ -1806,6 +1846,121 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 	onnxrun__free(ctx->env, buf);
 	return st;
 }
+
+#ifndef ONNXRUN_BAREMETAL
+/* The border jobs of one run, planned (phase_run with a defer) and then run together. */
+struct border_defer {
+	struct phase_job *j[CONVT_BORDER_JOBS];
+	int64_t *buf[CONVT_BORDER_JOBS], items[CONVT_BORDER_JOBS];
+	int n;
+};
+
+/* Keeps planned job j (its buffers buf) for border_items. */
+static enum onnxrun_status border_defer(struct onnxrun_op_context *ctx, const struct phase_job *j, int64_t *buf,
+                                        int64_t items, struct border_defer *defer)
+{
+	struct phase_job *keep = onnxrun__malloc(ctx->env, sizeof *keep);
+	if (!keep) {
+		onnxrun__free(ctx->env, j->scratch);
+		onnxrun__free(ctx->env, j->nline);
+		onnxrun__free(ctx->env, j->seq);
+		onnxrun__free(ctx->env, j->rel);
+		onnxrun__free(ctx->env, buf);
+		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
+	}
+	*keep = *j;
+	defer->j[defer->n] = keep;
+	defer->buf[defer->n] = buf;
+	defer->items[defer->n++] = items;
+	return ONNXRUN_OK;
+}
+
+/* Item `it` of the jobs run together: round robin over the jobs (the first item of each,
+ * then the second...), so that the pool's contiguous ranges of items give each thread a
+ * share of the large interior job and of the small border jobs alike (k4 s2 p1 on a batch
+ * of 4x4 images: two interior items, one head and one tail item, half the work each way on
+ * two threads). */
+static void border_item(const struct border_defer *d, int64_t it, int *job, int64_t *local)
+{
+	for (int64_t round = 0;; round++)
+		for (int k = 0; k < d->n; k++)
+			if (round < d->items[k] && it-- == 0) {
+				*job = k;
+				*local = round;
+				return;
+			}
+}
+
+static void border_items(void *arg, int tid, int64_t begin, int64_t end)
+{
+	const struct border_defer *d = arg;
+	for (int64_t it = begin; it < end; it++) {
+		int job = 0;
+		int64_t local = 0;
+		border_item(d, it, &job, &local);
+		phase_items(d->j[job], tid, local, local + 1);
+	}
+}
+
+/* Phase ph's grid box cut to the first-axis range box0 gives its residue r[0]. */
+static void border_narrow(struct phase_job *j, int64_t ph, const int64_t *r, const int64_t *box0)
+{
+	const int64_t qn = j->qn[ph * S];
+	j->npos[ph] = qn ? j->npos[ph] / qn * box0[2 * r[0] + 1] : 0;
+	j->qlo[ph * S] = box0[2 * r[0]];
+	j->qn[ph * S] = box0[2 * r[0] + 1];
+}
+
+/* A border job's tiles: whole images, as many as make each phase's positions in a tile fill
+ * whole B panels (plan_split's alignment assumes every output row holds a grid row of each
+ * phase; a job's phases hold a few rows of each image). Narrower panels are no way out:
+ * AVX-512's 16-column tiles ran at half the wide tiles' rate per column on dcgan_b8. */
+static int64_t border_align(const struct phase_job *j)
+{
+	const int64_t nr0 = j->pk->kern->nr[0];
+	int64_t imgs = 1;
+	for (int64_t ph = 0; ph < j->pk->taps.nphase; ph++)
+		if (j->npos[ph]) {
+			const int64_t need = nr0 / gcd64(nr0, j->npos[ph] / j->g->batch);
+			imgs = imgs / gcd64(imgs, need) * need; /* both divide nr0 */
+		}
+	return imgs * j->g->out[0];
+}
+
+/* The phase path, split into its interior and border jobs where border.h's rule says (one
+ * after the other: their outputs are disjoint), else whole. */
+static enum onnxrun_status phase_compute(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
+{
+	struct onnxrun_op_context *ctx = c->ctx;
+	struct onnxrun__convt_border_run run;
+	struct border_defer d;
+	enum onnxrun_status st = ONNXRUN_OK;
+	int64_t items = 0;
+	const int split = onnxrun__convt_border_plan(ctx->env, c->g, pk, &run);
+	if (split < 0)
+		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
+	if (!split)
+		return phase_run(c, pk, NULL, NULL);
+	memset(&d, 0, sizeof d);
+	for (int jb = 0; jb < CONVT_BORDER_JOBS && !st; jb++)
+		if (run.pk[jb])
+			st = phase_run(c, run.pk[jb], run.box + 2 * jb * pk->taps.s[0], &d);
+	for (int k = 0; k < d.n; k++)
+		items += d.items[k];
+	if (!st)
+		st = onnxrun__op_parallel(ctx, onnxrun__op_plan_threads(ctx), items, border_items, &d);
+	for (int k = 0; k < d.n; k++) {
+		onnxrun__free(ctx->env, d.j[k]->scratch);
+		onnxrun__free(ctx->env, d.j[k]->nline);
+		onnxrun__free(ctx->env, d.j[k]->seq);
+		onnxrun__free(ctx->env, d.j[k]->rel);
+		onnxrun__free(ctx->env, d.buf[k]);
+		onnxrun__free(ctx->env, d.j[k]);
+	}
+	onnxrun__free(ctx->env, run.box);
+	return st;
+}
+#endif
 
 /* ---- the entry ---------------------------------------------------------------------------- */
 
