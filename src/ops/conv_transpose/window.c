@@ -342,16 +342,19 @@ static int64_t win_segs(const struct win_job *j, int64_t w0, int64_t p0, int64_t
 		const int64_t base = s1 * (j->wlo[1] + jj) - j->pb[1] - s1 * cb;
 		const int64_t qlo = s1 * cb > -base ? s1 * cb : -base;
 		const int64_t qhi = s1 * (cb + len) < out1 - base ? s1 * (cb + len) : out1 - base;
-		uint32_t gm = 0;
-		for (int64_t g = 0; g < groups; g++) {
-			const int64_t o0 = s0 * (w0 + r) - j->pb[0] + g % s0;
-			gm |= (uint32_t)(o0 >= 0 && o0 < out0) << g;
+		/* the groups whose output row lies in [0, out0): all of them but at the top and bottom */
+		const int64_t o00 = s0 * (w0 + r) - j->pb[0];
+		uint32_t gm = (uint32_t)(((uint64_t)1 << groups) - 1);
+		if (o00 < 0 || o00 + s0 > out0) {
+			gm = 0;
+			for (int64_t g = 0; g < groups; g++)
+				gm |= (uint32_t)(o00 + g % s0 >= 0 && o00 + g % s0 < out0) << g;
 		}
 		if (qhi <= qlo || !gm)
 			continue;
 		seg[ns].d = r * s0 * out1 + base;
 		seg[ns].groups = gm;
-		for (int64_t w = 0; w < 6; w++) {
+		for (int64_t w = 0; w < 6; w++) { /* (vectors 2*s1 on: none) */
 			const int64_t lo = qlo - 16 * w > 0 ? qlo - 16 * w : 0, hi = qhi - 16 * w < 16 ? qhi - 16 * w : 16;
 			seg[ns].mask[w] = (uint16_t)(hi > lo ? ((1u << hi) - 1) & ~((1u << lo) - 1) : 0);
 		}
