@@ -17,7 +17,8 @@
  * to their output positions (bias added), the s1 rows of one (channel, rho0) interleaved
  * into whole output lines. Where the kernel table has tile_copy, the tiles of an item copy
  * the next item's rows meanwhile (win_items_overlap), so that the wait on x overlaps the
- * arithmetic.
+ * arithmetic; where it also has tile_out, the tiles add the bias and write their outputs to y
+ * from their registers (the runs of win_segs), without a tile buffer or store calls.
  *
  * Each output is one tile column's dot product over K in one fixed order whichever band,
  * panel or lane holds it, so results do not depend on the thread count.
