@@ -771,6 +771,136 @@ static void test_window_tiles(void **state)
 #endif
 }
 
+/* The window tile that writes y from its registers (kernels.h, tile_out), bit for bit against
+ * tile_copy (tile_copy_half with half) followed by a plain loop writing the spec's outputs
+ * (tile value + bias, the run's masked outputs of its groups), and where the runs are whole
+ * columns against store on them: the same pieces copied, the copy state left at the same
+ * place, nothing else in y written. s 1 to 3, mr a multiple of s, 1 to 4 runs with random
+ * groups, partly trimmed outputs at the first and last. */
+static void test_window_tile_out(void **state)
+{
+#ifdef ONNXRUN_BAREMETAL /* no bare-metal table has window tiles */
+	(void)state;
+	skip();
+#else
+	TEST_ALL_ISAS(isas);
+	struct th_rng rng;
+	int tables = 0, failures = 0;
+	const uint64_t seed = 0x70e1;
+	(void)state;
+	th_rng_seed(&rng, seed);
+	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+		if (!onnxrun__isa_supported(isas[ii]))
+			continue;
+		onnxrun__isa_set(isas[ii]);
+		const struct onnxrun__kernels *kt = onnxrun__kernels_current();
+		if (!kt->window || !kt->window->tile_out)
+			continue;
+		tables++;
+		const int64_t mrx = kt->gemm->mr_max, nr = kt->gemm->nr[0], nh = kt->gemm->nr[1];
+		for (int trial = 0; trial < 400 && failures < 5; trial++) {
+			const int64_t s = rnd(&rng, 1, 3), mr = s * rnd(&rng, 1, mrx / s), groups = mr / s;
+			const int64_t k = rnd(&rng, 1, 200), nb = 4096, nrows = rnd(&rng, 0, 4);
+			const bool half = rnd(&rng, 0, 1), whole = rnd(&rng, 0, 1);
+			const int64_t ncols = half ? nh : nr, ny = 128 + 12 * 400 + 128;
+			float *a = malloc((size_t)(k * mrx) * sizeof *a), *b = malloc((size_t)nb * sizeof *b);
+			float *c = malloc((size_t)(mrx * nr) * sizeof *c);
+			float *y0 = malloc((size_t)ny * sizeof *y0), *y1 = malloc((size_t)ny * sizeof *y1),
+			      *y2 = malloc((size_t)ny * sizeof *y2);
+			float *src = malloc(4 * 80 * sizeof *src), *d0 = malloc(4 * 80 * sizeof *d0),
+			      *d1 = malloc(4 * 80 * sizeof *d1);
+			onnxrun__krel *rel = malloc((size_t)k * sizeof *rel);
+			struct onnxrun__win_row rows0[4], rows1[4];
+			struct onnxrun__win_seg seg[4];
+			int64_t yg[12], cbs[4], lens[4], nseg = 0;
+			float bias[12];
+			assert_true(a && b && c && y0 && y1 && y2 && src && d0 && d1 && rel);
+			for (int64_t e = 0; e < k * mrx; e++)
+				a[e] = th_rng_float(&rng);
+			for (int64_t e = 0; e < nb; e++)
+				b[e] = th_rng_float(&rng);
+			for (int64_t e = 0; e < 4 * 80; e++) {
+				src[e] = th_rng_float(&rng);
+				d0[e] = d1[e] = -1.0f;
+			}
+			for (int64_t e = 0; e < ny; e++)
+				y0[e] = y1[e] = y2[e] = (float)e;
+			for (int64_t p = 0; p < k; p++)
+				rel[p] = (onnxrun__krel)(rnd(&rng, 0, nb - nr) * (int64_t)sizeof(float));
+			for (int64_t g = 0; g < groups; g++) {
+				yg[g] = 128 + g * 400;
+				bias[g] = th_rng_float(&rng);
+			}
+			for (int64_t r = 0; r < nrows; r++) {
+				rows0[r].src = rows1[r].src = src + r * 80;
+				rows0[r].dst = d0 + r * 80;
+				rows1[r].dst = d1 + r * 80;
+				rows0[r].n = rows1[r].n = rnd(&rng, 1, 70);
+			}
+			const int64_t pieces = rnd(&rng, 0, 12), every = rnd(&rng, 1, k + 1);
+			struct onnxrun__win_copy cp0 = { rows0, rows0 + nrows, 0, pieces, every };
+			struct onnxrun__win_copy cp1 = { rows1, rows1 + nrows, 0, pieces, every };
+			/* runs: columns [cb, cb + len) with gaps, outputs of each at (run r) yg + 100r + q - s*cb */
+			for (int64_t cb = rnd(&rng, 0, 3); cb < ncols && nseg < 4;) {
+				const int64_t len = rnd(&rng, 1, ncols - cb);
+				int64_t qlo = s * cb, qhi = s * (cb + len);
+				if (!whole) {
+					qlo += nseg == 0 ? rnd(&rng, 0, s - 1) : 0;
+					qhi -= cb + len >= ncols - 2 ? rnd(&rng, 0, s - 1) : 0;
+				}
+				seg[nseg].d = nseg * 100 - s * cb;
+				seg[nseg].groups = (uint32_t)rnd(&rng, 0, (1 << groups) - 1) | (whole ? (1u << groups) - 1 : 0);
+				for (int w = 0; w < 6; w++) {
+					const int64_t lo = qlo - 16 * w > 0 ? qlo - 16 * w : 0, hi = qhi - 16 * w < 16 ? qhi - 16 * w : 16;
+					seg[nseg].mask[w] = (uint16_t)(hi > lo ? ((1u << hi) - 1) & ~((1u << lo) - 1) : 0);
+				}
+				cbs[nseg] = cb;
+				lens[nseg++] = len;
+				cb += len + rnd(&rng, 0, 3);
+			}
+			const struct onnxrun__win_out out = { y1, yg, bias, seg, nseg, s };
+			(half ? kt->window->tile_copy_half : kt->window->tile_copy)[mr - 1](k, a, (const char *)b, rel, c, nr,
+			                                                                   &cp0);
+			kt->window->tile_out(k, a, mr, half, (const char *)b, rel, &cp1, &out);
+			for (int64_t r = 0; r < nseg; r++) /* the plain loop */
+				for (int64_t g = 0; g < groups; g++)
+					for (int64_t q = 0; q < 16 * 6 && seg[r].groups >> g & 1; q++)
+						if (seg[r].mask[q / 16] >> (q % 16) & 1)
+							y0[yg[g] + seg[r].d + q] = c[(g * s + q % s) * nr + q / s] + bias[g];
+			if (whole) /* store on each run's columns */
+				for (int64_t r = 0; r < nseg; r++)
+					for (int64_t g = 0; g < groups; g++)
+						kt->window->store(c + g * s * nr + cbs[r], nr, s, lens[r], y2 + yg[g] + r * 100, bias[g]);
+			bool bad = cp0.row - rows0 != cp1.row - rows1 || cp0.off != cp1.off || cp0.pieces != cp1.pieces ||
+			           memcmp(d0, d1, 4 * 80 * sizeof *d0) || memcmp(y0, y1, (size_t)ny * sizeof *y0) ||
+			           (whole && memcmp(y2, y1, (size_t)ny * sizeof *y0));
+			if (bad) {
+				failures++;
+				print_message("%s: window tile_out differs (seed %#llx, trial %d): s=%lld mr=%lld k=%lld half=%d "
+				              "runs=%lld whole=%d\n",
+				              kt->name, (unsigned long long)seed, trial, (long long)s, (long long)mr, (long long)k,
+				              half, (long long)nseg, whole);
+			}
+			free(a);
+			free(b);
+			free(c);
+			free(y0);
+			free(y1);
+			free(y2);
+			free(src);
+			free(d0);
+			free(d1);
+			free(rel);
+		}
+	}
+	onnxrun__isa_set(TEST_BEST_ISA);
+	print_message("window tile_out checked in %d kernel tables, %d failures\n", tables, failures);
+	assert_int_equal(failures, 0);
+	if (onnxrun__isa_supported(ONNXRUN__ISA_AVX512))
+		assert_true(tables >= 1);
+#endif
+}
+
 /* GEMM + overlap-add with strides of 16 and more (blocks of 16 residues transposed into
  * output vectors): whole and partial residue blocks (s = 16, 20, 37), dilation, pads that
  * cut into the first and last blocks, output padding, batches and groups, rank 2. */
@@ -978,6 +1108,7 @@ int main(void)
 		cmocka_unit_test(test_line_stores),
 		cmocka_unit_test(test_store_lines_kernel),
 		cmocka_unit_test(test_window_tiles),
+		cmocka_unit_test(test_window_tile_out),
 		cmocka_unit_test(test_phase_random),
 		cmocka_unit_test(test_col2im_random),
 		cmocka_unit_test(test_col2im_wide_strides),

@@ -390,43 +390,152 @@ K512W(11) K512W(12)
  * `every` k steps one piece of 16 floats (masked at a row's end). Its load waits on x (L3)
  * while the following steps' FMAs, independent of it, go on: spread this way the copy's
  * latency hides behind the arithmetic, where a block copy between tiles waits on all of it. */
+/* The k steps of tile_win_copy into the accumulators (ACC_DECL'd, nv vectors), the copy state
+ * read from and left in cp. Shared by tile_win_copy and tile_win_out. */
+#define WIN_COPY_ACCUMULATE                                                                    \
+	const char *const base1 = base + 64;                                                   \
+	const struct onnxrun__win_row *row = cp->row, *const end = cp->end;                     \
+	int64_t off = cp->off, left = cp->pieces;                                              \
+	const int64_t every = cp->every;                                                       \
+	for (int64_t p = 0; p < k;) {                                                          \
+		const int64_t stop = k - p > every ? p + every : k;                            \
+		for (; p < stop; p++, a += MRX) {                                              \
+			const __m512 b0 = _mm512_loadu_ps(base + rel[p]),                     \
+			             b1 = nv > 1 ? _mm512_loadu_ps(base1 + rel[p]) : b0;       \
+			ACC_ALL(ACC_STEP)                                                      \
+		}                                                                              \
+		if (left > 0 && row < end) {                                                   \
+			const int64_t n = row->n - off;                                        \
+			if (n >= 16) {                                                         \
+				_mm512_storeu_ps(row->dst + off, _mm512_loadu_ps(row->src + off)); \
+				off += 16;                                                     \
+			} else {                                                               \
+				const __mmask16 m = (__mmask16)((1u << n) - 1);                \
+				_mm512_mask_storeu_ps(row->dst + off, m, _mm512_maskz_loadu_ps(m, row->src + off)); \
+				off += n;                                                      \
+			}                                                                      \
+			left--;                                                                \
+			if (off == row->n) {                                                   \
+				row++;                                                         \
+				off = 0;                                                       \
+			}                                                                      \
+		}                                                                              \
+	}                                                                                      \
+	cp->row = row;                                                                         \
+	cp->off = off;                                                                         \
+	cp->pieces = left;
+
 static inline __attribute__((always_inline)) T512 void tile_win_copy(int64_t k, const float *a, const char *base,
                                                                      const onnxrun__krel *rel, float *c,
                                                                      int64_t ldc, const int mr, const int nv,
                                                                      struct onnxrun__win_copy *cp)
 {
-	const char *const base1 = base + 64;
-	const struct onnxrun__win_row *row = cp->row, *const end = cp->end;
-	int64_t off = cp->off, left = cp->pieces;
-	const int64_t every = cp->every;
 	ACC_ALL(ACC_DECL)
-	for (int64_t p = 0; p < k;) {
-		const int64_t stop = k - p > every ? p + every : k;
-		for (; p < stop; p++, a += MRX) {
-			const __m512 b0 = _mm512_loadu_ps(base + rel[p]), b1 = nv > 1 ? _mm512_loadu_ps(base1 + rel[p]) : b0;
-			ACC_ALL(ACC_STEP)
-		}
-		if (left > 0 && row < end) {
-			const int64_t n = row->n - off;
-			if (n >= 16) {
-				_mm512_storeu_ps(row->dst + off, _mm512_loadu_ps(row->src + off));
-				off += 16;
-			} else {
-				const __mmask16 m = (__mmask16)((1u << n) - 1);
-				_mm512_mask_storeu_ps(row->dst + off, m, _mm512_maskz_loadu_ps(m, row->src + off));
-				off += n;
-			}
-			left--;
-			if (off == row->n) {
-				row++;
-				off = 0;
-			}
-		}
-	}
-	cp->row = row;
-	cp->off = off;
-	cp->pieces = left;
+	WIN_COPY_ACCUMULATE
 	ACC_ALL(ACC_STORE)
+}
+
+/* tile_out (kernels.h): group g's nvec output vectors (output q = 16w + lane in o[w]) to the
+ * runs of out that take them, masked. */
+static inline __attribute__((always_inline)) T512 void win_put(const struct onnxrun__win_out *out, int g,
+                                                               const __m512 *o, const int nvec)
+{
+	float *const yg = out->y + out->yg[g];
+	for (int64_t r = 0; r < out->nseg; r++) {
+		const struct onnxrun__win_seg *sg = &out->seg[r];
+		if (!(sg->groups >> g & 1))
+			continue;
+		for (int w = 0; w < nvec; w++)
+			if (sg->mask[w])
+				_mm512_mask_storeu_ps(yg + sg->d + 16 * w, (__mmask16)sg->mask[w], o[w]);
+	}
+}
+
+/* The output vectors of a group as onnxrun__win_store_avx512 forms them (bias added to each
+ * tile value, then the s rows interleaved): s = 1 the row itself, 2 two-source permutes, 3 a
+ * two-source permute of rows 0 and 1 and a masked permute of row 2, per 16 columns. */
+#define WIN_OUT1(g, i)                                                                         \
+	if (mr > i) {                                                                          \
+		const __m512 bv = _mm512_set1_ps(out->bias[g]);                                \
+		const __m512 o[2] = { _mm512_add_ps(c##i##0, bv), _mm512_add_ps(c##i##1, bv) }; \
+		win_put(out, g, o, nv);                                                        \
+	}
+#define WIN_OUT2(g, i, j)                                                                      \
+	if (mr > j) {                                                                          \
+		const __m512 bv = _mm512_set1_ps(out->bias[g]);                                \
+		const __m512 x0 = _mm512_add_ps(c##i##0, bv), y0 = _mm512_add_ps(c##j##0, bv); \
+		const __m512 x1 = _mm512_add_ps(c##i##1, bv), y1 = _mm512_add_ps(c##j##1, bv); \
+		const __m512 o[4] = { _mm512_permutex2var_ps(x0, lo2, y0), _mm512_permutex2var_ps(x0, hi2, y0), \
+			              _mm512_permutex2var_ps(x1, lo2, y1), _mm512_permutex2var_ps(x1, hi2, y1) }; \
+		win_put(out, g, o, 2 * nv);                                                    \
+	}
+#define WIN_OUT3_V(x, y, z, v)                                                                 \
+	_mm512_mask_permutexvar_ps(_mm512_permutex2var_ps(x, ab##v, y), (__mmask16)win3m[v], pc##v, z)
+#define WIN_OUT3(g, i, j, l)                                                                   \
+	if (mr > l) {                                                                          \
+		const __m512 bv = _mm512_set1_ps(out->bias[g]);                                \
+		const __m512 x0 = _mm512_add_ps(c##i##0, bv), y0 = _mm512_add_ps(c##j##0, bv), \
+		             z0 = _mm512_add_ps(c##l##0, bv);                                  \
+		const __m512 x1 = _mm512_add_ps(c##i##1, bv), y1 = _mm512_add_ps(c##j##1, bv), \
+		             z1 = _mm512_add_ps(c##l##1, bv);                                  \
+		const __m512 o[6] = { WIN_OUT3_V(x0, y0, z0, 0), WIN_OUT3_V(x0, y0, z0, 1),    \
+			              WIN_OUT3_V(x0, y0, z0, 2), WIN_OUT3_V(x1, y1, z1, 0),    \
+			              WIN_OUT3_V(x1, y1, z1, 1), WIN_OUT3_V(x1, y1, z1, 2) };  \
+		win_put(out, g, o, 3 * nv);                                                    \
+	}
+
+static inline __attribute__((always_inline)) T512 void tile_win_out(int64_t k, const float *a, const char *base,
+                                                                    const onnxrun__krel *rel, const int mr,
+                                                                    const int nv, struct onnxrun__win_copy *cp,
+                                                                    const struct onnxrun__win_out *out)
+{
+	ACC_ALL(ACC_DECL)
+	WIN_COPY_ACCUMULATE
+	if (out->s == 2) {
+		const __m512i lo2 = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+		const __m512i hi2 = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+		WIN_OUT2(0, 0, 1) WIN_OUT2(1, 2, 3) WIN_OUT2(2, 4, 5) WIN_OUT2(3, 6, 7) WIN_OUT2(4, 8, 9)
+		WIN_OUT2(5, 10, 11)
+	} else if (out->s == 3) {
+		static const uint16_t win3m[3] = { 0x4924, 0x2492, 0x9249 };
+		const __m512i ab0 = _mm512_setr_epi32(0, 16, 0, 1, 17, 0, 2, 18, 0, 3, 19, 0, 4, 20, 0, 5);
+		const __m512i ab1 = _mm512_setr_epi32(21, 0, 6, 22, 0, 7, 23, 0, 8, 24, 0, 9, 25, 0, 10, 26);
+		const __m512i ab2 = _mm512_setr_epi32(0, 11, 27, 0, 12, 28, 0, 13, 29, 0, 14, 30, 0, 15, 31, 0);
+		const __m512i pc0 = _mm512_setr_epi32(0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5);
+		const __m512i pc1 = _mm512_setr_epi32(5, 5, 6, 6, 6, 7, 7, 7, 8, 8, 8, 9, 9, 9, 10, 10);
+		const __m512i pc2 = _mm512_setr_epi32(10, 11, 11, 11, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15, 15);
+		WIN_OUT3(0, 0, 1, 2) WIN_OUT3(1, 3, 4, 5) WIN_OUT3(2, 6, 7, 8) WIN_OUT3(3, 9, 10, 11)
+	} else {
+		WIN_OUT1(0, 0) WIN_OUT1(1, 1) WIN_OUT1(2, 2) WIN_OUT1(3, 3) WIN_OUT1(4, 4) WIN_OUT1(5, 5)
+		WIN_OUT1(6, 6) WIN_OUT1(7, 7) WIN_OUT1(8, 8) WIN_OUT1(9, 9) WIN_OUT1(10, 10) WIN_OUT1(11, 11)
+	}
+}
+
+#define K512WO(MR)                                                                            \
+	static T512 void kwo_##MR(int64_t k, const float *a, const char *base, const onnxrun__krel *rel, \
+	                          struct onnxrun__win_copy *cp, const struct onnxrun__win_out *out) \
+	{                                                                                         \
+		tile_win_out(k, a, base, rel, MR, 2, cp, out);                                    \
+	}                                                                                         \
+	static T512 void kwoh_##MR(int64_t k, const float *a, const char *base, const onnxrun__krel *rel, \
+	                           struct onnxrun__win_copy *cp, const struct onnxrun__win_out *out) \
+	{                                                                                         \
+		tile_win_out(k, a, base, rel, MR, 1, cp, out);                                    \
+	}
+K512WO(1) K512WO(2) K512WO(3) K512WO(4) K512WO(5) K512WO(6) K512WO(7) K512WO(8) K512WO(9)
+K512WO(10) K512WO(11) K512WO(12)
+
+static T512 void win_tile_out(int64_t k, const float *a, int64_t mr, bool half, const char *base,
+                              const onnxrun__krel *rel, struct onnxrun__win_copy *cp,
+                              const struct onnxrun__win_out *out)
+{
+	typedef void (*fn)(int64_t, const float *, const char *, const onnxrun__krel *, struct onnxrun__win_copy *,
+	                   const struct onnxrun__win_out *);
+	static const fn f[2][MRX] = {
+		{ kwo_1, kwo_2, kwo_3, kwo_4, kwo_5, kwo_6, kwo_7, kwo_8, kwo_9, kwo_10, kwo_11, kwo_12 },
+		{ kwoh_1, kwoh_2, kwoh_3, kwoh_4, kwoh_5, kwoh_6, kwoh_7, kwoh_8, kwoh_9, kwoh_10, kwoh_11, kwoh_12 }
+	};
+	f[half][mr - 1](k, a, base, rel, cp, out);
 }
 
 #define K512WC(MR)                                                                            \
@@ -471,5 +580,6 @@ const struct onnxrun__window_kernels onnxrun__window_avx512 = {
 	onnxrun__win_store_avx512,
 	{ kwc_1, kwc_2, kwc_3, kwc_4, kwc_5, kwc_6, kwc_7, kwc_8, kwc_9, kwc_10, kwc_11, kwc_12 },
 	{ kwh_1, kwh_2, kwh_3, kwh_4, kwh_5, kwh_6, kwh_7, kwh_8, kwh_9, kwh_10, kwh_11, kwh_12 },
+	win_tile_out,
 };
 #endif

@@ -260,11 +260,38 @@ typedef void (*onnxrun__win_tile_copy_fn)(int64_t k, const float *a, const char 
 
 /*  tile_copy_half[mr - 1] (optional, NULL: none): tile_copy[mr - 1] over the first nr[1]
  *    columns alone (each the same bits), for a band's last panel of at most nr[1] columns. */
+#ifndef ONNXRUN_BAREMETAL /* no bare-metal table has it (flash) */
+/* A run of a tile's columns whose outputs lie on one output line per group of s rows: tile row
+ * g*s + rho, column e is output q = s*e + rho, written to y + yg[g] + d + q (+ bias[g]) where
+ * bit g of `groups` and bit q % 16 of mask[q / 16] are set. */
+struct onnxrun__win_seg {
+	int64_t d;
+	uint32_t groups;
+	uint16_t mask[6];
+};
+struct onnxrun__win_out {
+	float *y;
+	const int64_t *yg; /* per group of s tile rows */
+	const float *bias; /* per group */
+	const struct onnxrun__win_seg *seg;
+	int64_t nseg, s;
+};
+/*  tile_out (optional, NULL: tile_copy and store): tile_copy[mr - 1]'s computation (or with
+ *    half, tile_copy_half[mr - 1]'s), and instead of writing the tile, its values + bias
+ *    interleaved straight from the registers to y as out says, each output the same bits as
+ *    store gives it: s of 1 to 3, mr a multiple of s. */
+typedef void (*onnxrun__win_tile_out_fn)(int64_t k, const float *a, int64_t mr, bool half, const char *base,
+                                         const onnxrun__krel *rel, struct onnxrun__win_copy *cp,
+                                         const struct onnxrun__win_out *out);
+#endif
 struct onnxrun__window_kernels {
 	onnxrun__gemm_rel_fn tile[ONNXRUN__GEMM_MR_MAX];
 	onnxrun__win_store_fn store;
 	onnxrun__win_tile_copy_fn tile_copy[ONNXRUN__GEMM_MR_MAX];
 	onnxrun__win_tile_copy_fn tile_copy_half[ONNXRUN__GEMM_MR_MAX];
+#ifndef ONNXRUN_BAREMETAL
+	onnxrun__win_tile_out_fn tile_out;
+#endif
 };
 
 /* ---- float64 ConvTranspose register tiles --------------------------------------------------------

@@ -17,7 +17,8 @@
  * to their output positions (bias added), the s1 rows of one (channel, rho0) interleaved
  * into whole output lines. Where the kernel table has tile_copy, the tiles of an item copy
  * the next item's rows meanwhile (win_items_overlap), so that the wait on x overlaps the
- * arithmetic.
+ * arithmetic; where it also has tile_out, the tiles add the bias and write their outputs to y
+ * from their registers (the runs of win_segs), without a tile buffer or store calls.
  *
  * Each output is one tile column's dot product over K in one fixed order whichever band,
  * panel or lane holds it, so results do not depend on the thread count.
@@ -41,6 +42,9 @@ struct win_job {
 	onnxrun__win_store_fn store;       /* NULL: a plain loop */
 	const onnxrun__win_tile_copy_fn *tile_copy; /* NULL: each item stages its rows first */
 	const onnxrun__win_tile_copy_fn *tile_half; /* tile_copy over nr[1] columns (NULL: none) */
+#ifndef ONNXRUN_BAREMETAL
+	onnxrun__win_tile_out_fn tile_out; /* tile_copy + store from the registers (NULL: none) */
+#endif
 	int64_t cin, mout, cg, mg, group, rows, kk, a_group;
 	int64_t in[2], out[2], s[2], t[2], pb[2], wlo[2], nw[2];
 	int64_t rs, cs, nb, nbands;
@@ -318,6 +322,49 @@ static void win_copy_to(struct onnxrun__win_copy *cp, const struct onnxrun__win_
 		win_copy_row(cp->row->dst + cp->off, cp->row->src + cp->off, cp->row->n - cp->off);
 }
 
+#ifndef ONNXRUN_BAREMETAL
+/* tile_out's runs for tile columns [0, np) (panel columns p0 + e of the band starting at grid
+ * row w0): the same outputs as win_store writes for rows [0, rows), each run a grid row's
+ * columns with their outputs in [0, out1), group g (tile rows g*s1 ..) where its output row
+ * o0 lies in [0, out0). Returns the runs. */
+static int64_t win_segs(const struct win_job *j, int64_t w0, int64_t p0, int64_t np, struct onnxrun__win_seg *seg)
+{
+	const int64_t s0 = j->s[0], s1 = j->s[1], out0 = j->out[0], out1 = j->out[1], groups = j->rows / s1;
+	int64_t ns = 0;
+	for (int64_t e = 0; e < np;) {
+		const int64_t p = p0 + e, r = p / j->rs, jj = p % j->rs;
+		int64_t len = j->rs - jj < np - e ? j->rs - jj : np - e;
+		const int64_t cb = e;
+		e += len;
+		if (jj >= j->nw[1])
+			continue;
+		len = jj + len > j->nw[1] ? j->nw[1] - jj : len;
+		/* output o = base + q for tile output q = s1*column + rho1 */
+		const int64_t base = s1 * (j->wlo[1] + jj) - j->pb[1] - s1 * cb;
+		const int64_t qlo = s1 * cb > -base ? s1 * cb : -base;
+		const int64_t qhi = s1 * (cb + len) < out1 - base ? s1 * (cb + len) : out1 - base;
+		/* the groups whose output row lies in [0, out0): all of them but at the top and bottom */
+		const int64_t o00 = s0 * (w0 + r) - j->pb[0];
+		uint32_t gm = (uint32_t)(((uint64_t)1 << groups) - 1);
+		if (o00 < 0 || o00 + s0 > out0) {
+			gm = 0;
+			for (int64_t g = 0; g < groups; g++)
+				gm |= (uint32_t)(o00 + g % s0 >= 0 && o00 + g % s0 < out0) << g;
+		}
+		if (qhi <= qlo || !gm)
+			continue;
+		seg[ns].d = r * s0 * out1 + base;
+		seg[ns].groups = gm;
+		for (int64_t w = 0; w < 6; w++) { /* (vectors 2*s1 on: none) */
+			const int64_t lo = qlo - 16 * w > 0 ? qlo - 16 * w : 0, hi = qhi - 16 * w < 16 ? qhi - 16 * w : 16;
+			seg[ns].mask[w] = (uint16_t)(hi > lo ? ((1u << hi) - 1) & ~((1u << lo) - 1) : 0);
+		}
+		ns++;
+	}
+	return ns;
+}
+#endif
+
 /* Items in order, each staging the next one's rows into the other of two stage buffers while
  * its tiles run (tile_copy: a share of the pieces per tile, spread over its k steps), so that
  * the wait on x overlaps the arithmetic. A call's first item lists its own rows first, grid
@@ -346,12 +393,26 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 		last[0] = 0;
 	}
 	int cur = 0;
+#ifndef ONNXRUN_BAREMETAL
+	struct onnxrun__win_seg segs[ONNXRUN__GEMM_NR_MAX];
+	int64_t yg[ONNXRUN__GEMM_MR_MAX];
+	float bg[ONNXRUN__GEMM_MR_MAX];
+	struct onnxrun__win_out out = { j->y, yg, bg, segs, 0, j->s[1] };
+#endif
 	for (int64_t it = begin; it < end; it++) {
 		const struct win_item w = win_item_at(j, it);
 		const int64_t band = w.band, b = w.b, grp = w.grp, w0 = w.w0, nbr = w.nbr;
 		const int64_t np = nbr * rs, srows = nbr + t0 - 1;
 		const float *ag = j->a + grp * j->a_group;
 		const float *st = stb[cur];
+#ifndef ONNXRUN_BAREMETAL
+		if (j->tile_out) /* group g (tile rows g*s1 ..): channel g / s0's output row s0*w0 - pb0 + g % s0 */
+			for (int64_t g = 0; g < j->rows / j->s[1]; g++) {
+				const int64_t ch = grp * j->mg + g / j->s[0];
+				yg[g] = ((b * j->mout + ch) * j->out[0] + j->s[0] * w0 - j->pb[0] + g % j->s[0]) * j->out[1];
+				bg[g] = j->bias ? j->bias[ch] : 0.0f;
+			}
+#endif
 		int64_t own = 0, listed; /* the first item: its own rows, list[0, own) */
 		if (it == begin)
 			own = win_list(j, it, stb[cur], NULL, list, rowend);
@@ -382,8 +443,15 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 				cp.pieces = share;
 				cp.every = share <= 0 ? j->kk : j->kk / share > 1 ? j->kk / share : 1;
 				/* a band's last panel of at most nr[1] columns: the narrower tile, its FMAs alone */
-				const onnxrun__win_tile_copy_fn f =
-				        j->tile_half && cnt <= kn->nr[1] ? j->tile_half[mr - 1] : j->tile_copy[mr - 1];
+				const bool half = j->tile_half && cnt <= kn->nr[1];
+#ifndef ONNXRUN_BAREMETAL
+				if (j->tile_out) { /* one row panel (r0 = 0) */
+					out.nseg = win_segs(j, w0, p0, cnt, segs);
+					j->tile_out(j->kk, ag, mr, half, (const char *)(st + p0), j->rel, &cp, &out);
+					continue;
+				}
+#endif
+				const onnxrun__win_tile_copy_fn f = half ? j->tile_half[mr - 1] : j->tile_copy[mr - 1];
 				f(j->kk, ag + r0 * j->kk, (const char *)(st + p0), j->rel, tile, nr, &cp);
 				win_store(j, b, grp, w0, p0, cnt, tile, r0, mr);
 			}
@@ -437,6 +505,10 @@ static enum onnxrun_status win_compute(const struct convt_call *c, const struct 
 		j.nw[ax] = convt_floor_div(j.out[ax] - 1 + j.pb[ax], j.s[ax]) - j.wlo[ax] + 1;
 	}
 	j.rows = j.mg * j.s[0] * j.s[1];
+#ifndef ONNXRUN_BAREMETAL
+	/* tiles that write y from their registers: strides of 1 to 3 on the last axis */
+	j.tile_out = j.tile_copy && c->kt->window->tile_out && j.s[1] <= 3 ? c->kt->window->tile_out : NULL;
+#endif
 	j.kk = j.cg * j.t[0] * j.t[1];
 	/* a staged row's slots: x columns wlo1 - T1 + 1 .. + nw1 + T1 - 1, its first zl and last zr
 	 * outside x (zero); where both ends have zeros, a row's last zero slots are the next row's
