@@ -99,12 +99,6 @@
 #ifndef STAGE_WHOLE
 #define STAGE_WHOLE 1
 #endif
-/* The whole area as a ring of a tile's rows (stage_ring) where x has 3 or more spatial axes
- * (a staged two-row panel then moves along the second axis, within a slot: panel_next_rows).
- * -DRING_ROWS=0 builds the area with a slot per row for A/B measurements. */
-#ifndef RING_ROWS
-#define RING_ROWS 1
-#endif
 
 /* Where the runs of a panel start in the grid: batch b and grid position q[] of the run's
  * first element (the runs themselves, columns and output offsets, are struct onnxrun__krun). */
@@ -164,10 +158,6 @@ struct phase_job {
 	 * (row i at slot i - st_ilo), each staged once per thread and group (stage_whole) */
 	bool st_whole;
 	int64_t st_ilo;
-	/* st_ring > 0 (stage_ring, rank 3 or more): a ring of st_ring slots instead, row i at
-	 * slot (i - st_ilo) mod st_ring, the first st_dymax - st_dymin slots repeated after the
-	 * last so the rows one position reads stay consecutive; st_rows counts both */
-	int64_t st_ring;
 #endif
 	/* rank 1, rows mode: a panel whose taps all read inside x takes its B rows in place at
 	 * x + offset (rel, channel in_sp apart), for grid positions q with q - dmax >= 0 and
@@ -444,49 +434,11 @@ static void stage_whole(const struct phase_job *j, const float *xg, int64_t grp,
 }
 #endif
 
-#ifndef ONNXRUN_BAREMETAL
-/* The ring's slot of input row i (st_ring): the rows a tile reads are written into slots
- * that earlier tiles wrote, lines still in L2, instead of a slot for every row of the group
- * (lines not written since the last call's outputs went through). */
-static int64_t ring_slot(const struct phase_job *j, int64_t i)
-{
-	return (i - j->st_ilo) % j->st_ring;
-}
-
-/* stage_whole for a ring (st_ring): makes input rows [i0, i1] present; the key holds the
- * group and the rows present, the last st_ring staged. A row whose slot is among the first
- * reach (st_dymax - st_dymin) is written to its copy after the last slot too. */
-static void stage_ring(const struct phase_job *j, const float *xg, int64_t grp, int64_t i0, int64_t i1, int64_t *key,
-                       float *area)
-{
-	const int64_t row = j->cg * j->st_plane, reach = j->st_dymax - j->st_dymin;
-	int64_t lo = key[1], hi = key[2];
-	if (key[0] != grp || i0 < lo || i0 > hi + 1) { /* nothing of the range held */
-		lo = i0;
-		hi = i0 - 1;
-	}
-	for (int64_t i = hi + 1; i <= i1; i++) {
-		const int64_t m = ring_slot(j, i);
-		stage_rows(j, xg, i, i, area + m * row);
-		if (m < reach)
-			memcpy(area + (j->st_ring + m) * row, area + m * row, (size_t)row * sizeof *area);
-	}
-	hi = i1 > hi ? i1 : hi;
-	key[0] = grp;
-	key[1] = hi - lo + 1 > j->st_ring ? hi - j->st_ring + 1 : lo;
-	key[2] = hi;
-}
-#endif
-
 /* Where grid position q (of input row i0's staging area stg) reads x for a tap at offset 0:
  * the B rows of a panel run from there by the offsets j->rel. */
 static const char *staged_at(const struct phase_job *j, const float *stg, int64_t i0, const onnxrun__koff *q)
 {
 	int64_t e = (q[0] - i0) * j->cg * j->st_plane;
-#ifndef ONNXRUN_BAREMETAL
-	if (j->st_ring) /* row q - d at slot P - d: P the slot of row q - st_dymax, plus st_dymax */
-		e = (ring_slot(j, q[0] - j->st_dymax) + j->st_dymax) * j->cg * j->st_plane;
-#endif
 	for (int32_t a = 1; a < j->g->n; a++)
 		e += (q[a] + j->st_pad[a]) * j->st_str[a];
 	return (const char *)(stg + e);
@@ -916,14 +868,7 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 			const int64_t i1 = qhi_ - j->st_dymin;
 			i0 = qlo_ - j->st_dymax;
 #ifndef ONNXRUN_BAREMETAL
-			if (j->st_ring) { /* rows beyond the ring (never: plan_staging) packed */
-				if (i1 >= i0 && i0 >= j->st_ilo && i1 - i0 < j->st_ring) {
-					float *area = (float *)(sc + j->st_offset + STAGE_LINE);
-					stage_ring(j, xg, grp, i0, i1, (int64_t *)(sc + j->st_offset), area);
-					stg = area;
-					i0 = j->st_ilo;
-				}
-			} else if (j->st_whole && i1 >= i0 && i0 >= j->st_ilo && i1 - j->st_ilo < j->st_rows) {
+			if (j->st_whole && i1 >= i0 && i0 >= j->st_ilo && i1 - j->st_ilo < j->st_rows) {
 				float *area = (float *)(sc + j->st_offset + STAGE_LINE);
 				stage_whole(j, xg, grp, i0, i1, (int64_t *)(sc + j->st_offset), area);
 				stg = area;
@@ -1515,22 +1460,6 @@ static bool stage_wanted(const struct phase_job *j, int64_t uses)
 	return (whole && uses >= onnxrun__tuning()->stage_calls) || (!whole && halves);
 }
 
-#ifndef ONNXRUN_BAREMETAL
-/* The most input rows one tile reads (phase_items' i0 .. i1): the ring's slots (stage_ring). */
-static int64_t ring_rows(const struct phase_job *j)
-{
-	const int64_t s0 = j->g->strides[0], p0 = j->g->pad_begin[0];
-	int64_t most = 0;
-	for (int64_t R0 = 0; R0 < j->nrows; R0 += j->trows) {
-		const int64_t R1 = R0 + j->trows < j->nrows ? R0 + j->trows : j->nrows;
-		const int64_t rows = convt_floor_div(R1 - 1 + p0, s0) - convt_floor_div(R0 + p0 - (s0 - 1), s0) +
-		                     j->st_dymax - j->st_dymin + 1;
-		most = rows > most ? rows : most;
-	}
-	return most;
-}
-#endif
-
 /* Sets up the staging area (stage_wanted) when its size fits the tuning's stage_bytes and
  * its pads a few vectors (wider pads mean a kernel far wider than x): the pads, strides and
  * row count, j->rel (B row offsets per phase, channel and tap), and its place in a thread's
@@ -1604,14 +1533,9 @@ static ONNXRUN__MCU_NOINLINE bool plan_staging(struct phase_job *j, struct onnxr
 		const int64_t ihi = convt_floor_div(j->nrows - 1 + p0, s0) - dymin;
 		if ((size_t)((ihi - ilo + 1) * j->cg * plane + j->pk->a_group) * sizeof(float) <=
 		    onnxrun__tuning()->stage_bytes) {
-			const int64_t ring = ring_rows(j), reach = dymax - dymin;
 			j->st_whole = true;
 			j->st_ilo = ilo;
-			if (RING_ROWS && n >= 3 && ring + reach < ihi - ilo + 1) {
-				j->st_ring = ring; /* a tile's rows (st_rows as above) */
-				j->st_rows = ring + reach;
-			} else
-				j->st_rows = ihi - ilo + 1;
+			j->st_rows = ihi - ilo + 1;
 		}
 	}
 #endif
