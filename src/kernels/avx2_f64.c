@@ -21,6 +21,8 @@ T256 ONNXRUN__INLINE void tile_avx2_body(int mb, int nv, int64_t kk, const doubl
 			acc[m][v] = _mm256_loadu_pd(tile + (m * nv + v) * 4);
 	for (int64_t p = 0; p < kk; p++) {
 		const double *x = xrows ? xrows[p] : xb + p * 4 * nv, *w = wb + p * mb;
+		if (mb >= 4) /* a no-op for the cache lines already fetched */
+			_mm_prefetch((const char *)w + F64_PREFETCH_BYTES, _MM_HINT_T0);
 		F64_UNROLL for (int v = 0; v < nv; v++)
 			xv[v] = _mm256_loadu_pd(x + 4 * v);
 		F64_UNROLL for (int m = 0; m < mb; m++) {

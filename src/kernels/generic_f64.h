@@ -19,6 +19,13 @@
 #define F64_UNROLL
 #endif
 
+/* How far ahead of its step a tile of 4 or more channels fetches the packed weights (x86
+ * tiles): weights beyond L2 (dcgan_512's 16 MiB) stream from L3 through the tiles, once per
+ * block of panels, and waiting for them cost the 8x2 tile about a tenth of its rate (50 of
+ * 58.6 GFLOP/s in a loop over a 16 MiB weight stream, 58 from L2). 2 KiB: 32 steps of 8
+ * channels (bench/README.md, "Measurements behind fixed choices"). */
+#define F64_PREFETCH_BYTES 2048
+
 ONNXRUN__INLINE void generic_f64_store(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0,
                                        int64_t plane, int64_t sl, const double *bias)
 {
