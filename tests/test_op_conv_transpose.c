@@ -1776,7 +1776,7 @@ static bool check_border(struct onnxrun_env *env, struct cfg *c, enum onnxrun__i
 		entry_case_end(&k);
 		return true;
 	}
-	assert_int_equal(onnxrun__convt_pack(env, &k.g, k.w->data, CONVT_LAYOUT_PHASE, &pk), ONNXRUN_OK);
+	assert_int_equal(onnxrun__convt_pack_with_border(env, &k.g, k.w->data, CONVT_LAYOUT_PHASE, NULL, &pk), ONNXRUN_OK);
 	const int64_t planned = onnxrun__convt_phase_fmas(env, &k.g, pk, &splits);
 	const int64_t want = spec_fmas(c, splits), dense = spec_fmas(c, false);
 	if (planned != want || (splits && planned >= dense)) {
@@ -1792,7 +1792,7 @@ static bool check_border(struct onnxrun_env *env, struct cfg *c, enum onnxrun__i
 	for (int a = 0; a < c->n; a++)
 		lt[0].shape.dims[2 + a] = -1;
 	assert_int_equal(onnxrun__convt_geom_make(&k.t.node, lt, k.n_in, &gl, &err), ONNXRUN_OK);
-	assert_int_equal(onnxrun__convt_pack(env, &gl, k.w->data, CONVT_LAYOUT_PHASE, &pk_load), ONNXRUN_OK);
+	assert_int_equal(onnxrun__convt_pack_with_border(env, &gl, k.w->data, CONVT_LAYOUT_PHASE, NULL, &pk_load), ONNXRUN_OK);
 	for (int load = 0; load < 2 && ok; load++) {
 		void *first = malloc(k.y->nbytes);
 		assert_non_null(first);
@@ -1920,7 +1920,7 @@ static void test_border_trim(void **state)
 		lt[0].shape.dims[0] = 1;
 		lt[0].shape.dims[2] = lt[0].shape.dims[3] = -1;
 		assert_int_equal(onnxrun__convt_geom_make(&k.t.node, lt, k.n_in, &gl, &err), ONNXRUN_OK);
-		assert_int_equal(onnxrun__convt_pack(f->env, &gl, k.w->data, CONVT_LAYOUT_PHASE, &pk), ONNXRUN_OK);
+		assert_int_equal(onnxrun__convt_pack_with_border(f->env, &gl, k.w->data, CONVT_LAYOUT_PHASE, NULL, &pk), ONNXRUN_OK);
 		assert_non_null(pk->border);
 		assert_int_equal(onnxrun__convt_border_trim(f->env, &k.t.node, k.in, k.n_in, pk), ONNXRUN_OK);
 		if (img)

@@ -238,6 +238,24 @@ enum onnxrun_status onnxrun__convt_border_pack(struct onnxrun__convt_packed *pk,
 	return st ? st : cancelled ? ONNXRUN_ERROR_CANCELLED : ONNXRUN_OK;
 }
 
+enum onnxrun_status onnxrun__convt_pack_with_border(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
+                                                    const void *w, enum convt_layout layout,
+                                                    struct onnxrun_op_context *stop,
+                                                    struct onnxrun__convt_packed **out)
+{
+	const enum onnxrun_status st = onnxrun__convt_pack_stoppable(env, g, w, layout, stop, out);
+	enum onnxrun_status bst;
+	if ((st && st != ONNXRUN_ERROR_CANCELLED) || !*out || layout != CONVT_LAYOUT_PHASE)
+		return st;
+	/* also when stopped: allocated in full, as the run that measures the workspace needs */
+	if ((bst = onnxrun__convt_border_pack(*out, g, w, stop)) && bst != ONNXRUN_ERROR_CANCELLED) {
+		onnxrun__convt_packed_free(*out);
+		*out = NULL;
+		return bst;
+	}
+	return bst ? bst : st;
+}
+
 void onnxrun__convt_border_free(const struct onnxrun_env *env, struct onnxrun__convt_border *b)
 {
 	if (!b)

@@ -48,6 +48,14 @@ struct onnxrun__convt_border_run {
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_border_pack(struct onnxrun__convt_packed *pk,
                                                                const struct onnxrun__convt_geom *g, const void *w,
                                                                struct onnxrun_op_context *stop);
+/* onnxrun__convt_pack_stoppable, and for the phase layout then onnxrun__convt_border_pack:
+ * the weights convt_init prepares. (Weights packed per run, onnxrun__convt_run_packed, have
+ * no border jobs: packing.c does not call this file, which calls packing.c.) */
+ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_pack_with_border(const struct onnxrun_env *env,
+                                                                   const struct onnxrun__convt_geom *g,
+                                                                   const void *w, enum convt_layout layout,
+                                                                   struct onnxrun_op_context *stop,
+                                                                   struct onnxrun__convt_packed **out);
 ONNXRUN__HIDDEN void onnxrun__convt_border_free(const struct onnxrun_env *env, struct onnxrun__convt_border *b);
 /* 1 when concrete g runs split on pk (its border weights fit g, and the split saves enough):
  * fills *run (the caller frees run->box with onnxrun__free). 0: run the phase path whole;

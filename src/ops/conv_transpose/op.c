@@ -167,7 +167,11 @@ static enum onnxrun_status convt_init(struct onnxrun_op_context *ctx, void **sta
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node,
 		                          "out of memory widening weights to float32");
 	/* stoppable: the load's cancel request and deadline reach init through ctx */
+#ifndef ONNXRUN_BAREMETAL
+	st = onnxrun__convt_pack_with_border(ctx->env, &g, wide ? (const void *)wide : w_bytes, im->layout, ctx, &pk);
+#else
 	st = onnxrun__convt_pack_stoppable(ctx->env, &g, wide ? (const void *)wide : w_bytes, im->layout, ctx, &pk);
+#endif
 	onnxrun__free(ctx->env, wide);
 	if (st == ONNXRUN_ERROR_UNSUPPORTED)
 		return ONNXRUN_OK;

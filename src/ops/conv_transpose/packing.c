@@ -159,7 +159,12 @@ void onnxrun__convt_packed_free(struct onnxrun__convt_packed *p)
 	if (!p)
 		return;
 #ifndef ONNXRUN_BAREMETAL
-	onnxrun__convt_border_free(p->env, p->border);
+	if (p->border) { /* the border jobs' weights (border.h): freed here, not by border.c,
+	                  * which calls into this file (no call cycle between the two) */
+		for (int j = 0; j < CONVT_BORDER_JOBS; j++)
+			onnxrun__convt_packed_free(p->border->pk[j]);
+		onnxrun__free(p->env, p->border);
+	}
 #endif
 	onnxrun__convt_taps_free(p->env, &p->taps);
 	onnxrun__free(p->env, p->a_off);
@@ -265,17 +270,6 @@ enum onnxrun_status onnxrun__convt_pack_stoppable(const struct onnxrun_env *env,
 	done = move_weights(pk, w, NULL, kfs, stop);
 	onnxrun__free(env, kfs);
 	*out = pk;
-#ifndef ONNXRUN_BAREMETAL
-	/* also when stopped: allocated in full, as the run that measures the workspace needs */
-	if (layout == CONVT_LAYOUT_PHASE && (st = onnxrun__convt_border_pack(pk, g, w, stop))) {
-		if (st != ONNXRUN_ERROR_CANCELLED) {
-			onnxrun__convt_packed_free(pk);
-			*out = NULL;
-			return st;
-		}
-		done = false;
-	}
-#endif
 	return done ? ONNXRUN_OK : ONNXRUN_ERROR_CANCELLED;
 }
 
