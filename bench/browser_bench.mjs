@@ -53,7 +53,7 @@ const cases = readdirSync(opt.models).filter((c) => existsSync(path.join(opt.mod
 	.map((c) => JSON.parse(readFileSync(path.join(opt.models, c, 'meta.json'), 'utf8')))
 	.filter((m) => m.op === 'ConvTranspose' && m.dtype !== 'float64' && m.case.includes(opt.filter));
 if (!cases.length) throw new Error(`no ConvTranspose cases in ${opt.models} (run bench/make_models.py)`);
-const ortDir = ['bench', 'tests/web'].map((d) => `${d}/node_modules/onnxruntime-web/dist/`).find((d) => existsSync(path.join(root, d)));
+const ortDir = ['bench', 'build-web/npm'].map((d) => `${d}/node_modules/onnxruntime-web/dist/`).find((d) => existsSync(path.join(root, d)));
 if (!ortDir) throw new Error('onnxruntime-web is not installed (npm ci in bench/)');
 const ortVersion = JSON.parse(readFileSync(path.join(root, ortDir, '..', 'package.json'), 'utf8')).version;
 

@@ -19,8 +19,9 @@
 //
 //   node tests/web/run.mjs [--only NAME[,NAME]] [--artifacts DIR] [--chromium PATH]
 //
-// Needs js/dist (js/tools/dist.sh), build-wasm/onnxrun.js (the CLI, for demo) and
-// `npm ci` in tests/web. Exit status 1 when any check fails.
+// Needs js/dist (js/tools/dist.sh), build-wasm/onnxrun.js (the CLI, for demo) and the npm
+// packages of tests/web/package.json installed in build-web/npm (.ci/web_deps.sh). Exit status
+// 1 when any check fails.
 import { readdirSync, existsSync, readFileSync, writeFileSync, mkdirSync, rmSync, copyFileSync, cpSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
@@ -30,7 +31,10 @@ import { startServer } from '../../examples/web/serve.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..', '..');
-const require = createRequire(import.meta.url);
+// The test tools from npm live in a build folder (.ci/web_deps.sh), not under tests/.
+const npmTools = path.join(root, 'build-web', 'npm');
+if (!existsSync(path.join(npmTools, 'node_modules'))) throw new Error(`${npmTools}/node_modules is missing: run bash .ci/web_deps.sh`);
+const require = createRequire(path.join(npmTools, 'package.json'));
 const puppeteer = require('puppeteer-core');
 
 const opt = { only: null, artifacts: path.join(root, 'build-web', 'artifacts'), chromium: '/usr/bin/chromium' };
@@ -341,7 +345,7 @@ function readNpyF32(file) {
 }
 
 function types() {
-	const tsc = path.join(here, 'node_modules', '.bin', 'tsc');
+	const tsc = path.join(npmTools, 'node_modules', '.bin', 'tsc');
 	let out = '';
 	let ok = true;
 	try {
