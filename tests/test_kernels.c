@@ -589,7 +589,8 @@ static void test_line_stores(void **state)
  * at either end), every panel width of the table, against references written from
  * kernels.h's description: pack's row c*nt + t holds each run's copied floats with their
  * zeros (the columns after the runs zero, as the phase path clears them); store writes
- * tile + bias at run.yoff + e*sl for strides 1 to 4 and nothing else. Bit for bit. */
+ * tile + bias at run.yoff + e*sl for strides 1 to 4 and nothing else, store_pair (where the
+ * table has it) the two tiles' values alternately. Bit for bit. */
 static void test_pack_store_short_runs(void **state)
 {
 	TEST_ALL_ISAS(isas);
@@ -693,6 +694,42 @@ static void test_pack_store_short_runs(void **state)
 				print_message("%s: store differs from the reference: seed 0x%llx trial %d nr=%lld runs=%lld sl=%lld "
 				              "mr=%lld\n", kt->name, (unsigned long long)seed, trial, (long long)nr, (long long)nrun,
 				              (long long)sl, (long long)mr);
+			}
+			/* store_pair: a second tile's values right after each of the first's (stride 2) */
+			if (kt->phase.store_pair) {
+				float *tile1 = malloc((size_t)(mr * nr) * sizeof *tile1);
+				assert_non_null(tile1);
+				for (int64_t e = 0; e < mr * nr; e++)
+					tile1[e] = e % 5 == 1 ? -0.0f : th_rng_float(&rng);
+				yoff = 0;
+				for (int64_t r = 0; r < nrun; r++) {
+					runs[r].yoff = yoff;
+					yoff += 2 * runs[r].len + rnd(&rng, 0, 2);
+				}
+				kp.sl = 2;
+				kp.out_sp = yoff + ydelta + rnd(&rng, 0, 5);
+				const size_t np2 = (size_t)(2 * mr * kp.out_sp);
+				float *y2 = malloc(np2 * sizeof *y2), *y2ref = malloc(np2 * sizeof *y2ref);
+				assert_true(y2 && y2ref);
+				for (size_t e = 0; e < np2; e++)
+					y2[e] = y2ref[e] = (float)e;
+				for (int64_t i = 0; i < mr; i++)
+					for (int64_t r = 0; r < nrun; r++)
+						for (int64_t e = 0; e < runs[r].len; e++) {
+							float *d = y2ref + i * kp.out_sp + ydelta + runs[r].yoff + 2 * e;
+							d[0] = tile[i * nr + runs[r].col + e] + (with_bias ? bias[i] : 0.0f);
+							d[1] = tile1[i * nr + runs[r].col + e] + (with_bias ? bias[i] : 0.0f);
+						}
+				kt->phase.store_pair(&kp, tile, tile1, nr, mr, runs, nrun, y2, ydelta, with_bias ? bias : NULL);
+				if (memcmp(y2, y2ref, np2 * sizeof *y2)) {
+					failures++;
+					print_message("%s: store_pair differs from the reference: seed 0x%llx trial %d nr=%lld runs=%lld "
+					              "mr=%lld\n", kt->name, (unsigned long long)seed, trial, (long long)nr,
+					              (long long)nrun, (long long)mr);
+				}
+				free(tile1);
+				free(y2);
+				free(y2ref);
 			}
 			free(x);
 			free(bp);
