@@ -584,6 +584,167 @@ static void test_line_stores(void **state)
 	check_threads = threads_default;
 }
 
+/* The table's phase.pack and phase.store on panels of many short runs (a batch of small
+ * images: runs of 1 to 16 positions, their x reads continuing one another or not, with zeros
+ * at either end), every panel width of the table, against references written from
+ * kernels.h's description: pack's row c*nt + t holds each run's copied floats with their
+ * zeros (the columns after the runs zero, as the phase path clears them); store writes
+ * tile + bias at run.yoff + e*sl for strides 1 to 4 and nothing else, store_pair (where the
+ * table has it) the two tiles' values alternately. Bit for bit. */
+static void test_pack_store_short_runs(void **state)
+{
+	TEST_ALL_ISAS(isas);
+	struct th_rng rng;
+	int tables = 0, failures = 0;
+	const uint64_t seed = 0x5a17;
+	(void)state;
+	th_rng_seed(&rng, seed);
+	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+		if (!onnxrun__isa_supported(isas[ii]))
+			continue;
+		onnxrun__isa_set(isas[ii]);
+		const struct onnxrun__kernels *kt = onnxrun__kernels_current();
+		tables++;
+		for (int trial = 0; trial < 600 && failures < 5; trial++) {
+			struct onnxrun__kpanel kp;
+			struct onnxrun__krun runs[32];
+			struct onnxrun__kcopy cp[6 * 32];
+			const int64_t v = rnd(&rng, 0, 2), nr = kt->gemm->nr[v], cnt = rnd(&rng, 1, nr);
+			const int64_t nt = rnd(&rng, 1, 6), cg = rnd(&rng, 1, 4), in_sp = 300, lmax = rnd(&rng, 1, 16);
+			const bool continuing = rnd(&rng, 0, 2) > 0;
+			int64_t nrun = 0;
+			for (int64_t col = 0; col < cnt; nrun++) {
+				const int64_t len = rnd(&rng, 1, lmax < cnt - col ? lmax : cnt - col);
+				runs[nrun].col = col;
+				runs[nrun].len = len;
+				runs[nrun].yoff = 0;
+				col += len;
+			}
+			for (int64_t t = 0; t < nt; t++) {
+				/* continuing: lane L of the panel reads x at base + L (a run may start in
+				 * another image: a new base) */
+				int64_t base = rnd(&rng, 0, in_sp - nr);
+				for (int64_t r = 0; r < nrun; r++) {
+					struct onnxrun__kcopy *c = &cp[t * nrun + r];
+					const int64_t len = runs[r].len, zlo = rnd(&rng, 0, 3) ? 0 : rnd(&rng, 0, len);
+					const int64_t n = rnd(&rng, 0, 3) ? len - zlo : rnd(&rng, 0, len - zlo);
+					if (!continuing || rnd(&rng, 0, 3) == 0)
+						base = rnd(&rng, 0, in_sp - nr);
+					c->zlo = (onnxrun__kcount)zlo;
+					c->n = (onnxrun__kcount)n;
+					c->zhi = (onnxrun__kcount)(len - zlo - n);
+					c->src = n ? base + runs[r].col + zlo : -1;
+				}
+			}
+			kp.cg = cg;
+			kp.in_sp = in_sp;
+			kp.out_sp = 1;
+			kp.sl = 1;
+			kp.stream = false;
+			const size_t nb = (size_t)(cg * nt * nr);
+			float *x = malloc((size_t)(cg * in_sp) * sizeof *x), *bp = malloc(nb * sizeof *bp),
+			      *ref = malloc(nb * sizeof *ref);
+			assert_true(x && bp && ref);
+			for (int64_t e = 0; e < cg * in_sp; e++)
+				x[e] = e % 11 == 5 ? -0.0f : th_rng_float(&rng);
+			for (size_t e = 0; e < nb; e++)
+				bp[e] = ref[e] = cnt < nr ? 0.0f : NAN; /* the phase path clears a short panel */
+			for (int64_t c = 0; c < cg; c++)
+				for (int64_t t = 0; t < nt; t++)
+					for (int64_t r = 0; r < nrun; r++) {
+						const struct onnxrun__kcopy *q = &cp[t * nrun + r];
+						float *row = ref + (c * nt + t) * nr + runs[r].col;
+						for (int64_t e = 0; e < runs[r].len; e++)
+							row[e] = e >= q->zlo && e < q->zlo + q->n ? x[c * in_sp + q->src + e - q->zlo] : 0.0f;
+					}
+			kt->phase.pack(&kp, x, nt, nr, runs, nrun, cp, bp);
+			if (memcmp(bp, ref, nb * sizeof *bp)) {
+				failures++;
+				print_message("%s: pack differs from the reference: seed 0x%llx trial %d nr=%lld runs=%lld nt=%lld\n",
+				              kt->name, (unsigned long long)seed, trial, (long long)nr, (long long)nrun, (long long)nt);
+			}
+			/* store: the same runs at gaps of 0 to 2 outputs, stride 1 to 4 */
+			const int64_t sl = rnd(&rng, 1, 4), mr = rnd(&rng, 1, kt->gemm->mr_max), ydelta = rnd(&rng, 0, 3);
+			const bool with_bias = rnd(&rng, 0, 1);
+			int64_t yoff = 0;
+			for (int64_t r = 0; r < nrun; r++) {
+				runs[r].yoff = yoff;
+				yoff += (runs[r].len - 1) * sl + 1 + rnd(&rng, 0, 2);
+			}
+			kp.sl = sl;
+			kp.out_sp = yoff + ydelta + rnd(&rng, 0, 5);
+			const size_t ny = (size_t)(2 * mr * kp.out_sp);
+			float *tile = malloc((size_t)(mr * nr) * sizeof *tile), *bias = malloc((size_t)mr * sizeof *bias);
+			float *y = malloc(ny * sizeof *y), *yref = malloc(ny * sizeof *yref);
+			assert_true(tile && bias && y && yref);
+			for (int64_t e = 0; e < mr * nr; e++)
+				tile[e] = e % 7 == 3 ? -0.0f : th_rng_float(&rng);
+			for (int64_t e = 0; e < mr; e++)
+				bias[e] = th_rng_float(&rng);
+			for (size_t e = 0; e < ny; e++)
+				y[e] = yref[e] = (float)e;
+			for (int64_t i = 0; i < mr; i++)
+				for (int64_t r = 0; r < nrun; r++)
+					for (int64_t e = 0; e < runs[r].len; e++)
+						yref[i * kp.out_sp + ydelta + runs[r].yoff + e * sl] =
+							tile[i * nr + runs[r].col + e] + (with_bias ? bias[i] : 0.0f);
+			kt->phase.store(&kp, tile, nr, mr, runs, nrun, y, ydelta, with_bias ? bias : NULL);
+			if (memcmp(y, yref, ny * sizeof *y)) {
+				failures++;
+				print_message("%s: store differs from the reference: seed 0x%llx trial %d nr=%lld runs=%lld sl=%lld "
+				              "mr=%lld\n", kt->name, (unsigned long long)seed, trial, (long long)nr, (long long)nrun,
+				              (long long)sl, (long long)mr);
+			}
+			/* store_pair: a second tile's values right after each of the first's (stride 2) */
+			if (kt->phase.store_pair) {
+				float *tile1 = malloc((size_t)(mr * nr) * sizeof *tile1);
+				assert_non_null(tile1);
+				for (int64_t e = 0; e < mr * nr; e++)
+					tile1[e] = e % 5 == 1 ? -0.0f : th_rng_float(&rng);
+				yoff = 0;
+				for (int64_t r = 0; r < nrun; r++) {
+					runs[r].yoff = yoff;
+					yoff += 2 * runs[r].len + rnd(&rng, 0, 2);
+				}
+				kp.sl = 2;
+				kp.out_sp = yoff + ydelta + rnd(&rng, 0, 5);
+				const size_t np2 = (size_t)(2 * mr * kp.out_sp);
+				float *y2 = malloc(np2 * sizeof *y2), *y2ref = malloc(np2 * sizeof *y2ref);
+				assert_true(y2 && y2ref);
+				for (size_t e = 0; e < np2; e++)
+					y2[e] = y2ref[e] = (float)e;
+				for (int64_t i = 0; i < mr; i++)
+					for (int64_t r = 0; r < nrun; r++)
+						for (int64_t e = 0; e < runs[r].len; e++) {
+							float *d = y2ref + i * kp.out_sp + ydelta + runs[r].yoff + 2 * e;
+							d[0] = tile[i * nr + runs[r].col + e] + (with_bias ? bias[i] : 0.0f);
+							d[1] = tile1[i * nr + runs[r].col + e] + (with_bias ? bias[i] : 0.0f);
+						}
+				kt->phase.store_pair(&kp, tile, tile1, nr, mr, runs, nrun, y2, ydelta, with_bias ? bias : NULL);
+				if (memcmp(y2, y2ref, np2 * sizeof *y2)) {
+					failures++;
+					print_message("%s: store_pair differs from the reference: seed 0x%llx trial %d nr=%lld runs=%lld "
+					              "mr=%lld\n", kt->name, (unsigned long long)seed, trial, (long long)nr,
+					              (long long)nrun, (long long)mr);
+				}
+				free(tile1);
+				free(y2);
+				free(y2ref);
+			}
+			free(x);
+			free(bp);
+			free(ref);
+			free(tile);
+			free(bias);
+			free(y);
+			free(yref);
+		}
+	}
+	onnxrun__isa_set(TEST_BEST_ISA);
+	print_message("pack and store on short runs checked in %d kernel tables, %d failures\n", tables, failures);
+	assert_int_equal(failures, 0);
+}
+
 /* The table's store_lines against sl calls of its store, bit for bit (bias or none: -0.0 +
  * 0.0 included), strides 3 to 16, runs of 1 to 32 positions at any output offset, mr 1 to
  * mr_max rows, plain and streamed outputs. */
@@ -1106,6 +1267,7 @@ int main(void)
 		cmocka_unit_test(test_staged_whole_rows),
 		cmocka_unit_test(test_remainder_panels),
 		cmocka_unit_test(test_line_stores),
+		cmocka_unit_test(test_pack_store_short_runs),
 		cmocka_unit_test(test_store_lines_kernel),
 		cmocka_unit_test(test_window_tiles),
 		cmocka_unit_test(test_window_tile_out),

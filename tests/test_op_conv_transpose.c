@@ -1776,7 +1776,7 @@ static bool check_border(struct onnxrun_env *env, struct cfg *c, enum onnxrun__i
 		entry_case_end(&k);
 		return true;
 	}
-	assert_int_equal(onnxrun__convt_pack_with_border(env, &k.g, k.w->data, CONVT_LAYOUT_PHASE, NULL, &pk), ONNXRUN_OK);
+	assert_int_equal(onnxrun__convt_pack_with_border(env, &k.g, k.w->data, CONVT_LAYOUT_PHASE, NULL, NULL, &pk), ONNXRUN_OK);
 	const int64_t planned = onnxrun__convt_phase_fmas(env, &k.g, pk, &splits);
 	const int64_t want = spec_fmas(c, splits), dense = spec_fmas(c, false);
 	if (planned != want || (splits && planned >= dense)) {
@@ -1792,7 +1792,7 @@ static bool check_border(struct onnxrun_env *env, struct cfg *c, enum onnxrun__i
 	for (int a = 0; a < c->n; a++)
 		lt[0].shape.dims[2 + a] = -1;
 	assert_int_equal(onnxrun__convt_geom_make(&k.t.node, lt, k.n_in, &gl, &err), ONNXRUN_OK);
-	assert_int_equal(onnxrun__convt_pack_with_border(env, &gl, k.w->data, CONVT_LAYOUT_PHASE, NULL, &pk_load), ONNXRUN_OK);
+	assert_int_equal(onnxrun__convt_pack_with_border(env, &gl, k.w->data, CONVT_LAYOUT_PHASE, NULL, NULL, &pk_load), ONNXRUN_OK);
 	for (int load = 0; load < 2 && ok; load++) {
 		void *first = malloc(k.y->nbytes);
 		assert_non_null(first);
@@ -1886,10 +1886,56 @@ static void test_border_dcgan_shape(void **state)
 	onnxrun__isa_set(TEST_BEST_ISA);
 }
 
+/* Classes of several phases stored in pairs (phase.c, pair_classes): k2 s2 on the axes
+ * before the last puts all their residues in one class per last-axis residue, and k4 s2 p1
+ * on the last axis makes those two classes' outputs interleave; on one thread each phase
+ * of the one class is stored with its mate of the other (on more threads they stay apart).
+ * 2-D and 3-D, against the reference and bitwise the same on 1, 2 and 3 threads. */
+static void test_phase_class_pairs(void **state)
+{
+	struct fixture *f = *state;
+	TEST_ALL_ISAS(isas);
+	for (int n = 2; n <= 3; n++) {
+		struct cfg c;
+		memset(&c, 0, sizeof c);
+		c.seed = 0x9a1 + (uint64_t)n;
+		c.n = n;
+		c.dt = ONNXRUN_DTYPE_FLOAT;
+		c.opset = 11;
+		c.mode = MODE_PADS;
+		c.bias = 1;
+		c.batch = 3;
+		c.group = 1;
+		c.cg = 6;
+		c.mg = 13;
+		for (int a = 0; a < n; a++) {
+			const bool last = a == n - 1;
+			c.in[a] = last ? 7 : 3 + a;
+			c.k[a] = last ? 4 : 2;
+			c.s[a] = 2;
+			c.d[a] = 1;
+			c.pads[a] = c.pads[n + a] = last ? 1 : 0;
+		}
+		ref_geometry(&c);
+		for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+			int64_t compared = 0;
+			int split = 0, ran = 0;
+			if (!onnxrun__isa_supported(isas[ii]))
+				continue;
+			onnxrun__isa_set(isas[ii]);
+			if (!check_border(f->env, &c, isas[ii], &compared, &split, &ran))
+				fail_msg("class pairs, seed 0x%llx, isa %d", (unsigned long long)c.seed, (int)isas[ii]);
+			assert_true(ran > 0);
+		}
+	}
+	onnxrun__isa_set(TEST_BEST_ISA);
+}
+
 /* Border weights packed at load (X's sizes unknown) are kept when X's inferred type is
  * known and its run splits (8 images of 4x4 at k4 s2 p1), dropped when it would not (one
  * 128x128 image: its border rows are under 1% of the work on any ISA's panel width, below
- * the split's 3%; one 8x8 image splits with NEON's 16-wide panels, not AVX-512's 32). */
+ * the split's 3%; one 8x8 image splits with NEON's 16-wide panels, not AVX-512's 32); given
+ * X's concrete sizes before packing, those of the 128x128 image are not packed at all. */
 static void test_border_trim(void **state)
 {
 	struct fixture *f = *state;
@@ -1923,13 +1969,27 @@ static void test_border_trim(void **state)
 		lt[0].shape.dims[0] = 1;
 		lt[0].shape.dims[2] = lt[0].shape.dims[3] = -1;
 		assert_int_equal(onnxrun__convt_geom_make(&k.t.node, lt, k.n_in, &gl, &err), ONNXRUN_OK);
-		assert_int_equal(onnxrun__convt_pack_with_border(f->env, &gl, k.w->data, CONVT_LAYOUT_PHASE, NULL, &pk), ONNXRUN_OK);
+		assert_int_equal(onnxrun__convt_pack_with_border(f->env, &gl, k.w->data, CONVT_LAYOUT_PHASE, NULL, NULL, &pk), ONNXRUN_OK);
 		assert_non_null(pk->border);
 		assert_int_equal(onnxrun__convt_border_trim(f->env, &k.t.node, k.in, k.n_in, pk), ONNXRUN_OK);
 		if (img)
 			assert_null(pk->border);
 		else
 			assert_non_null(pk->border);
+		onnxrun__convt_packed_free(pk);
+		/* the same decision before packing, given X's concrete sizes: the 128x128 image's
+		 * border weights never packed, the batch's packed and used by its run */
+		pk = NULL;
+		assert_int_equal(onnxrun__convt_pack_with_border(f->env, &gl, k.w->data, CONVT_LAYOUT_PHASE, &k.g, NULL, &pk),
+		                 ONNXRUN_OK);
+		if (img) {
+			assert_null(pk->border);
+		} else {
+			struct onnxrun__convt_border_run run;
+			assert_non_null(pk->border);
+			assert_int_equal(onnxrun__convt_border_plan(f->env, &k.g, pk, &run), 1);
+			onnxrun__free(f->env, run.box);
+		}
 		onnxrun__convt_packed_free(pk);
 		entry_case_end(&k);
 	}
@@ -2196,6 +2256,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_border_vs_reference, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_border_dcgan_shape, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_border_trim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_phase_class_pairs, setup, teardown),
 #endif
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,9 +13,76 @@
 
 ONNXRUN__HIDDEN extern const struct onnxrun__gemm_kernels onnxrun__gemm_avx512;
 
+/* Most taps and reads per 16 lanes that pack_parts plans (its plan is on the stack). */
+#define PARTS_TAPS 64
+#define PARTS 4
+
+/* Several short runs per panel row whose reads continue one another in x (a batch of small
+ * images: a grid row is a few positions, an image's rows follow one another in x): each 16
+ * lanes of a row are up to PARTS masked loads merged into one vector (lanes outside x or
+ * outside the runs zero), one per distinct x offset of lane 0 among the runs there, then one
+ * whole store; a run per masked load and masked store where runs are not merged (dcgan_b8's
+ * interior: 8 runs of 4 per 32 lanes against 2 loads per 16). The same floats as pack's
+ * other loops. False (nothing written) when a row needs more reads or the panel is not
+ * whole vectors. */
+static T512 bool pack_parts(const struct onnxrun__kpanel *kp, const float *xg, int64_t nt, int64_t nr,
+                            const struct onnxrun__krun *runs, int64_t nrun, const struct onnxrun__kcopy *cp, float *bp)
+{
+	int64_t base[PARTS_TAPS][2][PARTS];
+	uint16_t mask[PARTS_TAPS][2][PARTS];
+	int np[PARTS_TAPS][2];
+	const int nh = (int)(nr / 16);
+	int most = 0;
+	if (nr % 16 || nh > 2 || nt > PARTS_TAPS)
+		return false;
+	for (int64_t t = 0; t < nt; t++) {
+		const struct onnxrun__kcopy *ct = cp + t * nrun;
+		np[t][0] = np[t][1] = 0;
+		for (int64_t s = 0; s < nrun; s++) {
+			const int64_t lo = runs[s].col + ct[s].zlo, hi = lo + ct[s].n;
+			if (ct[s].n == 0)
+				continue;
+			for (int h = 0; h < nh; h++) {
+				const int64_t a = lo > 16 * h ? lo : 16 * h, e = hi < 16 * h + 16 ? hi : 16 * h + 16;
+				const int64_t b = ct[s].src - lo + 16 * h; /* x offset of lane 16h */
+				int i = 0;
+				if (a >= e)
+					continue;
+				while (i < np[t][h] && base[t][h][i] != b)
+					i++;
+				if (i == np[t][h]) {
+					if (i == PARTS)
+						return false;
+					base[t][h][i] = b;
+					mask[t][h][i] = 0;
+					np[t][h]++;
+				}
+				mask[t][h][i] |= (uint16_t)(((1u << (e - a)) - 1) << (a - 16 * h));
+			}
+		}
+		most = np[t][0] > most ? np[t][0] : most;
+		most = nh > 1 && np[t][1] > most ? np[t][1] : most;
+	}
+	if (2 * most > nrun) /* not fewer reads than runs: the run loop */
+		return false;
+	for (int64_t c = 0; c < kp->cg; c++) {
+		const float *xc = xg + c * kp->in_sp;
+		for (int64_t t = 0; t < nt; t++) {
+			float *row = bp + (c * nt + t) * nr;
+			for (int h = 0; h < nh; h++) {
+				__m512 v = _mm512_setzero_ps();
+				for (int i = 0; i < np[t][h]; i++)
+					v = _mm512_mask_loadu_ps(v, (__mmask16)mask[t][h][i], xc + base[t][h][i]);
+				_mm512_storeu_ps(row + 16 * h, v);
+			}
+		}
+	}
+	return true;
+}
+
 /* A run of at most 16 positions (short rows: small spatial sizes, 3-D) is one masked load
- * (zeros outside x, never touching memory there) and one masked store; longer ones go
- * through the generic loops. */
+ * (zeros outside x, never touching memory there) and one masked store, or merged with the
+ * runs that continue it in x (pack_parts); longer ones go through the generic loops. */
 static T512 void pack(const struct onnxrun__kpanel *kp, const float *xg, int64_t nt, int64_t nr,
                       const struct onnxrun__krun *runs, int64_t nrun, const struct onnxrun__kcopy *cp, float *bp)
 {
@@ -26,6 +93,8 @@ static T512 void pack(const struct onnxrun__kpanel *kp, const float *xg, int64_t
 		generic_pack(kp, xg, nt, nr, runs, nrun, cp, bp);
 		return;
 	}
+	if (pack_parts(kp, xg, nt, nr, runs, nrun, cp, bp))
+		return;
 	for (int64_t c = 0; c < kp->cg; c++) {
 		const float *xc = xg + c * kp->in_sp;
 		for (int64_t t = 0; t < nt; t++) {
@@ -85,7 +154,8 @@ static T512 void pack_halves(const struct onnxrun__kpanel *kp, int64_t nt, const
 }
 
 /* Stride 1 is a vector add + store; strides 2 and 4 spread 16/sl tile values over a
- * 16-float window (permute) and write only the phase's lanes (masked store). */
+ * 16-float window (permute) and write only the phase's lanes (masked store), the last
+ * window of a run with fewer lanes. */
 static T512 void store(const struct onnxrun__kpanel *kp, const float *tile, int64_t nr, int64_t mr,
                        const struct onnxrun__krun *runs, int64_t nrun, float *y, int64_t ydelta, const float *bias)
 {
@@ -112,8 +182,12 @@ static T512 void store(const struct onnxrun__kpanel *kp, const float *tile, int6
 				v = _mm512_add_ps(_mm512_permutexvar_ps(spread, v), b);
 				_mm512_mask_storeu_ps(d, lanes, v);
 			}
-			for (; e < len; e++, d += sl)
-				d[0] = t[e] + (bias ? bias[i] : 0.0f);
+			if (e < len) { /* the last < 16/sl values (short runs: small grids), masked */
+				const int64_t rem = len - e;
+				__m512 v = _mm512_maskz_loadu_ps((__mmask16)((1u << rem) - 1), t + e);
+				v = _mm512_add_ps(_mm512_permutexvar_ps(spread, v), b);
+				_mm512_mask_storeu_ps(d, (__mmask16)(lanes & ((1u << ((rem - 1) * sl + 1)) - 1)), v);
+			}
 		}
 	}
 	/* the next m-panel's output lines, for writing: hides the read-for-ownership misses */

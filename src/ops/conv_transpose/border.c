@@ -238,15 +238,54 @@ enum onnxrun_status onnxrun__convt_border_pack(struct onnxrun__convt_packed *pk,
 	return st ? st : cancelled ? ONNXRUN_ERROR_CANCELLED : ONNXRUN_OK;
 }
 
+/* Whether concrete g's run on phase-layout pk's taps splits by the rule (its grid leaves out
+ * padded taps and saves at least MIN_SAVED in whole panels): 1 with *box (the caller frees
+ * it), 0 when not, -1 when out of memory. Whether the border weights fit is the caller's. */
+static int run_boxes(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
+                     const struct onnxrun__convt_packed *pk, int64_t **box)
+{
+	const struct onnxrun__convt_taps *t = &pk->taps;
+	convt_real cost_dense, cost_split;
+	*box = NULL;
+	if (pk->layout != CONVT_LAYOUT_PHASE || !g->concrete || g->n != t->n || g->n < 2)
+		return 0;
+	if (!(*box = onnxrun__malloc(env, (size_t)(JOBS * t->s[0] * 2) * sizeof **box)))
+		return -1;
+	bool ok = axis_boxes(t, g->in[0], g->out[0], g->pad_begin[0], *box);
+	if (ok) {
+		split_costs(g, t, *box, pk->kern->nr[0], &cost_dense, &cost_split);
+		ok = cost_split <= ((convt_real)1 - (convt_real)MIN_SAVED) * cost_dense;
+	}
+	if (!ok) {
+		onnxrun__free(env, *box);
+		*box = NULL;
+	}
+	return ok;
+}
+
 enum onnxrun_status onnxrun__convt_pack_with_border(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
                                                     const void *w, enum convt_layout layout,
+                                                    const struct onnxrun__convt_geom *run,
                                                     struct onnxrun_op_context *stop,
                                                     struct onnxrun__convt_packed **out)
 {
 	const enum onnxrun_status st = onnxrun__convt_pack_stoppable(env, g, w, layout, stop, out);
 	enum onnxrun_status bst;
+	int64_t *box;
 	if ((st && st != ONNXRUN_ERROR_CANCELLED) || !*out || layout != CONVT_LAYOUT_PHASE)
 		return st;
+	/* the one run known at load does not split: no border weights to pack and drop */
+	if (run && run->concrete) {
+		const int split = run_boxes(env, run, *out, &box);
+		onnxrun__free(env, box);
+		if (split < 0) {
+			onnxrun__convt_packed_free(*out);
+			*out = NULL;
+			return ONNXRUN_ERROR_OUT_OF_MEMORY;
+		}
+		if (!split)
+			return st;
+	}
 	/* also when stopped: allocated in full, as the run that measures the workspace needs */
 	if ((bst = onnxrun__convt_border_pack(*out, g, w, stop)) && bst != ONNXRUN_ERROR_CANCELLED) {
 		onnxrun__convt_packed_free(*out);
@@ -270,18 +309,14 @@ int onnxrun__convt_border_plan(const struct onnxrun_env *env, const struct onnxr
 {
 	const struct onnxrun__convt_taps *t = &pk->taps;
 	int64_t *box;
-	convt_real cost_dense, cost_split;
 	memset(run, 0, sizeof *run);
-	if (!pk->border || !g->concrete || g->n != t->n || g->n < 2)
+	if (!pk->border)
 		return 0;
 	const int64_t s0 = t->s[0];
-	if (!(box = onnxrun__malloc(env, (size_t)(JOBS * s0 * 2) * sizeof *box)))
+	const int rule = run_boxes(env, g, pk, &box);
+	if (rule < 0)
 		return -1;
-	bool ok = axis_boxes(t, g->in[0], g->out[0], g->pad_begin[0], box);
-	if (ok) {
-		split_costs(g, t, box, pk->kern->nr[0], &cost_dense, &cost_split);
-		ok = cost_split <= ((convt_real)1 - (convt_real)MIN_SAVED) * cost_dense;
-	}
+	bool ok = rule > 0;
 	for (int j = 0; j < JOBS && ok; j++)
 		for (int64_t r = 0; r < s0 && ok; r++) {
 			const struct onnxrun__convt_packed *jp = j ? pk->border->pk[j] : pk;

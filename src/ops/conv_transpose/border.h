@@ -49,11 +49,15 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_border_pack(struct onnxrun__c
                                                                const struct onnxrun__convt_geom *g, const void *w,
                                                                struct onnxrun_op_context *stop);
 /* onnxrun__convt_pack_stoppable, and for the phase layout then onnxrun__convt_border_pack:
- * the weights convt_init prepares. (Weights packed per run, onnxrun__convt_run_packed, have
- * no border jobs: packing.c does not call this file, which calls packing.c.) */
+ * the weights convt_init prepares. run: the concrete geometry of the one run a model with
+ * static shapes makes (X's inferred type), or NULL: when it does not split, no border
+ * weights are packed (not packed and then dropped: the load's peak memory). (Weights packed
+ * per run, onnxrun__convt_run_packed, have no border jobs: packing.c does not call this
+ * file, which calls packing.c.) */
 ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_pack_with_border(const struct onnxrun_env *env,
                                                                    const struct onnxrun__convt_geom *g,
                                                                    const void *w, enum convt_layout layout,
+                                                                   const struct onnxrun__convt_geom *run,
                                                                    struct onnxrun_op_context *stop,
                                                                    struct onnxrun__convt_packed **out);
 ONNXRUN__HIDDEN void onnxrun__convt_border_free(const struct onnxrun_env *env, struct onnxrun__convt_border *b);

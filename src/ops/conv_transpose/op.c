@@ -168,7 +168,19 @@ static enum onnxrun_status convt_init(struct onnxrun_op_context *ctx, void **sta
 		                          "out of memory widening weights to float32");
 	/* stoppable: the load's cancel request and deadline reach init through ctx */
 #ifndef ONNXRUN_BAREMETAL
-	st = onnxrun__convt_pack_with_border(ctx->env, &g, wide ? (const void *)wide : w_bytes, im->layout, ctx, &pk);
+	{
+		/* X's sizes known at load (static shapes): border weights only where that run splits */
+		struct onnxrun_type tx[3];
+		struct onnxrun__convt_geom gx;
+		bool known = false;
+		if (ctx->model && ctx->node->inputs[0] >= 0) {
+			memcpy(tx, types, sizeof tx);
+			onnxrun__value_type(&ctx->model->values[ctx->node->inputs[0]], &tx[0]);
+			known = !onnxrun__convt_geom_make(ctx->node, tx, n, &gx, &scratch_err) && gx.concrete;
+		}
+		st = onnxrun__convt_pack_with_border(ctx->env, &g, wide ? (const void *)wide : w_bytes, im->layout,
+		                                     known ? &gx : NULL, ctx, &pk);
+	}
 #else
 	st = onnxrun__convt_pack_stoppable(ctx->env, &g, wide ? (const void *)wide : w_bytes, im->layout, ctx, &pk);
 #endif

@@ -131,6 +131,7 @@ struct phase_job {
 	int64_t nclass, *classes; /* representatives of the phase classes with positions */
 	bool chunk_major; /* items ordered channel chunk first (choose_order) */
 	int64_t *partner; /* per class: the phase run with it and stored interleaved, or -1 */
+	int64_t *mate;    /* per phase of a class with a partner: the partner's phase stored with it */
 	bool paired;      /* some class has a partner */
 	/* line stores (LINES, line_classes): per class leader phase, how many lines its item
 	 * stores (0: none) and where they start in line_ph (the phases of each line, ordered
@@ -919,17 +920,22 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 					continue;
 				}
 #endif
-				if (ph2 >= 0) { /* ph2's outputs follow ph's along the last axis */
-					const float *a1 = pk->a + grp * pk->a_group + pk->a_off[ph] + aoff * kk;
+				if (ph2 >= 0) { /* each phase's mate in ph2 follows it along the last axis */
 					const int64_t kk2 = j->cg * tp->ntaps[ph2];
-					const float *a2 = pk->a + grp * pk->a_group + pk->a_off[ph2] + aoff * kk2;
-					for (int64_t i = 0; i < np; i++) {
-						panel_gemm(kn, mr, kk, a1, &pn[i], tile);
-						if (pair_fused(j, mr, kk2, a2, &pn2[i], &pn[i], tile, ym, 0, bm))
+					for (int64_t q = ph; q < tp->nphase; q++) {
+						if (j->rep[q] != ph)
 							continue;
-						panel_gemm(kn, mr, kk2, a2, &pn2[i], tile2);
-						kph->store_pair(&j->kp, tile, tile2, kn->nr[pn[i].v], mr, pn[i].runs, pn[i].nseg,
-						                ym, 0, bm);
+						const float *a1 = pk->a + grp * pk->a_group + pk->a_off[q] + aoff * kk;
+						const float *a2 = pk->a + grp * pk->a_group + pk->a_off[j->mate[q]] + aoff * kk2;
+						const int64_t ydelta = j->yres[q] - j->yres[ph];
+						for (int64_t i = 0; i < np; i++) {
+							panel_gemm(kn, mr, kk, a1, &pn[i], tile);
+							if (pair_fused(j, mr, kk2, a2, &pn2[i], &pn[i], tile, ym, ydelta, bm))
+								continue;
+							panel_gemm(kn, mr, kk2, a2, &pn2[i], tile2);
+							kph->store_pair(&j->kp, tile, tile2, kn->nr[pn[i].v], mr, pn[i].runs, pn[i].nseg,
+							                ym, ydelta, bm);
+						}
 					}
 					continue;
 				}
@@ -1013,35 +1019,67 @@ static bool class_single(const struct phase_job *j, int64_t ph)
 	return true;
 }
 
-/* Pairs single-phase classes whose outputs interleave along the last axis (stride 2, the
- * same grid shape, and position p of the second lands right after position p of the first,
- * e.g. k4 s2 p1's residues 1 and 0): one item runs both and stores whole vectors
- * (store_pair_avx512). The first of each pair stays in classes[], the second goes to
- * partner[]. */
-static ONNXRUN__MCU_NOINLINE void pair_classes(struct phase_job *j)
+/* Whether classes p1 and p2 pair (pair_classes) phase by phase: every phase of p1 has the
+ * last-axis residue of p1, every phase of p2 that of p2, and each phase q of p1 one mate of
+ * p2 with q's residues on the other axes (q's outputs at position p then lie right before
+ * the mate's, as p1's before p2's). Writes mate[q] for p1's phases when they do. */
+static bool classes_mate(const struct phase_job *j, int64_t p1, int64_t p2)
+{
+	const struct onnxrun__convt_taps *tp = &j->pk->taps;
+	const int32_t last = j->g->n - 1;
+	int64_t r[S], rq[S], n1 = 0, n2 = 0;
+	for (int64_t q = 0; q < tp->nphase; q++) {
+		if (j->rep[q] != p1 && j->rep[q] != p2)
+			continue;
+		if (j->rlast[q] != j->rlast[j->rep[q]])
+			return false;
+		if (j->rep[q] == p2) {
+			n2++;
+			continue;
+		}
+		n1++;
+		convt_phase_residues(tp, q, r);
+		j->mate[q] = -1;
+		for (int64_t q2 = 0; q2 < tp->nphase && j->mate[q] < 0; q2++) {
+			if (j->rep[q2] != p2)
+				continue;
+			convt_phase_residues(tp, q2, rq);
+			if (!memcmp(r, rq, (size_t)last * sizeof(int64_t)))
+				j->mate[q] = q2;
+		}
+		if (j->mate[q] < 0)
+			return false;
+	}
+	return n1 == n2; /* and the mates distinct: one per residue set of the other axes */
+}
+
+/* Pairs classes whose outputs interleave along the last axis (stride 2, the same grid
+ * shape, and position p of the second lands right after position p of the first, e.g. k4
+ * s2 p1's residues 1 and 0; with several phases each, phase by phase: classes_mate): one
+ * item runs both and stores whole vectors (store_pair_avx512). The first of each pair stays
+ * in classes[], the second goes to partner[]. Classes of several phases pair on one thread
+ * only: a pair is one item where there were two, items that the threads share (the border
+ * split's interior job of dcgan_b8 has its two classes, one per thread). */
+static ONNXRUN__MCU_NOINLINE void pair_classes(struct phase_job *j, int threads)
 {
 	const struct onnxrun__convt_taps *tp = &j->pk->taps;
 	const int32_t n = j->g->n, last = n - 1;
-	int64_t r1[S], r2[S], kept = 0;
+	int64_t kept = 0;
 	bool gone[PAIR_MAX_CLASSES] = { false };
 	if (tp->s[last] != 2 || j->nclass > PAIR_MAX_CLASSES || j->nclass < 2)
 		return;
 	for (int64_t c1 = 0; c1 < j->nclass; c1++) {
 		const int64_t p1 = j->classes[c1];
-		if (gone[c1] || !class_single(j, p1))
+		if (gone[c1] || (threads > 1 && !class_single(j, p1)))
 			continue;
-		convt_phase_residues(tp, p1, r1);
 		for (int64_t c2 = 0; c2 < j->nclass; c2++) {
 			const int64_t p2 = j->classes[c2];
-			bool ok = c2 != c1 && !gone[c2] && j->partner[c2] < 0 && class_single(j, p2) &&
+			bool ok = c2 != c1 && !gone[c2] && j->partner[c2] < 0 && (threads == 1 || class_single(j, p2)) &&
 			          !memcmp(j->qn + p1 * S, j->qn + p2 * S, (size_t)n * sizeof(int64_t)) &&
 			          !memcmp(j->qlo + p1 * S, j->qlo + p2 * S, (size_t)last * sizeof(int64_t));
-			convt_phase_residues(tp, p2, r2);
-			for (int32_t a = 0; a < last && ok; a++)
-				ok = r1[a] == r2[a];
 			/* o = q*s + r - pad: position p of p2 is one past position p of p1 */
-			ok = ok && (j->qlo[p2 * S + last] - j->qlo[p1 * S + last]) * 2 + r2[last] - r1[last] == 1;
-			if (ok) {
+			ok = ok && (j->qlo[p2 * S + last] - j->qlo[p1 * S + last]) * 2 + j->rlast[p2] - j->rlast[p1] == 1;
+			if (ok && classes_mate(j, p1, p2)) {
 				j->partner[c1] = p2;
 				gone[c2] = true;
 				j->paired = true;
@@ -1685,7 +1723,7 @@ static enum onnxrun_status phase_run(const struct convt_call *c, const struct on
 		j.in_sp *= g->in[a];
 		j.out_sp *= g->out[a];
 	}
-	if (!(buf = onnxrun__calloc(ctx->env, (size_t)(np * (2 * S + 6)), sizeof *buf)))
+	if (!(buf = onnxrun__calloc(ctx->env, (size_t)(np * (2 * S + 7)), sizeof *buf)))
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	j.qlo = buf;
 	j.qn = buf + np * S;
@@ -1714,6 +1752,7 @@ static enum onnxrun_status phase_run(const struct convt_call *c, const struct on
 		if (j.rep[ph] == ph && j.npos[ph])
 			j.classes[j.nclass++] = ph;
 	j.partner = j.classes + np;
+	j.mate = buf + np * (2 * S + 6);
 	for (int64_t cl = 0; cl < j.nclass; cl++)
 		j.partner[cl] = -1;
 	j.kt = pk->kt;
@@ -1724,7 +1763,7 @@ static enum onnxrun_status phase_run(const struct convt_call *c, const struct on
 	}
 #endif
 	if (IN_PLACE && j.kt->phase.store_pair)
-		pair_classes(&j);
+		pair_classes(&j, threads);
 	j.kp.cg = j.cg;
 	j.kp.in_sp = j.in_sp;
 	j.kp.out_sp = j.out_sp;
