@@ -408,14 +408,6 @@ K512W(11) K512W(12)
 			const int64_t n = row->n - off;                                        \
 			const float *const s = row->src + rep * row->src_step + off;           \
 			float *const d = row->dst + rep * row->dst_step + off;                 \
-			if (off == 0) { /* the row's pads */                                   \
-				if (row->lead)                                                 \
-					_mm512_mask_storeu_ps(d - row->lead, (__mmask16)((1u << row->lead) - 1), \
-					                      _mm512_setzero_ps());                    \
-				if (row->trail)                                                \
-					_mm512_mask_storeu_ps(d + row->n, (__mmask16)((1u << row->trail) - 1), \
-					                      _mm512_setzero_ps());                    \
-			}                                                                      \
 			if (n >= 16) {                                                         \
 				_mm512_storeu_ps(d, _mm512_loadu_ps(s));                       \
 				off += 16;                                                     \

@@ -240,15 +240,13 @@ typedef void (*onnxrun__col2im_gather_fn)(const struct onnxrun__kgather *kg, con
 typedef void (*onnxrun__win_store_fn)(const float *tile, int64_t ldt, int64_t s, int64_t n, float *y, float bias);
 
 /* Rows to copy while a tile runs: the next work item's staged rows, so that reading x
- * overlaps the tile's arithmetic. An entry is reps (>= 1) rows of n (>= 1) floats, row i from
+ * overlaps the tile's arithmetic. An entry is reps (>= 1) rows of n floats, row i from
  * src + i*src_step to dst + i*dst_step (a channel's rows, or a staged row of every channel:
- * one entry, not one per row, for the op to list per item); with its first piece, a row also
- * zeroes the lead floats before it and the trail floats after it (0 to 16 each: its pads, in
- * the lines the row writes anyway). */
+ * one entry, not one per row, for the op to list per item). */
 struct onnxrun__win_row {
 	const float *src;
 	float *dst;
-	int64_t n, reps, src_step, dst_step, lead, trail;
+	int64_t n, reps, src_step, dst_step;
 };
 struct onnxrun__win_copy {
 	const struct onnxrun__win_row *row, *end; /* the entries left, row[0] from its row `rep`, */

@@ -52,7 +52,6 @@ struct win_job {
 	int64_t cin, mout, cg, mg, group, rows, kk, a_group;
 	int64_t in[2], out[2], s[2], t[2], pb[2], wlo[2], nw[2];
 	int64_t rs, cs, nb, nbands;
-	bool copy_pads; /* tile_copy writes the rows' pads as it copies them (win_list) */
 	char *scratch;
 	size_t scratch_stride;
 };
@@ -125,13 +124,45 @@ static void win_row_slots(const struct win_job *j, int64_t *zl, int64_t *n)
 
 /* The slots past the staged rows of a band of nbr grid rows that its last panel reads (junk
  * columns, dropped, but read): up to slot `end` of each channel. */
-static inline void win_zero_tail(const struct win_job *j, float *st, int64_t nbr)
+static inline void win_zero_tail(const struct win_job *j, float *st, int64_t nbr, int64_t c0, int64_t c1)
 {
 	const int64_t nr = j->kn->nr[0], from = (nbr + j->t[0] - 1) * j->rs;
 	int64_t end = (nbr * j->rs + nr - 1) / nr * nr + (j->t[0] - 1) * j->rs + j->t[1] - 1;
 	end = end < j->cs ? end : j->cs;
-	for (int64_t c = 0; c < j->cg && end > from; c++)
+	for (int64_t c = c0; c < c1 && end > from; c++)
 		win_zero(st + c * j->cs + from, end - from);
+}
+
+/* The pad slots of staged rows [r0, r1) of channels [c0, c1) zero. */
+static void win_zero_pads(const struct win_job *j, float *st, int64_t c0, int64_t c1, int64_t r0, int64_t r1)
+{
+	const int64_t rs = j->rs;
+	int64_t zl, n;
+	win_row_slots(j, &zl, &n);
+	for (int64_t c = c0; c < c1; c++) {
+		float *dc = st + c * j->cs;
+		for (int64_t r = r0; r < r1; r++) {
+			win_zero(dc + r * rs, zl);
+			win_zero(dc + r * rs + zl + n, rs - zl - n);
+		}
+	}
+}
+
+/* Prefetches for writing the lines of the pad slots win_zero_pads(j, st, c0, c1, 0, rows) and
+ * win_zero_tail(j, st, j->nb, c0, c1) write. */
+static void win_prefetch_pads(const struct win_job *j, float *st, int64_t c0, int64_t c1, int64_t rows)
+{
+	int64_t zl, n;
+	win_row_slots(j, &zl, &n);
+	for (int64_t c = c0; c < c1; c++) {
+		float *dc = st + c * j->cs;
+		for (int64_t r = 0; r < rows; r++) {
+			__builtin_prefetch(dc + r * j->rs, 1);
+			if (zl + n < j->rs)
+				__builtin_prefetch(dc + r * j->rs + zl + n, 1);
+		}
+		__builtin_prefetch(dc + rows * j->rs, 1);
+	}
 }
 
 /* A thread's staged rows before its first item: the pad slots of every row zero, and the
@@ -140,17 +171,8 @@ static inline void win_zero_tail(const struct win_job *j, float *st, int64_t nbr
  * copy only x's values. */
 static void win_stage_init(const struct win_job *j, float *st)
 {
-	const int64_t rs = j->rs, rows = j->nb + j->t[0] - 1;
-	int64_t zl, n;
-	win_row_slots(j, &zl, &n);
-	for (int64_t c = 0; c < j->cg; c++) {
-		float *dc = st + c * j->cs;
-		for (int64_t r = 0; r < rows; r++) {
-			win_zero(dc + r * rs, zl);
-			win_zero(dc + r * rs + zl + n, rs - zl - n);
-		}
-	}
-	win_zero_tail(j, st, j->nb);
+	win_zero_pads(j, st, 0, j->cg, 0, j->nb + j->t[0] - 1);
+	win_zero_tail(j, st, j->nb, 0, j->cg);
 }
 
 /* Stages rows [from, to) of the band whose first window row is w0 (row sr: x row
@@ -303,7 +325,7 @@ static void win_items(void *arg, int tid, int64_t begin, int64_t end)
 			win_stage_init(j, st);
 		/* a band of fewer rows (the last): the slots past them that its last panel reads */
 		if (nbr < j->nb)
-			win_zero_tail(j, st, nbr);
+			win_zero_tail(j, st, nbr, 0, j->cg);
 		win_stage(j, b, grp, w0, staged, srows, st);
 		for (int64_t p0 = 0; p0 < np; p0 += nr) {
 			const int64_t cnt = np - p0 < nr ? np - p0 : nr;
@@ -334,9 +356,8 @@ static int64_t win_list(const struct win_job *j, int64_t it, float *st, const fl
 	const float *x = j->x + (w.b * j->cin + w.grp * cg) * xs;
 	int64_t zl, n, ents = 0;
 	win_row_slots(j, &zl, &n);
-	const int64_t lead = j->copy_pads ? zl : 0, trail = j->copy_pads ? rs - zl - n : 0;
 	if (w.nbr < j->nb)
-		win_zero_tail(j, st, w.nbr);
+		win_zero_tail(j, st, w.nbr, 0, cg);
 	/* staged rows [0, lo) and [hi, srows) outside x (zero), [lo, sh) shared, [sh, hi) from x */
 	int64_t lo = x0 < 0 ? -x0 : 0, hi = j->in[0] - x0 < srows ? j->in[0] - x0 : srows;
 	lo = lo < srows ? lo : srows;
@@ -357,9 +378,7 @@ static int64_t win_list(const struct win_job *j, int64_t it, float *st, const fl
 				list[ents].n = n;
 				list[ents].reps = cg;
 				list[ents].src_step = shared ? cs : xs;
-				list[ents].dst_step = cs;
-				list[ents].lead = lead;
-				list[ents++].trail = trail;
+				list[ents++].dst_step = cs;
 			}
 			rowend[sr] = ents;
 		}
@@ -372,9 +391,7 @@ static int64_t win_list(const struct win_job *j, int64_t it, float *st, const fl
 			list[ents].n = n;
 			list[ents].reps = sh - lo;
 			list[ents].src_step = rs;
-			list[ents].dst_step = rs;
-			list[ents].lead = lead;
-			list[ents++].trail = trail;
+			list[ents++].dst_step = rs;
 		}
 		if (hi > sh) {
 			list[ents].src = x + c * xs + (x0 + sh) * j->in[1] + clo + zl;
@@ -382,26 +399,19 @@ static int64_t win_list(const struct win_job *j, int64_t it, float *st, const fl
 			list[ents].n = n;
 			list[ents].reps = hi - sh;
 			list[ents].src_step = j->in[1];
-			list[ents].dst_step = rs;
-			list[ents].lead = lead;
-			list[ents++].trail = trail;
+			list[ents++].dst_step = rs;
 		}
 	}
 	return ents;
 }
 
-/* Copies the rows of cp up to list entry `to` (and none past it), with their pads. */
+/* Copies the rows of cp up to list entry `to` (and none past it). */
 static void win_copy_to(struct onnxrun__win_copy *cp, const struct onnxrun__win_row *to)
 {
 	for (; cp->row < to; cp->row++, cp->rep = 0)
-		for (const struct onnxrun__win_row *r = cp->row; cp->rep < r->reps; cp->rep++, cp->off = 0) {
-			float *d = r->dst + cp->rep * r->dst_step;
-			if (!cp->off) {
-				win_zero(d - r->lead, r->lead);
-				win_zero(d + r->n, r->trail);
-			}
-			win_copy_row(d + cp->off, r->src + cp->rep * r->src_step + cp->off, r->n - cp->off);
-		}
+		for (const struct onnxrun__win_row *r = cp->row; cp->rep < r->reps; cp->rep++, cp->off = 0)
+			win_copy_row(r->dst + cp->rep * r->dst_step + cp->off, r->src + cp->rep * r->src_step + cp->off,
+			             r->n - cp->off);
 }
 
 #ifndef ONNXRUN_BAREMETAL
@@ -447,9 +457,10 @@ static int64_t win_segs(const struct win_job *j, int64_t w0, int64_t p0, int64_t
  * its tiles run (tile_copy: a share of the pieces per tile, spread over its k steps), so that
  * the wait on x overlaps the arithmetic. A call's first item lists its own rows first, grid
  * row by grid row, each copied by the time a panel reads it: only the rows of its first panel
- * are copied before any tile. Where the pads are at most 16 floats a side (copy_pads), the
- * copies write them with each row, in lines they write anyway: no loop over the pads of both
- * buffers (cold lines, from L3) before the first tile. */
+ * are copied before any tile. The pads (win_stage_init) are written during the thread's first
+ * item too: the first buffer's rows as its panels come to read them, the second buffer's a
+ * share of the channels before each panel, a few stores between tiles rather than a loop
+ * over both buffers' cold lines before the first tile. */
 static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 {
 	const struct win_job *j = arg;
@@ -469,16 +480,11 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 	cum[0] = 0;
 	win_row_slots(j, &zl, &n);
 	const int64_t per_row = (n + 15) / 16; /* pieces of a listed row */
-	if (last[0] < 0) {
-		if (j->copy_pads) {
-			win_zero_tail(j, stb[0], j->nb);
-			win_zero_tail(j, stb[1], j->nb);
-		} else {
-			win_stage_init(j, stb[0]);
-			win_stage_init(j, stb[1]);
-		}
-		last[0] = 0;
-	}
+	/* last[2]: the rows of stb[0] with their pads (every channel; all of them: and the slots
+	 * past them, win_zero_tail), last[3]: the channels of stb[1] with theirs (every row) */
+	const int64_t srows_max = j->nb + t0 - 1;
+	if (last[0] < 0)
+		last[0] = last[2] = last[3] = 0;
 	int cur = 0;
 #ifndef ONNXRUN_BAREMETAL
 	struct onnxrun__win_seg segs[ONNXRUN__GEMM_NR_MAX];
@@ -512,12 +518,29 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 		for (int64_t e = 0; e < listed; e++)
 			cum[e + 1] = cum[e] + list[e].reps;
 		struct onnxrun__win_copy cp = { list, list + listed, 0, 0, 1, 0 };
-		int64_t tiles = (np + nr - 1) / nr * tiles_per_panel;
+		const int64_t panels = (np + nr - 1) / nr;
+		int64_t tiles = panels * tiles_per_panel;
 		for (int64_t p0 = 0; p0 < np; p0 += nr) {
 			const int64_t cnt = np - p0 < nr ? np - p0 : nr;
 			int64_t need = 0; /* own rows the next panel reads: copied by the end of this one */
 			/* staged rows this panel reads: up to grid row (last column + T1 - 1) / rs, + T0 - 1 */
 			const int64_t sr = (p0 + nr - 1 + j->t[1] - 1) / rs + t0 - 1;
+			if (it == begin && last[2] < (sr < srows ? sr + 1 : srows)) {
+				/* the rows this panel reads, in lines the copy of its own rows then writes */
+				win_zero_pads(j, stb[0], 0, j->cg, last[2], sr < srows ? sr + 1 : srows);
+				last[2] = sr < srows ? sr + 1 : srows;
+				if (last[2] == srows_max)
+					win_zero_tail(j, stb[0], j->nb, 0, j->cg);
+			}
+			if (it == begin && it + 1 < end && last[3] < j->cg) {
+				/* this panel's share of the channels, their lines prefetched during the
+				 * previous panel's tiles; the next share's prefetched now */
+				const int64_t to = (p0 / nr + 1) * j->cg / panels, next = (p0 / nr + 2) * j->cg / panels;
+				win_zero_pads(j, stb[1], last[3], to, 0, srows_max);
+				win_zero_tail(j, stb[1], j->nb, last[3], to);
+				win_prefetch_pads(j, stb[1], to, next < j->cg ? next : j->cg, srows_max);
+				last[3] = to;
+			}
 			if (own) {
 				win_copy_to(&cp, list + rowend[sr < srows ? sr : srows - 1]);
 				const int64_t sn = (p0 + 2 * nr - 1 + j->t[1] - 1) / rs + t0 - 1;
@@ -546,6 +569,11 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 			}
 		}
 		win_copy_to(&cp, cp.end); /* what the tiles left (few k steps per piece) */
+		if (last[2] < srows_max) { /* (a first band of fewer rows) */
+			win_zero_pads(j, stb[0], 0, j->cg, last[2], srows_max);
+			win_zero_tail(j, stb[0], j->nb, 0, j->cg);
+			last[2] = srows_max;
+		}
 		cur ^= 1;
 	}
 }
@@ -612,11 +640,6 @@ static enum onnxrun_status win_compute(const struct convt_call *c, const struct 
 		j.rs -= ov;
 	}
 #endif
-	{
-		int64_t zl, n;
-		win_row_slots(&j, &zl, &n);
-		j.copy_pads = j.tile_copy && zl <= 16 && j.rs - zl - n <= 16;
-	}
 	/* grid rows per band: the staged rows within WIN_STAGE_BYTES, and at least 4 items per
 	 * thread where the rows allow */
 	row_bytes = j.cg * j.rs * (int64_t)sizeof(float);
