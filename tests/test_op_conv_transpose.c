@@ -1608,7 +1608,7 @@ static void random_window_cfg(struct cfg *c, uint64_t seed)
 }
 
 /* random_window_cfg with the last axis' kernel 5-20 times its stride: staged rows with pads
- * of up to 19 floats a side (over 16: written before the items, not by the copies). */
+ * of up to 19 floats a side, and more rows per band than grid rows per panel. */
 static void random_window_long_cfg(struct cfg *c, uint64_t seed)
 {
 	uint64_t s = seed ^ 0x5bd1e995u;
