@@ -827,7 +827,8 @@ static void test_store_lines_kernel(void **state)
  * tile_copy_half[mr - 1] against a double reference of its nr[1] columns and bit for bit
  * against tile_copy[mr - 1]'s first nr[1] columns, both given the same rows to copy: the
  * same pieces copied (and no more), and the copy state left at the same place. k of 1 to
- * 300 steps, B rows at random offsets (any float alignment), mr 1 to mr_max rows. */
+ * 300 steps, B rows at random offsets (any float alignment), mr 1 to mr_max rows, list
+ * entries of 1 to 3 rows at random steps. */
 static void test_window_tiles(void **state)
 {
 #ifdef ONNXRUN_BAREMETAL /* no bare-metal table has window tiles */
@@ -853,8 +854,8 @@ static void test_window_tiles(void **state)
 			const int64_t k = rnd(&rng, 1, 300), mr = rnd(&rng, 1, mrx), nb = 4096, nrows = rnd(&rng, 0, 6);
 			float *a = malloc((size_t)(k * mrx) * sizeof *a), *b = malloc((size_t)nb * sizeof *b);
 			float *c0 = malloc((size_t)(mrx * nr) * sizeof *c0), *c1 = malloc((size_t)(mrx * nr) * sizeof *c1);
-			float *src = malloc(8 * 80 * sizeof *src), *d0 = malloc(8 * 80 * sizeof *d0),
-			      *d1 = malloc(8 * 80 * sizeof *d1);
+			float *src = malloc(8 * 240 * sizeof *src), *d0 = malloc(8 * 240 * sizeof *d0),
+			      *d1 = malloc(8 * 240 * sizeof *d1);
 			onnxrun__krel *rel = malloc((size_t)k * sizeof *rel);
 			struct onnxrun__win_row rows0[8], rows1[8];
 			assert_true(a && b && c0 && c1 && src && d0 && d1 && rel);
@@ -862,39 +863,48 @@ static void test_window_tiles(void **state)
 				a[e] = th_rng_float(&rng);
 			for (int64_t e = 0; e < nb; e++)
 				b[e] = th_rng_float(&rng);
-			for (int64_t e = 0; e < 8 * 80; e++) {
-				src[e] = th_rng_float(&rng);
-				d0[e] = d1[e] = -1.0f;
+			for (int64_t e = 0; e < 8 * 240; e++) {
+				src[e] = th_rng_float(&rng); /* in [-1, 1) */
+				d0[e] = d1[e] = 2.0f;
 			}
 			for (int64_t p = 0; p < k; p++)
 				rel[p] = (onnxrun__krel)(rnd(&rng, 0, nb - nr) * (int64_t)sizeof(float));
 			int64_t total = 0; /* pieces of all rows */
 			for (int64_t r = 0; r < nrows; r++) {
-				const int64_t n = rnd(&rng, 1, 70);
-				rows0[r].src = rows1[r].src = src + r * 80;
-				rows0[r].dst = d0 + r * 80;
-				rows1[r].dst = d1 + r * 80;
+				const int64_t n = rnd(&rng, 1, 70), reps = rnd(&rng, 1, 3);
+				/* entry r's rows i at src + 240r + i*src_step, dst + 240r + i*dst_step */
+				rows0[r].src = rows1[r].src = src + r * 240;
+				rows0[r].dst = d0 + r * 240;
+				rows1[r].dst = d1 + r * 240;
 				rows0[r].n = rows1[r].n = n;
-				total += (n + 15) / 16;
+				rows0[r].reps = rows1[r].reps = reps;
+				rows0[r].src_step = rows1[r].src_step = rnd(&rng, n, 80);
+				rows0[r].dst_step = rows1[r].dst_step = rnd(&rng, n, 80);
+				total += reps * ((n + 15) / 16);
 			}
 			const int64_t pieces = rnd(&rng, 0, total + 2), every = rnd(&rng, 1, k + 1);
-			struct onnxrun__win_copy cp0 = { rows0, rows0 + nrows, 0, pieces, every };
-			struct onnxrun__win_copy cp1 = { rows1, rows1 + nrows, 0, pieces, every };
+			struct onnxrun__win_copy cp0 = { rows0, rows0 + nrows, 0, pieces, every, 0 };
+			struct onnxrun__win_copy cp1 = { rows1, rows1 + nrows, 0, pieces, every, 0 };
 			kt->window->tile_copy[mr - 1](k, a, (const char *)b, rel, c0, nr, &cp0);
 			kt->window->tile_copy_half[mr - 1](k, a, (const char *)b, rel, c1, nr, &cp1);
-			bool bad = cp0.row - rows0 != cp1.row - rows1 || cp0.off != cp1.off || cp0.pieces != cp1.pieces ||
-			           memcmp(d0, d1, 8 * 80 * sizeof *d0);
-			/* the pieces copied: whole rows in order, then part of one */
-			int64_t done = 0, at = 0;
+			bool bad = cp0.row - rows0 != cp1.row - rows1 || cp0.rep != cp1.rep || cp0.off != cp1.off ||
+			           cp0.pieces != cp1.pieces || memcmp(d0, d1, 8 * 240 * sizeof *d0);
+			/* the pieces copied: whole rows in order, then part of one; nothing else written */
+			int64_t done = 0, at = 0, wrote = 0;
 			for (int64_t r = 0; r < nrows && !bad; r++)
-				for (int64_t e = 0; e < rows1[r].n; e += 16, at++) {
-					const bool copied = at < pieces && at < (k + every - 1) / every; /* one after each every steps, the last block too */
-					const int64_t len = rows1[r].n - e < 16 ? rows1[r].n - e : 16;
-					for (int64_t q = 0; q < len; q++)
-						bad |= d1[r * 80 + e + q] != (copied ? src[r * 80 + e + q] : -1.0f);
-					done += copied;
-				}
-			bad |= cp1.pieces != pieces - done;
+				for (int64_t i = 0; i < rows1[r].reps; i++)
+					for (int64_t e = 0; e < rows1[r].n; e += 16, at++) {
+						const bool copied = at < pieces && at < (k + every - 1) / every; /* one after each every steps, the last block too */
+						const int64_t len = rows1[r].n - e < 16 ? rows1[r].n - e : 16;
+						const int64_t so = r * 240 + i * rows1[r].src_step + e, dof = r * 240 + i * rows1[r].dst_step + e;
+						for (int64_t q = 0; q < len; q++)
+							bad |= d1[dof + q] != (copied ? src[so + q] : 2.0f);
+						done += copied;
+						wrote += copied ? len : 0;
+					}
+			for (int64_t e = 0; e < 8 * 240; e++)
+				wrote -= d1[e] != 2.0f;
+			bad |= cp1.pieces != pieces - done || wrote != 0;
 			for (int64_t i = 0; i < mr && !bad; i++)
 				for (int64_t e = 0; e < nh; e++) {
 					double want = 0.0, mag = 0.0;
@@ -968,8 +978,8 @@ static void test_window_tile_out(void **state)
 			float *c = malloc((size_t)(mrx * nr) * sizeof *c);
 			float *y0 = malloc((size_t)ny * sizeof *y0), *y1 = malloc((size_t)ny * sizeof *y1),
 			      *y2 = malloc((size_t)ny * sizeof *y2);
-			float *src = malloc(4 * 80 * sizeof *src), *d0 = malloc(4 * 80 * sizeof *d0),
-			      *d1 = malloc(4 * 80 * sizeof *d1);
+			float *src = malloc(4 * 240 * sizeof *src), *d0 = malloc(4 * 240 * sizeof *d0),
+			      *d1 = malloc(4 * 240 * sizeof *d1);
 			onnxrun__krel *rel = malloc((size_t)k * sizeof *rel);
 			struct onnxrun__win_row rows0[4], rows1[4];
 			struct onnxrun__win_seg seg[4];
@@ -980,7 +990,7 @@ static void test_window_tile_out(void **state)
 				a[e] = th_rng_float(&rng);
 			for (int64_t e = 0; e < nb; e++)
 				b[e] = th_rng_float(&rng);
-			for (int64_t e = 0; e < 4 * 80; e++) {
+			for (int64_t e = 0; e < 4 * 240; e++) {
 				src[e] = th_rng_float(&rng);
 				d0[e] = d1[e] = -1.0f;
 			}
@@ -993,14 +1003,17 @@ static void test_window_tile_out(void **state)
 				bias[g] = th_rng_float(&rng);
 			}
 			for (int64_t r = 0; r < nrows; r++) {
-				rows0[r].src = rows1[r].src = src + r * 80;
-				rows0[r].dst = d0 + r * 80;
-				rows1[r].dst = d1 + r * 80;
+				rows0[r].src = rows1[r].src = src + r * 240;
+				rows0[r].dst = d0 + r * 240;
+				rows1[r].dst = d1 + r * 240;
 				rows0[r].n = rows1[r].n = rnd(&rng, 1, 70);
+				rows0[r].reps = rows1[r].reps = rnd(&rng, 1, 3);
+				rows0[r].src_step = rows1[r].src_step = rnd(&rng, rows0[r].n, 80);
+				rows0[r].dst_step = rows1[r].dst_step = rnd(&rng, rows0[r].n, 80);
 			}
-			const int64_t pieces = rnd(&rng, 0, 12), every = rnd(&rng, 1, k + 1);
-			struct onnxrun__win_copy cp0 = { rows0, rows0 + nrows, 0, pieces, every };
-			struct onnxrun__win_copy cp1 = { rows1, rows1 + nrows, 0, pieces, every };
+			const int64_t pieces = rnd(&rng, 0, 24), every = rnd(&rng, 1, k + 1);
+			struct onnxrun__win_copy cp0 = { rows0, rows0 + nrows, 0, pieces, every, 0 };
+			struct onnxrun__win_copy cp1 = { rows1, rows1 + nrows, 0, pieces, every, 0 };
 			/* runs: columns [cb, cb + len) with gaps, outputs of each at (run r) yg + 100r + q - s*cb */
 			for (int64_t cb = rnd(&rng, 0, 3); cb < ncols && nseg < 4;) {
 				const int64_t len = rnd(&rng, 1, ncols - cb);
@@ -1032,8 +1045,9 @@ static void test_window_tile_out(void **state)
 				for (int64_t r = 0; r < nseg; r++)
 					for (int64_t g = 0; g < groups; g++)
 						kt->window->store(c + g * s * nr + cbs[r], nr, s, lens[r], y2 + yg[g] + r * 100, bias[g]);
-			bool bad = cp0.row - rows0 != cp1.row - rows1 || cp0.off != cp1.off || cp0.pieces != cp1.pieces ||
-			           memcmp(d0, d1, 4 * 80 * sizeof *d0) || memcmp(y0, y1, (size_t)ny * sizeof *y0) ||
+			bool bad = cp0.row - rows0 != cp1.row - rows1 || cp0.rep != cp1.rep || cp0.off != cp1.off ||
+			           cp0.pieces != cp1.pieces || memcmp(d0, d1, 4 * 240 * sizeof *d0) ||
+			           memcmp(y0, y1, (size_t)ny * sizeof *y0) ||
 			           (whole && memcmp(y2, y1, (size_t)ny * sizeof *y0));
 			if (bad) {
 				failures++;

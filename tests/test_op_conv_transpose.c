@@ -1607,6 +1607,23 @@ static void random_window_cfg(struct cfg *c, uint64_t seed)
 	ref_geometry(c);
 }
 
+/* random_window_cfg with the last axis' kernel 5-20 times its stride: staged rows with pads
+ * of up to 19 floats a side, and more rows per band than grid rows per panel. */
+static void random_window_long_cfg(struct cfg *c, uint64_t seed)
+{
+	uint64_t s = seed ^ 0x5bd1e995u;
+	random_window_cfg(c, seed);
+	const int i = c->n - 1;
+	c->k[i] = c->s[i] * rng_int(&s, 5, 20);
+	const int64_t natural = c->s[i] * (c->in[i] - 1) + c->op[i] + c->k[i];
+	const int64_t most = (natural - 1) / 2 < c->k[i] ? (natural - 1) / 2 : c->k[i];
+	c->pads[i] = rng_int(&s, 0, most);
+	c->pads[c->n + i] = rng_int(&s, 0, most);
+	c->os[i] = natural + rng_int(&s, -c->s[i], c->s[i]);
+	c->os[i] = c->os[i] < 1 ? 1 : c->os[i];
+	ref_geometry(c);
+}
+
 /* Runs the window GEMM directly on 1-4 threads (isa already set): where the ISA's
  * tiles take the config (rel tiles of at least mg x phases rows) it must run, match the
  * reference bound, and give the same bits on every thread count; elsewhere it must
@@ -1634,16 +1651,17 @@ static bool check_window(struct onnxrun_env *env, struct cfg *c, enum onnxrun__i
 
 #define N_WINDOW 300
 
-/* Runs configs [1, n] of random_window_cfg (seed base) on every ISA; fails the test on any
- * mismatch, and on a CPU with AVX-512 unless every config ran the entry. */
-static void run_window_configs(struct onnxrun_env *env, uint64_t base, int n)
+/* Runs configs [1, n] of gen (random_window_cfg or random_window_long_cfg; seed base) on
+ * every ISA; fails the test on any mismatch, and on a CPU with AVX-512 unless every config
+ * ran the entry. */
+static void run_window_configs(struct onnxrun_env *env, void (*gen)(struct cfg *, uint64_t), uint64_t base, int n)
 {
 	TEST_ALL_ISAS(isas);
 	int failures = 0, runs = 0, per_rank[3] = { 0 }, grouped = 0, taken = 0;
 	int64_t compared = 0;
 	for (uint64_t seed = 1; seed <= (uint64_t)n && failures < 5; seed++, runs++) {
 		struct cfg c;
-		random_window_cfg(&c, base + seed);
+		gen(&c, base + seed);
 		per_rank[c.n]++;
 		grouped += c.group > 1;
 		for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
@@ -1666,7 +1684,8 @@ static void run_window_configs(struct onnxrun_env *env, uint64_t base, int n)
 static void test_window_vs_reference(void **state)
 {
 	struct fixture *f = *state;
-	run_window_configs(f->env, 0x3d000000, N_WINDOW);
+	run_window_configs(f->env, random_window_cfg, 0x3d000000, N_WINDOW);
+	run_window_configs(f->env, random_window_long_cfg, 0x3f000000, 60);
 }
 
 /* ---- the phase path without padded taps (border.h) ---------------------------------------- */
@@ -2031,7 +2050,8 @@ static void test_window_pads_from_nan_scratch(void **state)
 	const struct onnxrun_allocator nan_heap = { NULL, nan_alloc, nan_free };
 	struct onnxrun_env *env = NULL;
 	assert_int_equal(onnxrun_env_create(&nan_heap, &env), ONNXRUN_OK);
-	run_window_configs(env, 0x3e000000, 100);
+	run_window_configs(env, random_window_cfg, 0x3e000000, 100);
+	run_window_configs(env, random_window_long_cfg, 0x3e800000, 40);
 	onnxrun_env_free(env);
 }
 

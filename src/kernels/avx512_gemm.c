@@ -395,7 +395,7 @@ K512W(11) K512W(12)
 #define WIN_COPY_ACCUMULATE                                                                    \
 	const char *const base1 = base + 64;                                                   \
 	const struct onnxrun__win_row *row = cp->row, *const end = cp->end;                     \
-	int64_t off = cp->off, left = cp->pieces;                                              \
+	int64_t off = cp->off, left = cp->pieces, rep = cp->rep;                               \
 	const int64_t every = cp->every;                                                       \
 	for (int64_t p = 0; p < k;) {                                                          \
 		const int64_t stop = k - p > every ? p + every : k;                            \
@@ -406,24 +406,30 @@ K512W(11) K512W(12)
 		}                                                                              \
 		if (left > 0 && row < end) {                                                   \
 			const int64_t n = row->n - off;                                        \
+			const float *const s = row->src + rep * row->src_step + off;           \
+			float *const d = row->dst + rep * row->dst_step + off;                 \
 			if (n >= 16) {                                                         \
-				_mm512_storeu_ps(row->dst + off, _mm512_loadu_ps(row->src + off)); \
+				_mm512_storeu_ps(d, _mm512_loadu_ps(s));                       \
 				off += 16;                                                     \
 			} else {                                                               \
 				const __mmask16 m = (__mmask16)((1u << n) - 1);                \
-				_mm512_mask_storeu_ps(row->dst + off, m, _mm512_maskz_loadu_ps(m, row->src + off)); \
+				_mm512_mask_storeu_ps(d, m, _mm512_maskz_loadu_ps(m, s));      \
 				off += n;                                                      \
 			}                                                                      \
 			left--;                                                                \
 			if (off == row->n) {                                                   \
-				row++;                                                         \
 				off = 0;                                                       \
+				if (++rep == row->reps) {                                      \
+					row++;                                                 \
+					rep = 0;                                               \
+				}                                                              \
 			}                                                                      \
 		}                                                                              \
 	}                                                                                      \
 	cp->row = row;                                                                         \
 	cp->off = off;                                                                         \
-	cp->pieces = left;
+	cp->pieces = left;                                                                     \
+	cp->rep = rep;
 
 static inline __attribute__((always_inline)) T512 void tile_win_copy(int64_t k, const float *a, const char *base,
                                                                      const onnxrun__krel *rel, float *c,

@@ -239,18 +239,21 @@ typedef void (*onnxrun__col2im_gather_fn)(const struct onnxrun__kgather *kg, con
  *    s*n consecutive outputs, the same bits on every ISA. */
 typedef void (*onnxrun__win_store_fn)(const float *tile, int64_t ldt, int64_t s, int64_t n, float *y, float bias);
 
-/* Rows to copy (n floats from src to dst each) while a tile runs: the next work item's staged
- * rows, so that reading x overlaps the tile's arithmetic. */
+/* Rows to copy while a tile runs: the next work item's staged rows, so that reading x
+ * overlaps the tile's arithmetic. An entry is reps (>= 1) rows of n floats, row i from
+ * src + i*src_step to dst + i*dst_step (a channel's rows, or a staged row of every channel:
+ * one entry, not one per row, for the op to list per item). */
 struct onnxrun__win_row {
 	const float *src;
 	float *dst;
-	int64_t n;
+	int64_t n, reps, src_step, dst_step;
 };
 struct onnxrun__win_copy {
-	const struct onnxrun__win_row *row, *end; /* the rows left, row[0] from float `off` on */
-	int64_t off;
+	const struct onnxrun__win_row *row, *end; /* the entries left, row[0] from its row `rep`, */
+	int64_t off;                              /* float `off` on */
 	int64_t pieces; /* at most this many pieces of 16 floats (fewer at a row's end), one */
 	int64_t every;  /* after each `every` k steps (>= 1); on return, pieces not copied */
+	int64_t rep;
 };
 /*  tile_copy[mr - 1] (optional, NULL: none): tile[mr - 1]'s computation (the same bits), and
  *    meanwhile up to cp->pieces pieces of cp's rows copied, in order; cp is advanced past

@@ -32,6 +32,10 @@
 #define WIN_STAGE_BYTES (256 * 1024)
 /* Rank 1 stages the whole signal as one band: longer ones go to the next entry. */
 #define WIN_STAGE_MAX (2 * 1024 * 1024)
+/* Entries of a thread's copy list (win_list): a call's first item's own rows, one per staged
+ * row, and the next item's, at most two per channel (the rows shared with the band before, the
+ * rows from x). */
+#define WIN_LIST_MAX(j) ((j)->nb + (j)->t[0] - 1 + 2 * (j)->cg)
 
 struct win_job {
 	const float *x, *bias, *a;
@@ -118,23 +122,57 @@ static void win_row_slots(const struct win_job *j, int64_t *zl, int64_t *n)
 	*n = *n > rs - *zl ? rs - *zl : *n < 0 ? 0 : *n;
 }
 
+/* The slots past the staged rows of a band of nbr grid rows that its last panel reads (junk
+ * columns, dropped, but read): up to slot `end` of each channel. */
+static inline void win_zero_tail(const struct win_job *j, float *st, int64_t nbr, int64_t c0, int64_t c1)
+{
+	const int64_t nr = j->kn->nr[0], from = (nbr + j->t[0] - 1) * j->rs;
+	int64_t end = (nbr * j->rs + nr - 1) / nr * nr + (j->t[0] - 1) * j->rs + j->t[1] - 1;
+	end = end < j->cs ? end : j->cs;
+	for (int64_t c = c0; c < c1 && end > from; c++)
+		win_zero(st + c * j->cs + from, end - from);
+}
+
+/* The pad slots of staged rows [r0, r1) of channels [c0, c1) zero. */
+static void win_zero_pads(const struct win_job *j, float *st, int64_t c0, int64_t c1, int64_t r0, int64_t r1)
+{
+	const int64_t rs = j->rs;
+	int64_t zl, n;
+	win_row_slots(j, &zl, &n);
+	for (int64_t c = c0; c < c1; c++) {
+		float *dc = st + c * j->cs;
+		for (int64_t r = r0; r < r1; r++) {
+			win_zero(dc + r * rs, zl);
+			win_zero(dc + r * rs + zl + n, rs - zl - n);
+		}
+	}
+}
+
+/* Prefetches for writing the lines of the pad slots win_zero_pads(j, st, c0, c1, 0, rows) and
+ * win_zero_tail(j, st, j->nb, c0, c1) write. */
+static void win_prefetch_pads(const struct win_job *j, float *st, int64_t c0, int64_t c1, int64_t rows)
+{
+	int64_t zl, n;
+	win_row_slots(j, &zl, &n);
+	for (int64_t c = c0; c < c1; c++) {
+		float *dc = st + c * j->cs;
+		for (int64_t r = 0; r < rows; r++) {
+			__builtin_prefetch(dc + r * j->rs, 1);
+			if (zl + n < j->rs)
+				__builtin_prefetch(dc + r * j->rs + zl + n, 1);
+		}
+		__builtin_prefetch(dc + rows * j->rs, 1);
+	}
+}
+
 /* A thread's staged rows before its first item: the pad slots of every row zero, and the
  * slots past the rows that the last panel's columns read. Nothing writes another value there
  * afterwards (x goes to the slots between the pads, rows move by whole rows), so the items
  * copy only x's values. */
 static void win_stage_init(const struct win_job *j, float *st)
 {
-	const int64_t rs = j->rs, rows = j->nb + j->t[0] - 1;
-	int64_t zl, n;
-	win_row_slots(j, &zl, &n);
-	for (int64_t c = 0; c < j->cg; c++) {
-		float *dc = st + c * j->cs;
-		for (int64_t r = 0; r < rows; r++) {
-			win_zero(dc + r * rs, zl);
-			win_zero(dc + r * rs + zl + n, rs - zl - n);
-		}
-		memset(dc + rows * rs, 0, (size_t)(j->cs - rows * rs) * sizeof *dc);
-	}
+	win_zero_pads(j, st, 0, j->cg, 0, j->nb + j->t[0] - 1);
+	win_zero_tail(j, st, j->nb, 0, j->cg);
 }
 
 /* Stages rows [from, to) of the band whose first window row is w0 (row sr: x row
@@ -161,6 +199,38 @@ static void win_stage(const struct win_job *j, int64_t b, int64_t grp, int64_t w
 	}
 }
 
+/* The runs of a panel's tile columns [0, np) (panel columns p0 + e of a band): each the
+ * columns [cb, cb + len) of one grid row r of the band, window positions w1 = wlo1 + jj ..
+ * + len (the junk columns past a row's nw1 positions left out). */
+struct win_runs {
+	int64_t e, np, r, jj;        /* the walk: next column e, its grid row r and slot jj */
+	int64_t cb, len, row, slot;  /* the run win_run_next found */
+};
+static inline void win_runs_start(const struct win_job *j, int64_t p0, int64_t np, struct win_runs *u)
+{
+	u->e = 0;
+	u->np = np;
+	u->r = p0 / j->rs;
+	u->jj = p0 % j->rs;
+}
+static inline bool win_run_next(const struct win_job *j, struct win_runs *u)
+{
+	while (u->e < u->np) {
+		const int64_t len = j->rs - u->jj < u->np - u->e ? j->rs - u->jj : u->np - u->e;
+		u->cb = u->e;
+		u->row = u->r;
+		u->slot = u->jj;
+		u->e += len;
+		u->r++; /* the next run starts a grid row */
+		u->jj = 0;
+		if (u->slot < j->nw[1]) {
+			u->len = u->slot + len > j->nw[1] ? j->nw[1] - u->slot : len;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Writes tile columns [0, np) (panel columns p0 + e of the band starting at grid row w0)
  * of rows [r0, r0 + mr) to y, + bias. */
 static void win_store(const struct win_job *j, int64_t b, int64_t grp, int64_t w0, int64_t p0, int64_t np,
@@ -168,14 +238,10 @@ static void win_store(const struct win_job *j, int64_t b, int64_t grp, int64_t w
 {
 	const int64_t s0 = j->s[0], s1 = j->s[1], out0 = j->out[0], out1 = j->out[1];
 	const int64_t nr = j->kn->nr[0];
-	for (int64_t e = 0; e < np;) {
-		const int64_t p = p0 + e, r = p / j->rs, jj = p % j->rs;
-		int64_t len = j->rs - jj < np - e ? j->rs - jj : np - e;
-		const int64_t cb = e;
-		e += len;
-		if (jj >= j->nw[1])
-			continue;
-		len = jj + len > j->nw[1] ? j->nw[1] - jj : len;
+	struct win_runs run;
+	win_runs_start(j, p0, np, &run);
+	while (win_run_next(j, &run)) {
+		const int64_t r = run.row, jj = run.slot, cb = run.cb, len = run.len;
 		/* window positions w1 = wlo1 + jj .. + len, outputs s1*w1 - pb1 + rho1 */
 		const int64_t ob = s1 * (j->wlo[1] + jj) - j->pb[1];
 		/* positions [lo, hi) have all s1 outputs in [0, out1): one interleaving store per
@@ -258,9 +324,8 @@ static void win_items(void *arg, int tid, int64_t begin, int64_t end)
 		if (last[0] < 0)
 			win_stage_init(j, st);
 		/* a band of fewer rows (the last): the slots past them that its last panel reads */
-		if (srows < j->nb + t0 - 1)
-			for (int64_t c = 0; c < j->cg; c++)
-				memset(st + c * j->cs + srows * rs, 0, (size_t)((j->nb + t0 - 1 - srows) * rs) * sizeof *st);
+		if (nbr < j->nb)
+			win_zero_tail(j, st, nbr, 0, j->cg);
 		win_stage(j, b, grp, w0, staged, srows, st);
 		for (int64_t p0 = 0; p0 < np; p0 += nr) {
 			const int64_t cnt = np - p0 < nr ? np - p0 : nr;
@@ -277,49 +342,76 @@ static void win_items(void *arg, int tid, int64_t begin, int64_t end)
 
 /* Lists the rows item `it` stages into st (x's values between the pads, win_stage_init):
  * from x, or for the T0 - 1 rows its band shares with the band before, from that band's
- * staged rows at prev (NULL: from x); channel by channel, or with rowend (not NULL) row by row,
- * rowend[sr] then the rows listed up to staged row sr. Writes the rest at once: the rows
- * outside x zero, and for a band of fewer rows (the last) the slots past them that its last
- * panel reads. Returns the rows listed (each win_row_slots' n floats). */
+ * staged rows at prev (NULL: from x); channel by channel (per channel an entry of the shared
+ * rows and one of the rows from x), or with rowend (not NULL) row by row (an entry per staged
+ * row: every channel's), rowend[sr] then the entries listed up to staged row sr. Writes the
+ * rest at once: the rows outside x zero, and for a band of fewer rows (the last) the slots past
+ * them that its last panel reads. Returns the entries listed (rows of win_row_slots' n floats). */
 static int64_t win_list(const struct win_job *j, int64_t it, float *st, const float *prev,
                         struct onnxrun__win_row *list, int64_t *rowend)
 {
 	const struct win_item w = win_item_at(j, it);
-	const int64_t b = w.b, grp = w.grp, w0 = w.w0, t0 = j->t[0], rs = j->rs, cg = j->cg;
-	const int64_t srows = w.nbr + t0 - 1, clo = j->wlo[1] - j->t[1] + 1;
-	const float *x = j->x + (b * j->cin + grp * cg) * j->in[0] * j->in[1];
-	int64_t zl, n, rows = 0;
+	const int64_t t0 = j->t[0], rs = j->rs, cg = j->cg, cs = j->cs, srows = w.nbr + t0 - 1;
+	const int64_t clo = j->wlo[1] - j->t[1] + 1, xs = j->in[0] * j->in[1], x0 = w.w0 - t0 + 1; /* x row of sr 0 */
+	const float *x = j->x + (w.b * j->cin + w.grp * cg) * xs;
+	int64_t zl, n, ents = 0;
 	win_row_slots(j, &zl, &n);
-	if (srows < j->nb + t0 - 1)
-		for (int64_t c = 0; c < cg; c++)
-			memset(st + c * j->cs + srows * rs, 0, (size_t)((j->nb + t0 - 1 - srows) * rs) * sizeof *st);
-	/* (outer, inner): (c, sr) channel by channel, (sr, c) row by row */
-	const int64_t n_out = rowend ? srows : cg, n_in = rowend ? cg : srows;
-	for (int64_t uo = 0; uo < n_out; uo++) {
-		for (int64_t ui = 0; ui < n_in; ui++) {
-			const int64_t c = rowend ? ui : uo, sr = rowend ? uo : ui;
-			const int64_t xr = w0 - t0 + 1 + sr;
-			float *d = st + c * j->cs + sr * rs;
-			if (xr < 0 || xr >= j->in[0])
-				memset(d, 0, (size_t)rs * sizeof *d);
-			else if (n) {
-				list[rows].src = prev && sr < t0 - 1 ? prev + c * j->cs + (j->nb + sr) * rs + zl
-				                                     : x + (c * j->in[0] + xr) * j->in[1] + clo + zl;
-				list[rows].dst = d + zl;
-				list[rows++].n = n;
-			}
-		}
-		if (rowend)
-			rowend[uo] = rows;
+	if (w.nbr < j->nb)
+		win_zero_tail(j, st, w.nbr, 0, cg);
+	/* staged rows [0, lo) and [hi, srows) outside x (zero), [lo, sh) shared, [sh, hi) from x */
+	int64_t lo = x0 < 0 ? -x0 : 0, hi = j->in[0] - x0 < srows ? j->in[0] - x0 : srows;
+	lo = lo < srows ? lo : srows;
+	hi = hi > lo ? hi : lo;
+	const int64_t sh = prev ? (t0 - 1 < lo ? lo : t0 - 1 > hi ? hi : t0 - 1) : lo;
+	for (int64_t c = 0; c < cg; c++) {
+		for (int64_t sr = 0; sr < lo; sr++)
+			win_zero(st + c * cs + sr * rs, rs);
+		for (int64_t sr = hi; sr < srows; sr++)
+			win_zero(st + c * cs + sr * rs, rs);
 	}
-	return rows;
+	if (rowend) {
+		for (int64_t sr = 0; sr < srows; sr++) {
+			if (sr >= lo && sr < hi && n) {
+				const bool shared = sr < sh;
+				list[ents].src = shared ? prev + (j->nb + sr) * rs + zl : x + (x0 + sr) * j->in[1] + clo + zl;
+				list[ents].dst = st + sr * rs + zl;
+				list[ents].n = n;
+				list[ents].reps = cg;
+				list[ents].src_step = shared ? cs : xs;
+				list[ents++].dst_step = cs;
+			}
+			rowend[sr] = ents;
+		}
+		return ents;
+	}
+	for (int64_t c = 0; c < cg && n; c++) {
+		if (sh > lo) {
+			list[ents].src = prev + c * cs + (j->nb + lo) * rs + zl;
+			list[ents].dst = st + c * cs + lo * rs + zl;
+			list[ents].n = n;
+			list[ents].reps = sh - lo;
+			list[ents].src_step = rs;
+			list[ents++].dst_step = rs;
+		}
+		if (hi > sh) {
+			list[ents].src = x + c * xs + (x0 + sh) * j->in[1] + clo + zl;
+			list[ents].dst = st + c * cs + sh * rs + zl;
+			list[ents].n = n;
+			list[ents].reps = hi - sh;
+			list[ents].src_step = j->in[1];
+			list[ents++].dst_step = rs;
+		}
+	}
+	return ents;
 }
 
 /* Copies the rows of cp up to list entry `to` (and none past it). */
 static void win_copy_to(struct onnxrun__win_copy *cp, const struct onnxrun__win_row *to)
 {
-	for (; cp->row < to; cp->row++, cp->off = 0)
-		win_copy_row(cp->row->dst + cp->off, cp->row->src + cp->off, cp->row->n - cp->off);
+	for (; cp->row < to; cp->row++, cp->rep = 0)
+		for (const struct onnxrun__win_row *r = cp->row; cp->rep < r->reps; cp->rep++, cp->off = 0)
+			win_copy_row(r->dst + cp->rep * r->dst_step + cp->off, r->src + cp->rep * r->src_step + cp->off,
+			             r->n - cp->off);
 }
 
 #ifndef ONNXRUN_BAREMETAL
@@ -331,14 +423,10 @@ static int64_t win_segs(const struct win_job *j, int64_t w0, int64_t p0, int64_t
 {
 	const int64_t s0 = j->s[0], s1 = j->s[1], out0 = j->out[0], out1 = j->out[1], groups = j->rows / s1;
 	int64_t ns = 0;
-	for (int64_t e = 0; e < np;) {
-		const int64_t p = p0 + e, r = p / j->rs, jj = p % j->rs;
-		int64_t len = j->rs - jj < np - e ? j->rs - jj : np - e;
-		const int64_t cb = e;
-		e += len;
-		if (jj >= j->nw[1])
-			continue;
-		len = jj + len > j->nw[1] ? j->nw[1] - jj : len;
+	struct win_runs run;
+	win_runs_start(j, p0, np, &run);
+	while (win_run_next(j, &run)) {
+		const int64_t r = run.row, jj = run.slot, cb = run.cb, len = run.len;
 		/* output o = base + q for tile output q = s1*column + rho1 */
 		const int64_t base = s1 * (j->wlo[1] + jj) - j->pb[1] - s1 * cb;
 		const int64_t qlo = s1 * cb > -base ? s1 * cb : -base;
@@ -369,7 +457,10 @@ static int64_t win_segs(const struct win_job *j, int64_t w0, int64_t p0, int64_t
  * its tiles run (tile_copy: a share of the pieces per tile, spread over its k steps), so that
  * the wait on x overlaps the arithmetic. A call's first item lists its own rows first, grid
  * row by grid row, each copied by the time a panel reads it: only the rows of its first panel
- * are copied before any tile. */
+ * are copied before any tile. The pads (win_stage_init) are written during the thread's first
+ * item too: the first buffer's rows as its panels come to read them, the second buffer's a
+ * share of the channels before each panel, a few stores between tiles rather than a loop
+ * over both buffers' cold lines before the first tile. */
 static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 {
 	const struct win_job *j = arg;
@@ -379,19 +470,21 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 	int64_t *last = (int64_t *)(j->scratch + (size_t)tid * j->scratch_stride), zl, n;
 	float *stb[2], *tile;
 	struct onnxrun__win_row *list;
-	int64_t *rowend;
+	int64_t *rowend, *cum;
 	stb[0] = (float *)(last + 16);
 	stb[1] = stb[0] + j->cg * j->cs;
 	tile = stb[1] + j->cg * j->cs;
 	list = (struct onnxrun__win_row *)(tile + mrx * nr);
-	rowend = (int64_t *)(list + 2 * j->cg * (j->nb + t0 - 1));
+	rowend = (int64_t *)(list + WIN_LIST_MAX(j));
+	cum = rowend + (j->nb + t0 - 1); /* cum[e]: the rows of list entries [0, e) */
+	cum[0] = 0;
 	win_row_slots(j, &zl, &n);
 	const int64_t per_row = (n + 15) / 16; /* pieces of a listed row */
-	if (last[0] < 0) {
-		win_stage_init(j, stb[0]);
-		win_stage_init(j, stb[1]);
-		last[0] = 0;
-	}
+	/* last[2]: the rows of stb[0] with their pads (every channel; all of them: and the slots
+	 * past them, win_zero_tail), last[3]: the channels of stb[1] with theirs (every row) */
+	const int64_t srows_max = j->nb + t0 - 1;
+	if (last[0] < 0)
+		last[0] = last[2] = last[3] = 0;
 	int cur = 0;
 #ifndef ONNXRUN_BAREMETAL
 	struct onnxrun__win_seg segs[ONNXRUN__GEMM_NR_MAX];
@@ -422,21 +515,40 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 			const bool follows = (it + 1) % j->nbands == band + 1;
 			listed += win_list(j, it + 1, stb[cur ^ 1], follows ? st : NULL, list + own, NULL);
 		}
-		struct onnxrun__win_copy cp = { list, list + listed, 0, 0, 1 };
-		int64_t tiles = (np + nr - 1) / nr * tiles_per_panel;
+		for (int64_t e = 0; e < listed; e++)
+			cum[e + 1] = cum[e] + list[e].reps;
+		struct onnxrun__win_copy cp = { list, list + listed, 0, 0, 1, 0 };
+		const int64_t panels = (np + nr - 1) / nr;
+		int64_t tiles = panels * tiles_per_panel;
 		for (int64_t p0 = 0; p0 < np; p0 += nr) {
 			const int64_t cnt = np - p0 < nr ? np - p0 : nr;
 			int64_t need = 0; /* own rows the next panel reads: copied by the end of this one */
+			/* staged rows this panel reads: up to grid row (last column + T1 - 1) / rs, + T0 - 1 */
+			const int64_t sr = (p0 + nr - 1 + j->t[1] - 1) / rs + t0 - 1;
+			if (it == begin && last[2] < (sr < srows ? sr + 1 : srows)) {
+				/* the rows this panel reads, in lines the copy of its own rows then writes */
+				win_zero_pads(j, stb[0], 0, j->cg, last[2], sr < srows ? sr + 1 : srows);
+				last[2] = sr < srows ? sr + 1 : srows;
+				if (last[2] == srows_max)
+					win_zero_tail(j, stb[0], j->nb, 0, j->cg);
+			}
+			if (it == begin && it + 1 < end && last[3] < j->cg) {
+				/* this panel's share of the channels, their lines prefetched during the
+				 * previous panel's tiles; the next share's prefetched now */
+				const int64_t to = (p0 / nr + 1) * j->cg / panels, next = (p0 / nr + 2) * j->cg / panels;
+				win_zero_pads(j, stb[1], last[3], to, 0, srows_max);
+				win_zero_tail(j, stb[1], j->nb, last[3], to);
+				win_prefetch_pads(j, stb[1], to, next < j->cg ? next : j->cg, srows_max);
+				last[3] = to;
+			}
 			if (own) {
-				/* staged rows this panel reads: up to grid row (last column + T1 - 1) / rs, + T0 - 1 */
-				const int64_t sr = (p0 + nr - 1 + j->t[1] - 1) / rs + t0 - 1;
 				win_copy_to(&cp, list + rowend[sr < srows ? sr : srows - 1]);
 				const int64_t sn = (p0 + 2 * nr - 1 + j->t[1] - 1) / rs + t0 - 1;
-				need = rowend[sn < srows ? sn : srows - 1] - (cp.row - list);
+				need = cum[rowend[sn < srows ? sn : srows - 1]] - cum[cp.row - list] - cp.rep;
 			}
 			for (int64_t r0 = 0; r0 < j->rows; r0 += mrx, tiles--) {
 				const int64_t mr = j->rows - r0 < mrx ? j->rows - r0 : mrx;
-				const int64_t left = ((cp.end - cp.row) * per_row * 16 - cp.off + 15) / 16;
+				const int64_t left = ((cum[listed] - cum[cp.row - list] - cp.rep) * per_row * 16 - cp.off + 15) / 16;
 				int64_t share = (left + tiles - 1) / tiles;
 				if (share < need * per_row)
 					share = need * per_row;
@@ -457,6 +569,11 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 			}
 		}
 		win_copy_to(&cp, cp.end); /* what the tiles left (few k steps per piece) */
+		if (last[2] < srows_max) { /* (a first band of fewer rows) */
+			win_zero_pads(j, stb[0], 0, j->cg, last[2], srows_max);
+			win_zero_tail(j, stb[0], j->nb, 0, j->cg);
+			last[2] = srows_max;
+		}
 		cur ^= 1;
 	}
 }
@@ -560,8 +677,8 @@ static enum onnxrun_status win_compute(const struct convt_call *c, const struct 
 	if (!(j.scratch = onnxrun__convt_scratch(
 	              ctx, threads,
 	              16 * sizeof(int64_t) + (size_t)((j.tile_copy ? 2 : 1) * j.cg * j.cs + mrx * nr) * sizeof(float) +
-	                      (j.tile_copy ? (size_t)(2 * j.cg + 1) * (size_t)(j.nb + j.t[0] - 1) *
-	                                             (sizeof(struct onnxrun__win_row) + sizeof(int64_t))
+	                      (j.tile_copy ? (size_t)WIN_LIST_MAX(&j) * (sizeof(struct onnxrun__win_row) + sizeof(int64_t)) +
+	                                             (size_t)(j.nb + j.t[0]) * sizeof(int64_t)
 	                                   : 0),
 	              &j.scratch_stride))) {
 		onnxrun__free(ctx->env, rel);
