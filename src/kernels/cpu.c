@@ -26,6 +26,15 @@ static void detect_features(void)
 	features.avx512f = __builtin_cpu_supports("avx512f");
 	/* CPUID leaf 1, ECX bit 29 (clang 14's __builtin_cpu_supports does not know "f16c") */
 	features.f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+	/* family: base (EAX bits 8-11), plus the extended family (bits 20-27) when the base is
+	 * 0xF; AMD's vendor string in EBX, EDX, ECX of leaf 0 */
+	if (features.avx512f && __get_cpuid(1, &a, &b, &c, &d)) {
+		const unsigned int family = ((a >> 8) & 0xF) + (((a >> 8) & 0xF) == 0xF ? (a >> 20) & 0xFF : 0);
+		unsigned int v0, v1, v2, v3;
+		const bool amd = __get_cpuid(0, &v0, &v1, &v2, &v3) && v1 == 0x68747541u && v3 == 0x69746e65u &&
+		                 v2 == 0x444d4163u; /* "Auth" "enti" "cAMD" */
+		features.fma512_split = amd && family == 0x19;
+	}
 #endif
 }
 
@@ -174,6 +183,13 @@ const struct onnxrun__tuning *onnxrun__tuning(void)
 	t.half_rows_calls = 4;
 	t.in_place_calls = 16;
 	t.stage_calls = 4;
+#ifndef ONNXRUN_BAREMETAL
+	/* Only where a 256-bit FMA costs half a 512-bit one (AMD Zen 4): there the skip_quarter tile
+	 * saves 1/8 of a panel's FMA slots (half its steps skip a quarter); where 512-bit FMAs
+	 * run at twice the 256-bit rate (Intel's AVX-512 servers) its 256-bit FMAs would cost as
+	 * much as whole ones. bench/README.md, "Measurements behind fixed choices". */
+	t.skip_quarters = onnxrun__cpu_features()->fma512_split;
+#endif
 #if defined(__wasm_simd128__)
 	/* SIMD128 (bench/README.md, "Measurements behind fixed choices"): the call limits above
 	 * count calls of 8 rows (ops/conv_transpose/phase.c) and SIMD128's calls have 2, so the

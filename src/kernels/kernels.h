@@ -124,6 +124,16 @@ struct onnxrun__gemm_kernels {
 	/* optional (NULL, rem_np 0: the phase path runs fn[2] per weight panel) */
 	int rem_np;
 	onnxrun__gemm_rem_fn rem;
+#ifndef ONNXRUN_BAREMETAL /* no bare-metal table has it (flash) */
+	/* Optional (NULL: none; used where the tuning's skip_quarters says). fn[0][mr - 1]'s tile
+	 * (mr <= mr_max, nr[0] = 32 columns) for a B panel whose columns [8*quarter, 8*quarter + 8)
+	 * are zero on the k steps p with bit p % period of mask set (period <= 32): those
+	 * columns' multiply-adds of those steps are left out. Each output is fn[0]'s chain of
+	 * operations less those terms: the same value but for the sign of a zero sum, or a
+	 * weight of inf or NaN whose product with zero made the sum NaN. */
+	void (*skip_quarter)(int64_t k, const float *a, int64_t mr, const float *b, float *c, int64_t ldc, int quarter,
+	             int period, uint32_t mask);
+#endif
 };
 
 /* ---- B panels and tile stores of a strided-output GEMM -----------------------------------------
@@ -405,6 +415,13 @@ struct onnxrun__tuning {
 	 * stage_calls. (Reading in place saves the copy but reads rows that may share L1 sets;
 	 * a packed panel is one contiguous block that many calls reuse.) */
 	int64_t half_rows_calls, in_place_calls, stage_calls;
+#ifndef ONNXRUN_BAREMETAL
+	/* phase path: a wide B panel one of whose quarters reads padding on some taps runs the
+	 * gemm's skip_quarter tile (when the table has one), which leaves those multiply-adds out at the
+	 * price of narrower (256-bit) ones for that half of the columns: only where a 512-bit
+	 * FMA costs two 256-bit ones (cpu.c) */
+	bool skip_quarters;
+#endif
 };
 
 /* The tuning for this machine (detected once). */
