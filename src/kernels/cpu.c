@@ -26,6 +26,7 @@ static void detect_features(void)
 	features.avx512f = __builtin_cpu_supports("avx512f");
 	/* CPUID leaf 1, ECX bit 29 (clang 14's __builtin_cpu_supports does not know "f16c") */
 	features.f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+#ifndef ONNXRUN_BAREMETAL
 	/* family: base (EAX bits 8-11), plus the extended family (bits 20-27) when the base is
 	 * 0xF; AMD's vendor string in EBX, EDX, ECX of leaf 0 */
 	if (features.avx512f && __get_cpuid(1, &a, &b, &c, &d)) {
@@ -35,6 +36,7 @@ static void detect_features(void)
 		                 v2 == 0x444d4163u; /* "Auth" "enti" "cAMD" */
 		features.fma512_split = amd && family == 0x19;
 	}
+#endif
 #endif
 }
 
@@ -184,10 +186,11 @@ const struct onnxrun__tuning *onnxrun__tuning(void)
 	t.in_place_calls = 16;
 	t.stage_calls = 4;
 #ifndef ONNXRUN_BAREMETAL
-	/* Only where a 256-bit FMA costs half a 512-bit one (AMD Zen 4): there the skip_quarter tile
-	 * saves 1/8 of a panel's FMA slots (half its steps skip a quarter); where 512-bit FMAs
-	 * run at twice the 256-bit rate (Intel's AVX-512 servers) its 256-bit FMAs would cost as
-	 * much as whole ones. bench/README.md, "Measurements behind fixed choices". */
+	/* The skip_quarter tile (AVX-512) on AMD family 0x19 (Zen 4) alone, where it was measured
+	 * (bench/README.md, "Measurements behind fixed choices": dcgan_512 6% faster): it leaves
+	 * out 6 of a step's 24 FMAs on the padded steps but adds 2 permutes and 6 broadcast loads
+	 * per step; on cores whose permutes issue on an FMA port (Intel's AVX-512 server cores,
+	 * port 5) that trade is not measured. */
 	t.skip_quarters = onnxrun__cpu_features()->fma512_split;
 #endif
 #if defined(__wasm_simd128__)

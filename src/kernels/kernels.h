@@ -129,10 +129,11 @@ struct onnxrun__gemm_kernels {
 	 * (mr <= mr_max, nr[0] = 32 columns) for a B panel whose columns [8*quarter, 8*quarter + 8)
 	 * are zero on the k steps p with bit p % period of mask set (period <= 32): those
 	 * columns' multiply-adds of those steps are left out. Each output is fn[0]'s chain of
-	 * operations less those terms: the same value but for the sign of a zero sum, or a
-	 * weight of inf or NaN whose product with zero made the sum NaN. */
-	void (*skip_quarter)(int64_t k, const float *a, int64_t mr, const float *b, float *c, int64_t ldc, int quarter,
-	             int period, uint32_t mask);
+	 * operations less those terms: fn[0]'s bits where A is finite (a chain from +0 is not
+	 * changed by adding a finite value times zero); a weight of inf or NaN, whose product
+	 * with those zeros made fn[0]'s sum NaN, is left out with them. */
+	void (*skip_quarter)(int64_t k, const float *a, int64_t mr, const float *b, float *c, int64_t ldc,
+	                     int quarter, int period, uint32_t mask);
 #endif
 };
 
@@ -417,9 +418,9 @@ struct onnxrun__tuning {
 	int64_t half_rows_calls, in_place_calls, stage_calls;
 #ifndef ONNXRUN_BAREMETAL
 	/* phase path: a wide B panel one of whose quarters reads padding on some taps runs the
-	 * gemm's skip_quarter tile (when the table has one), which leaves those multiply-adds out at the
-	 * price of narrower (256-bit) ones for that half of the columns: only where a 512-bit
-	 * FMA costs two 256-bit ones (cpu.c) */
+	 * gemm's skip_quarter tile (when the table has one), which leaves those multiply-adds
+	 * out for some shuffles and loads more per step: on the CPUs where that was measured
+	 * faster (cpu.c) */
 	bool skip_quarters;
 #endif
 };
