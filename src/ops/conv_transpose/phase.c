@@ -579,9 +579,12 @@ static void panel_skip(int64_t nt, const struct onnxrun__kcopy *cp, struct panel
 			for (int64_t s = 0; s < pn->nseg; s++) {
 				const struct onnxrun__krun *rn = &pn->runs[s];
 				const struct onnxrun__kcopy *c = &cp[t * pn->nseg + s];
-				for (int64_t e = 8 * qq; e < 8 * qq + 8; e++)
-					if (e >= rn->col && e < rn->col + rn->len)
-						pads += c->src < 0 || e - rn->col < c->zlo || e - rn->col >= c->zlo + c->n;
+				/* the run's columns in the quarter, less those it copies from x */
+				const int64_t lo = rn->col > 8 * qq ? rn->col : 8 * qq;
+				const int64_t hi = rn->col + rn->len < 8 * qq + 8 ? rn->col + rn->len : 8 * qq + 8;
+				const int64_t xlo = c->src < 0 ? hi : rn->col + c->zlo, xhi = c->src < 0 ? hi : xlo + c->n;
+				const int64_t ilo = xlo > lo ? xlo : lo, ihi = xhi < hi ? xhi : hi;
+				pads += (hi > lo ? hi - lo : 0) - (ihi > ilo ? ihi - ilo : 0);
 			}
 			mask |= (uint32_t)(pads == 8) << t;
 		}
