@@ -339,8 +339,8 @@ struct panel {
 	enum panel_mode mode;
 	int64_t pend; /* where the panel's positions end in its phase (panel_next_rows) */
 #ifndef ONNXRUN_BAREMETAL
-	/* PANEL_PACKED, wide: the gemm's skip_quarter tile leaves out columns [8*skip_q, + 8) on the
-	 * steps with bit (step % skip_period) of skip_mask set (0: the plain tile) */
+	/* PANEL_PACKED, wide: the gemm's skip_quarter tile leaves out columns [8*skip_q, + 8) on
+	 * the steps with bit (step % skip_period) of skip_mask set (0: the plain tile) */
 	uint32_t skip_mask;
 	int skip_q, skip_period;
 #endif
@@ -564,8 +564,8 @@ static bool dense_panel(const struct phase_job *j, int64_t ph, const float *xg, 
 #ifndef ONNXRUN_BAREMETAL
 /* For a full wide panel about to be packed (copy plans cp of its nt taps, nseg runs): the
  * quarter of its 32 columns that reads padding on the most taps (the first axis's edge row
- * of a grid 8 wide), kept for the gemm's skip_quarter tile when those taps are at least half of them
- * (a tap's steps are 1 in nt of K, channel-major: bit t of the mask). Depends on the shapes
+ * of a grid 8 wide), kept for the gemm's skip_quarter tile when those taps are at least half
+ * of them (a tap's steps are 1 in nt of K, channel-major: bit t of the mask). Depends on the shapes
  * alone, so every thread count computes each output the same way. */
 static void panel_skip(int64_t nt, const struct onnxrun__kcopy *cp, struct panel *pn)
 {
@@ -574,6 +574,7 @@ static void panel_skip(int64_t nt, const struct onnxrun__kcopy *cp, struct panel
 		return;
 	for (int qq = 0; qq < 4; qq++) {
 		uint32_t mask = 0;
+		int bits = 0;
 		for (int64_t t = 0; t < nt; t++) {
 			int64_t pads = 0; /* columns of the quarter tap t reads as padding */
 			for (int64_t s = 0; s < pn->nseg; s++) {
@@ -587,8 +588,8 @@ static void panel_skip(int64_t nt, const struct onnxrun__kcopy *cp, struct panel
 				pads += (hi > lo ? hi - lo : 0) - (ihi > ilo ? ihi - ilo : 0);
 			}
 			mask |= (uint32_t)(pads == 8) << t;
+			bits += pads == 8;
 		}
-		const int bits = __builtin_popcount(mask);
 		if (2 * bits >= nt && bits > best) {
 			best = bits;
 			pn->skip_mask = mask;
