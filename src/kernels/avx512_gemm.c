@@ -570,16 +570,16 @@ K512_ROWS(1)
 K512_ROWS(2)
 
 /* The wide tile with one quarter of its 32 columns left out on some k steps (kernels.h,
- * skip_quarter; used where the tuning's skip_quarters says). Each
- * row's half without that quarter is one zmm as in tile; the other half, the quarter
- * skipped (E) and the one kept (Q), is computed for two rows at once, lanes interleaved: rows
- * 2h and 2h+1 of a step are one 64-bit broadcast of the A panel ([a0 a1 a0 a1 ...]) and
- * the quarter's 8 B values are each repeated twice ([b0 b0 b1 b1 ...], one permute per step
- * and quarter), so one zmm FMA does two rows' quarter. The E FMAs are left out on the steps
- * whose bit of mask is set: 12 rows take 12 + 6 + 6 zmm accumulators and FMAs per step, as
- * many as tile, and 18 FMAs on the steps that skip E, in one pass over B. Every output is still one FMA per step in order from
- * zero (its skipped steps left out). With an odd mr the last pair's second row is the A
- * panel's zero row (computed, not stored). */
+ * skip_quarter; used where the tuning's skip_quarters says). Each row's half without that
+ * quarter is one zmm as in tile; the other half, the quarter skipped (E) and the one kept
+ * (Q), is computed for two rows at once, lanes interleaved: rows 2h and 2h+1 of a step are
+ * one 64-bit broadcast of the A panel ([a0 a1 a0 a1 ...]) and the quarter's 8 B values are
+ * each repeated twice ([b0 b0 b1 b1 ...], one permute per step and quarter), so one zmm FMA
+ * does two rows' quarter. The E FMAs are left out on the steps whose bit of mask is set: 12
+ * rows take 12 + 6 + 6 zmm accumulators and FMAs per step, as many as tile, and 18 FMAs on
+ * the steps that skip E, in one pass over B. Every output is still one FMA per step in order
+ * from zero (its skipped steps left out). With an odd mr the last pair's second row is the
+ * A panel's zero row (computed, not stored). */
 /* [a0 a1 a0 a1 ...] from a[0], a[1]: one broadcast load (in asm, so that the compiler does not
  * load the pairs as scalars once for both branches of the step and broadcast them from
  * registers, which takes a shuffle each) */
