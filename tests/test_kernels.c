@@ -823,6 +823,90 @@ static void test_store_lines_kernel(void **state)
 #endif
 }
 
+/* The wide tile that leaves out one quarter's multiply-adds on some steps (kernels.h,
+ * skip_quarter): B zero in that quarter's 8 columns on the steps of the mask, every other B and A
+ * value random; each output against a double reference of the whole sum, and bit for bit
+ * against fn[0][mr - 1] on the same panels (a chain from +0 that adds products with zero
+ * gets the same bits as one without them, the weights being finite). k of 1 to 300 steps
+ * (not always whole periods), mr 1 to mr_max, every quarter, periods 1 to 32, a random
+ * mask; C rows mr on and the columns past nr untouched. */
+static void test_gemm_skip(void **state)
+{
+#ifdef ONNXRUN_BAREMETAL /* no bare-metal table has it */
+	(void)state;
+	skip();
+#else
+	TEST_ALL_ISAS(isas);
+	struct th_rng rng;
+	int tables = 0, failures = 0;
+	const uint64_t seed = 0x5c1f;
+	(void)state;
+	th_rng_seed(&rng, seed);
+	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+		if (!onnxrun__isa_supported(isas[ii]))
+			continue;
+		onnxrun__isa_set(isas[ii]);
+		const struct onnxrun__kernels *kt = onnxrun__kernels_current();
+		if (!kt->gemm->skip_quarter)
+			continue;
+		tables++;
+		const int64_t mrx = kt->gemm->mr_max, nr = kt->gemm->nr[0], ldc = nr + 5;
+		assert_int_equal(nr, 32);
+		for (int trial = 0; trial < 400 && failures < 5; trial++) {
+			const int64_t k = rnd(&rng, 1, 300), mr = rnd(&rng, 1, mrx);
+			const int quarter = (int)rnd(&rng, 0, 3), period = (int)rnd(&rng, 1, rnd(&rng, 0, 1) ? 4 : 32);
+			const uint32_t mask = (uint32_t)(th_rng_next(&rng) & (period == 32 ? 0xffffffffu : (1u << period) - 1));
+			float *a = malloc((size_t)(k * mrx) * sizeof *a), *b = malloc((size_t)(k * nr) * sizeof *b);
+			float *c0 = malloc((size_t)(mrx * ldc) * sizeof *c0), *c1 = malloc((size_t)(mrx * ldc) * sizeof *c1);
+			assert_true(a && b && c0 && c1);
+			for (int64_t p = 0; p < k; p++)
+				for (int64_t i = 0; i < mrx; i++) /* the panel's rows from mr on are zero, as packed */
+					a[p * mrx + i] = i < mr ? th_rng_float(&rng) : 0.0f;
+			for (int64_t p = 0; p < k; p++)
+				for (int64_t e = 0; e < nr; e++)
+					b[p * nr + e] = e / 8 == quarter && (mask >> (p % period) & 1) ? 0.0f : th_rng_float(&rng);
+			for (int64_t e = 0; e < mrx * ldc; e++)
+				c0[e] = c1[e] = -7.0f;
+			kt->gemm->skip_quarter(k, a, mr, b, c1, ldc, quarter, period, mask);
+			kt->gemm->fn[0][mr - 1](k, a, b, c0, ldc);
+			bool bad = false;
+			for (int64_t i = 0; i < mrx && !bad; i++)
+				for (int64_t e = 0; e < ldc; e++) {
+					const float got = c1[i * ldc + e];
+					if (i >= mr || e >= nr) {
+						bad |= got != -7.0f;
+						continue;
+					}
+					double want = 0.0, mag = 0.0;
+					for (int64_t p = 0; p < k; p++) {
+						const double t = (double)a[p * mrx + i] * b[p * nr + e];
+						want += t;
+						mag += fabs(t);
+					}
+					bad |= memcmp(&got, &c0[i * ldc + e], sizeof got) != 0;
+					bad |= fabs(got - want) > (double)k * FLT_EPSILON * mag + 1e-6;
+				}
+			if (bad) {
+				failures++;
+				print_message("%s: gemm skip differs (seed %#llx, trial %d): k=%lld mr=%lld quarter=%d period=%d "
+				              "mask=%#x\n",
+				              kt->name, (unsigned long long)seed, trial, (long long)k, (long long)mr, quarter,
+				              period, mask);
+			}
+			free(a);
+			free(b);
+			free(c0);
+			free(c1);
+		}
+	}
+	onnxrun__isa_set(TEST_BEST_ISA);
+	print_message("gemm skip checked in %d kernel tables, %d failures\n", tables, failures);
+	assert_int_equal(failures, 0);
+	if (onnxrun__isa_supported(ONNXRUN__ISA_AVX512))
+		assert_true(tables >= 1);
+#endif
+}
+
 /* The window GEMM's tiles that copy the next item's rows meanwhile (kernels.h, window):
  * tile_copy_half[mr - 1] against a double reference of its nr[1] columns and bit for bit
  * against tile_copy[mr - 1]'s first nr[1] columns, both given the same rows to copy: the
@@ -1283,6 +1367,7 @@ int main(void)
 		cmocka_unit_test(test_line_stores),
 		cmocka_unit_test(test_pack_store_short_runs),
 		cmocka_unit_test(test_store_lines_kernel),
+		cmocka_unit_test(test_gemm_skip),
 		cmocka_unit_test(test_window_tiles),
 		cmocka_unit_test(test_window_tile_out),
 		cmocka_unit_test(test_phase_random),

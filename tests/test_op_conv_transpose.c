@@ -1950,6 +1950,72 @@ static void test_phase_class_pairs(void **state)
 	onnxrun__isa_set(TEST_BEST_ISA);
 }
 
+/* Grids 8 wide on the last axis (one 8-lane quarter of a 32-wide B panel per grid row), so
+ * that a wide panel's quarter can be one first-axis edge row that reads padding on some taps:
+ * where the tuning enables the gemm's skip_quarter tile (kernels.h, AMD Zen 4 with AVX-512) such panels
+ * leave those multiply-adds out, elsewhere they run whole; either way within the reference
+ * bound and bitwise the same on 1, 2 and 3 threads. Many output channels, so that the B
+ * panels are packed (the skip_quarter tile's panels), few input channels to keep the reference
+ * quick: 2-D and 3-D, k4 s2 p1 (the dcgan shape) and random kernels, strides, pads. */
+static void random_quarter_cfg(struct cfg *c, uint64_t seed)
+{
+	uint64_t s = seed;
+	bool ok;
+	memset(c, 0, sizeof *c);
+	c->seed = seed;
+	c->n = rng_int(&s, 0, 4) ? 2 : 3;
+	c->dt = ONNXRUN_DTYPE_FLOAT;
+	c->opset = 11;
+	c->mode = MODE_PADS;
+	c->bias = rng_int(&s, 0, 1);
+	c->kernel_attr = rng_int(&s, 0, 1);
+	c->batch = rng_int(&s, 1, 3);
+	c->group = rng_int(&s, 0, 3) ? 1 : 2;
+	c->cg = rng_int(&s, 1, 4);
+	c->mg = rng_int(&s, 24, 80);
+	const bool dcgan = rng_int(&s, 0, 1);
+	do {
+		ok = true;
+		for (int i = 0; i < c->n; i++) {
+			const bool last = i == c->n - 1;
+			c->in[i] = last ? (rng_int(&s, 0, 3) ? 8 : rng_int(&s, 4, 16)) : rng_int(&s, 1, c->n == 3 ? 4 : 12);
+			c->k[i] = dcgan ? 4 : rng_int(&s, 1, 5);
+			c->s[i] = dcgan ? 2 : rng_int(&s, 1, 3);
+			c->d[i] = dcgan ? 1 : rng_int(&s, 1, 2);
+			c->pads[i] = dcgan ? 1 : rng_int(&s, 0, 3);
+			c->pads[c->n + i] = dcgan ? 1 : rng_int(&s, 0, 3);
+		}
+		ref_geometry(c);
+		for (int i = 0; i < c->n; i++)
+			ok = ok && c->out[i] >= 1;
+	} while (!ok);
+}
+
+#define N_QUARTER 40
+
+static void test_quarter_skip_vs_reference(void **state)
+{
+	struct fixture *f = *state;
+	TEST_ALL_ISAS(isas);
+	int failures = 0, split = 0, ran = 0;
+	int64_t compared = 0;
+	for (uint64_t seed = 1; seed <= N_QUARTER && failures < 5; seed++) {
+		struct cfg c;
+		random_quarter_cfg(&c, 0x51000000 + seed);
+		for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+			if (!onnxrun__isa_supported(isas[ii]))
+				continue;
+			onnxrun__isa_set(isas[ii]);
+			failures += !check_border(f->env, &c, isas[ii], &compared, &split, &ran);
+		}
+	}
+	onnxrun__isa_set(TEST_BEST_ISA);
+	print_message("%d configs with grids 8 wide: the phase path ran %d times over the ISAs, %lld elements "
+	              "compared, %d failures\n", N_QUARTER, ran, (long long)compared, failures);
+	assert_int_equal(failures, 0);
+	assert_true(ran > 0);
+}
+
 /* Border weights packed at load (X's sizes unknown) are kept when X's inferred type is
  * known and its run splits (8 images of 4x4 at k4 s2 p1), dropped when it would not (one
  * 128x128 image: its border rows are under 1% of the work on any ISA's panel width, below
@@ -2275,6 +2341,7 @@ int main(void)
 #ifndef ONNXRUN_BAREMETAL
 		cmocka_unit_test_setup_teardown(test_border_vs_reference, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_border_dcgan_shape, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_quarter_skip_vs_reference, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_border_trim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_phase_class_pairs, setup, teardown),
 #endif

@@ -108,5 +108,8 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_avx2 = {
 	{ NULL },
 	{ NULL },	{ NULL },
 	2, rem,
+#ifndef ONNXRUN_BAREMETAL
+	NULL, /* no skip_quarter tile (kernels.h) */
+#endif
 };
 #endif

@@ -569,6 +569,110 @@ K512WC(10) K512WC(11) K512WC(12)
 K512_ROWS(1)
 K512_ROWS(2)
 
+/* The wide tile with one quarter of its 32 columns left out on some k steps (kernels.h,
+ * skip_quarter; used where the tuning's skip_quarters says). Each row's half without that
+ * quarter is one zmm as in tile; the other half, the quarter skipped (E) and the one kept
+ * (Q), is computed for two rows at once, lanes interleaved: rows 2h and 2h+1 of a step are
+ * one 64-bit broadcast of the A panel ([a0 a1 a0 a1 ...]) and the quarter's 8 B values are
+ * each repeated twice ([b0 b0 b1 b1 ...], one permute per step and quarter), so one zmm FMA
+ * does two rows' quarter. The E FMAs are left out on the steps whose bit of mask is set: 12
+ * rows take 12 + 6 + 6 zmm accumulators and FMAs per step, as many as tile, and 18 FMAs on
+ * the steps that skip E, in one pass over B. Every output is still one FMA per step in order
+ * from zero (its skipped steps left out). With an odd mr the last pair's second row is the
+ * A panel's zero row (computed, not stored). */
+/* [a0 a1 a0 a1 ...] from a[0], a[1]: one broadcast load (in asm, so that the compiler does not
+ * load the pairs as scalars once for both branches of the step and broadcast them from
+ * registers, which takes a shuffle each) */
+static inline __attribute__((always_inline)) T512 __m512 pair_bcast(const float *a)
+{
+	__m512 r;
+	__asm__ __volatile__("vbroadcastsd %1, %0" : "=v"(r) : "m"(*(const struct { float f[2]; } *)a));
+	return r;
+}
+
+#define SKIP_DECL(i) __m512 z##i = _mm512_setzero_ps();
+#define PAIR_DECL(h) __m512 q##h = _mm512_setzero_ps(), e##h = q##h;
+#define SKIP_Z(i)                                                                              \
+	if (mr > i)                                                                            \
+		z##i = _mm512_fmadd_ps(_mm512_set1_ps(a[i]), bz, z##i);
+#define PAIR_Q(h)                                                                              \
+	if (mr > 2 * h) {                                                                      \
+		const __m512 ap = pair_bcast(a + 2 * h);                                       \
+		q##h = _mm512_fmadd_ps(ap, bq, q##h);                                          \
+	}
+#define PAIR_QE(h)                                                                             \
+	if (mr > 2 * h) {                                                                      \
+		const __m512 ap = pair_bcast(a + 2 * h);                                       \
+		q##h = _mm512_fmadd_ps(ap, bq, q##h);                                          \
+		e##h = _mm512_fmadd_ps(ap, be, e##h);                                          \
+	}
+#define SKIP_STORE(i)                                                                          \
+	if (mr > i)                                                                            \
+		_mm512_storeu_ps(c + i * ldc + zo, z##i);
+#define PAIR_PUT(v, h, o)                                                                      \
+	{                                                                                      \
+		const __m512 d = _mm512_permutexvar_ps(deint, v##h);                           \
+		_mm256_storeu_ps(c + 2 * h * ldc + o, _mm512_castps512_ps256(d));              \
+		if (mr > 2 * h + 1)                                                            \
+			_mm256_storeu_ps(c + (2 * h + 1) * ldc + o,                            \
+			                 _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(d), 1))); \
+	}
+#define PAIR_STORE(h)                                                                          \
+	if (mr > 2 * h) {                                                                      \
+		PAIR_PUT(q, h, qo)                                                             \
+		PAIR_PUT(e, h, eo)                                                             \
+	}
+#define PAIR_ALL(M) M(0) M(1) M(2) M(3) M(4) M(5)
+
+static inline __attribute__((always_inline)) T512 void tile_skip(int64_t k, const float *a, const float *b,
+                                                                 float *c, int64_t ldc, const int mr,
+                                                                 int quarter, int period, uint32_t mask)
+{
+	/* columns: the skipped quarter at eo, the other quarter of its half at qo, the other
+	 * half at zo; ho the skipped quarter's half */
+	const int64_t eo = 8 * quarter, qo = eo ^ 8, ho = eo & 16, zo = ho ^ 16;
+	const __m512i twice = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+	const __m512i iq = _mm512_add_epi32(twice, _mm512_set1_epi32((int)(qo - ho)));
+	const __m512i ie = _mm512_add_epi32(twice, _mm512_set1_epi32((int)(eo - ho)));
+	ACC_ALL(SKIP_DECL)
+	PAIR_ALL(PAIR_DECL)
+	int t = 0;
+	for (int64_t p = 0; p < k; p++, a += MRX, b += 32) {
+		if (mr >= 4 && p + 64 < k)
+			_mm_prefetch((const char *)(a + MRX * 64), _MM_HINT_T0);
+		const __m512 bz = _mm512_loadu_ps(b + zo), bh = _mm512_loadu_ps(b + ho);
+		const __m512 bq = _mm512_permutexvar_ps(iq, bh), be = _mm512_permutexvar_ps(ie, bh);
+		ACC_ALL(SKIP_Z)
+		if (mask >> t & 1) {
+			PAIR_ALL(PAIR_Q)
+		} else {
+			PAIR_ALL(PAIR_QE)
+		}
+		t = t + 1 == period ? 0 : t + 1;
+	}
+	ACC_ALL(SKIP_STORE)
+	const __m512i deint = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+	PAIR_ALL(PAIR_STORE)
+}
+
+#define K512S(MR)                                                                             \
+	static T512 void ks_##MR(int64_t k, const float *a, const float *b, float *c, int64_t ldc, \
+	                         int quarter, int period, uint32_t mask)                          \
+	{                                                                                         \
+		tile_skip(k, a, b, c, ldc, MR, quarter, period, mask);                            \
+	}
+K512S(1) K512S(2) K512S(3) K512S(4) K512S(5) K512S(6) K512S(7) K512S(8) K512S(9) K512S(10)
+K512S(11) K512S(12)
+
+static T512 void skip_tile(int64_t k, const float *a, int64_t mr, const float *b, float *c, int64_t ldc, int quarter,
+                           int period, uint32_t mask)
+{
+	static void (*const f[MRX])(int64_t, const float *, const float *, float *, int64_t, int, int,
+	                            uint32_t) = { ks_1, ks_2, ks_3, ks_4, ks_5,  ks_6,
+	                                          ks_7, ks_8, ks_9, ks_10, ks_11, ks_12 };
+	f[mr - 1](k, a, b, c, ldc, quarter, period, mask);
+}
+
 const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = {
 	MRX, { 32, 16, 8 },
 	{ { k_1_2, k_2_2, k_3_2, k_4_2, k_5_2, k_6_2, k_7_2, k_8_2, k_9_2, k_10_2, k_11_2, k_12_2 },
@@ -579,6 +683,7 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_avx512 = {
 	{ kr_1, kr_2, kr_3, kr_4, kr_5, kr_6, kr_7, kr_8, kr_9, kr_10, kr_11, kr_12 },
 	{ kh_1, kh_2, kh_3, kh_4, kh_5, kh_6, kh_7, kh_8, kh_9, kh_10, kh_11, kh_12 },
 	4, rem,
+	skip_tile,
 };
 
 const struct onnxrun__window_kernels onnxrun__window_avx512 = {

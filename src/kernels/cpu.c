@@ -26,6 +26,17 @@ static void detect_features(void)
 	features.avx512f = __builtin_cpu_supports("avx512f");
 	/* CPUID leaf 1, ECX bit 29 (clang 14's __builtin_cpu_supports does not know "f16c") */
 	features.f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+#ifndef ONNXRUN_BAREMETAL
+	/* family: base (EAX bits 8-11), plus the extended family (bits 20-27) when the base is
+	 * 0xF; AMD's vendor string in EBX, EDX, ECX of leaf 0 */
+	if (features.avx512f && __get_cpuid(1, &a, &b, &c, &d)) {
+		const unsigned int family = ((a >> 8) & 0xF) + (((a >> 8) & 0xF) == 0xF ? (a >> 20) & 0xFF : 0);
+		unsigned int v0, v1, v2, v3;
+		const bool amd = __get_cpuid(0, &v0, &v1, &v2, &v3) && v1 == 0x68747541u && v3 == 0x69746e65u &&
+		                 v2 == 0x444d4163u; /* "Auth" "enti" "cAMD" */
+		features.fma512_split = amd && family == 0x19;
+	}
+#endif
 #endif
 }
 
@@ -174,6 +185,14 @@ const struct onnxrun__tuning *onnxrun__tuning(void)
 	t.half_rows_calls = 4;
 	t.in_place_calls = 16;
 	t.stage_calls = 4;
+#ifndef ONNXRUN_BAREMETAL
+	/* The skip_quarter tile (AVX-512) on AMD family 0x19 (Zen 4) alone, where it was measured
+	 * (bench/README.md, "Measurements behind fixed choices": dcgan_512 6% faster): it leaves
+	 * out 6 of a step's 24 FMAs on the padded steps but adds 2 permutes and 6 broadcast loads
+	 * per step; on cores whose permutes issue on an FMA port (Intel's AVX-512 server cores,
+	 * port 5) that trade is not measured. */
+	t.skip_quarters = onnxrun__cpu_features()->fma512_split;
+#endif
 #if defined(__wasm_simd128__)
 	/* SIMD128 (bench/README.md, "Measurements behind fixed choices"): the call limits above
 	 * count calls of 8 rows (ops/conv_transpose/phase.c) and SIMD128's calls have 2, so the

@@ -124,6 +124,17 @@ struct onnxrun__gemm_kernels {
 	/* optional (NULL, rem_np 0: the phase path runs fn[2] per weight panel) */
 	int rem_np;
 	onnxrun__gemm_rem_fn rem;
+#ifndef ONNXRUN_BAREMETAL /* no bare-metal table has it (flash) */
+	/* Optional (NULL: none; used where the tuning's skip_quarters says). fn[0][mr - 1]'s tile
+	 * (mr <= mr_max, nr[0] = 32 columns) for a B panel whose columns [8*quarter, 8*quarter + 8)
+	 * are zero on the k steps p with bit p % period of mask set (period <= 32): those
+	 * columns' multiply-adds of those steps are left out. Each output is fn[0]'s chain of
+	 * operations less those terms: fn[0]'s bits where A is finite (a chain from +0 is not
+	 * changed by adding a finite value times zero); a weight of inf or NaN, whose product
+	 * with those zeros made fn[0]'s sum NaN, is left out with them. */
+	void (*skip_quarter)(int64_t k, const float *a, int64_t mr, const float *b, float *c, int64_t ldc,
+	                     int quarter, int period, uint32_t mask);
+#endif
 };
 
 /* ---- B panels and tile stores of a strided-output GEMM -----------------------------------------
@@ -405,6 +416,13 @@ struct onnxrun__tuning {
 	 * stage_calls. (Reading in place saves the copy but reads rows that may share L1 sets;
 	 * a packed panel is one contiguous block that many calls reuse.) */
 	int64_t half_rows_calls, in_place_calls, stage_calls;
+#ifndef ONNXRUN_BAREMETAL
+	/* phase path: a wide B panel one of whose quarters reads padding on some taps runs the
+	 * gemm's skip_quarter tile (when the table has one), which leaves those multiply-adds
+	 * out for some shuffles and loads more per step: on the CPUs where that was measured
+	 * faster (cpu.c) */
+	bool skip_quarters;
+#endif
 };
 
 /* The tuning for this machine (detected once). */

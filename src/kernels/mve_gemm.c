@@ -214,5 +214,8 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_mve = {
 	{ NULL },
 	{ kr_1, kr_2, kr_3, kr_4, kr_5, kr_6 },	{ NULL },
 	0, NULL, /* no rem: remainders run fn[2] per A panel */
+#ifndef ONNXRUN_BAREMETAL
+	NULL, /* no skip_quarter tile (kernels.h) */
+#endif
 };
 #endif

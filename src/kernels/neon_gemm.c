@@ -115,5 +115,8 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_neon = {
 	{ NULL },
 	{ kr_1, kr_2, kr_3, kr_4, kr_5, kr_6, kr_7, kr_8 },	{ NULL },
 	0, NULL, /* no rem: remainders run fn[2] per A panel */
+#ifndef ONNXRUN_BAREMETAL
+	NULL, /* no skip_quarter tile (kernels.h) */
+#endif
 };
 #endif

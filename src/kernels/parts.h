@@ -92,6 +92,10 @@ ONNXRUN__HIDDEN void onnxrun__d2s_row4_mve(uint32_t *dst, const uint32_t *const 
 /* What this CPU has (all false off x86-64), read once by the first call (thread-safe). */
 struct onnxrun__cpu_features {
 	bool avx2, fma, avx512f, f16c;
+#ifndef ONNXRUN_BAREMETAL
+	/* AVX-512 on AMD family 0x19 (Zen 4: 512-bit operations issued as two 256-bit halves) */
+	bool fma512_split;
+#endif
 };
 ONNXRUN__HIDDEN const struct onnxrun__cpu_features *onnxrun__cpu_features(void);
 

@@ -94,4 +94,7 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_scalar = {
 	{ NULL },
 	{ NULL },	{ NULL },
 	0, NULL, /* no rem: remainders run fn[2] per A panel */
+#ifndef ONNXRUN_BAREMETAL
+	NULL, /* no skip_quarter tile (kernels.h) */
+#endif
 };

@@ -104,5 +104,8 @@ const struct onnxrun__gemm_kernels onnxrun__gemm_simd128 = {
 	{ NULL },
 	{ kr_1, kr_2 },	{ NULL },
 	0, NULL, /* no rem: remainders run fn[2] per A panel */
+#ifndef ONNXRUN_BAREMETAL
+	NULL, /* no skip_quarter tile (kernels.h) */
+#endif
 };
 #endif

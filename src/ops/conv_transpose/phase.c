@@ -174,6 +174,9 @@ struct phase_job {
 	int64_t dn_panels;
 	size_t dn_offset;
 #endif
+#ifndef ONNXRUN_BAREMETAL
+	bool skip; /* wide packed panels may run the gemm's skip_quarter tile (panel_skip) */
+#endif
 #if SIZED_SCRATCH
 	/* the most segments of a panel, whether the second tile and the row pointers are used,
 	 * and whether every panel is staged (PANEL_REL only) */
@@ -335,6 +338,12 @@ struct panel {
 	int v;
 	enum panel_mode mode;
 	int64_t pend; /* where the panel's positions end in its phase (panel_next_rows) */
+#ifndef ONNXRUN_BAREMETAL
+	/* PANEL_PACKED, wide: the gemm's skip_quarter tile leaves out columns [8*skip_q, + 8) on
+	 * the steps with bit (step % skip_period) of skip_mask set (0: the plain tile) */
+	uint32_t skip_mask;
+	int skip_q, skip_period;
+#endif
 };
 
 /* PANEL_HALVES plan of a wide panel (nr = 32): for every tap, each 16-lane half of the row
@@ -552,6 +561,45 @@ static bool dense_panel(const struct phase_job *j, int64_t ph, const float *xg, 
 }
 #endif
 
+#ifndef ONNXRUN_BAREMETAL
+/* For a full wide panel about to be packed (copy plans cp of its nt taps, nseg runs): the
+ * quarter of its 32 columns that reads padding on the most taps (the first axis's edge row
+ * of a grid 8 wide), kept for the gemm's skip_quarter tile when those taps are at least half
+ * of them (a tap's steps are 1 in nt of K, channel-major: bit t of the mask). Depends on the shapes
+ * alone, so every thread count computes each output the same way. */
+static void panel_skip(int64_t nt, const struct onnxrun__kcopy *cp, struct panel *pn)
+{
+	int best = 0;
+	if (nt > 32)
+		return;
+	for (int qq = 0; qq < 4; qq++) {
+		uint32_t mask = 0;
+		int bits = 0;
+		for (int64_t t = 0; t < nt; t++) {
+			int64_t pads = 0; /* columns of the quarter tap t reads as padding */
+			for (int64_t s = 0; s < pn->nseg; s++) {
+				const struct onnxrun__krun *rn = &pn->runs[s];
+				const struct onnxrun__kcopy *c = &cp[t * pn->nseg + s];
+				/* the run's columns in the quarter, less those it copies from x */
+				const int64_t lo = rn->col > 8 * qq ? rn->col : 8 * qq;
+				const int64_t hi = rn->col + rn->len < 8 * qq + 8 ? rn->col + rn->len : 8 * qq + 8;
+				const int64_t xlo = c->src < 0 ? hi : rn->col + c->zlo, xhi = c->src < 0 ? hi : xlo + c->n;
+				const int64_t ilo = xlo > lo ? xlo : lo, ihi = xhi < hi ? xhi : hi;
+				pads += (hi > lo ? hi - lo : 0) - (ihi > ilo ? ihi - ilo : 0);
+			}
+			mask |= (uint32_t)(pads == 8) << t;
+			bits += pads == 8;
+		}
+		if (2 * bits >= nt && bits > best) {
+			best = bits;
+			pn->skip_mask = mask;
+			pn->skip_q = qq;
+			pn->skip_period = (int)nt;
+		}
+	}
+}
+#endif
+
 /* Prepares the B panel of positions [p0, p0 + cnt) of phase ph (residues r): its segments,
  * then, for one run filling the panel, its base in the staged copy of x (stg: input rows from
  * i0) or row pointers into x (pack_rows); for two runs of half a panel each (grid rows of
@@ -567,6 +615,9 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 	const int64_t nt = tp->ntaps[ph];
 	int64_t delta[S];
 	pn->pend = p0 + cnt;
+#ifndef ONNXRUN_BAREMETAL
+	pn->skip_mask = 0;
+#endif
 	pn->v = cnt <= kn->nr[2] ? 2 : cnt <= kn->nr[1] ? 1 : 0;
 	const int64_t nr = kn->nr[pn->v];
 	pn->nseg = make_segs(j, ph, p0, cnt, r, pn->runs, pn->segs, cur);
@@ -610,6 +661,10 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 		return;
 	}
 	pn->mode = PANEL_PACKED;
+#ifndef ONNXRUN_BAREMETAL
+	if (j->skip && pn->v == 0 && cnt == nr)
+		panel_skip(nt, cp, pn);
+#endif
 	/* many short runs (small grids, batches) that continue one another in x: two masked
 	 * copies per row instead of one per run */
 	if (IN_PLACE && pn->v == 0 && nr == 32 && kph->pack_halves && pn->nseg > 1 &&
@@ -637,6 +692,10 @@ static inline void panel_gemm(const struct onnxrun__gemm_kernels *kn, int64_t mr
 		kn->ind[mr - 1](kk, a, pn->brows, tile, nr);
 	else if (pn->mode == PANEL_HALVES)
 		kn->ind2[mr - 1](kk, a, pn->brows, pn->bmask, tile, nr);
+#ifndef ONNXRUN_BAREMETAL
+	else if (pn->skip_mask)
+		kn->skip_quarter(kk, a, mr, pn->bp, tile, nr, pn->skip_q, pn->skip_period, pn->skip_mask);
+#endif
 	else
 		kn->fn[pn->v][mr - 1](kk, a, pn->bp, tile, nr);
 }
@@ -1756,6 +1815,10 @@ static enum onnxrun_status phase_run(const struct convt_call *c, const struct on
 	for (int64_t cl = 0; cl < j.nclass; cl++)
 		j.partner[cl] = -1;
 	j.kt = pk->kt;
+#ifndef ONNXRUN_BAREMETAL
+	/* the skip_quarter tile where the table has it and the CPU gains by it (kernels.h, tuning) */
+	j.skip = pk->kern->skip_quarter && nr0 == 32 && tn->skip_quarters;
+#endif
 #ifndef ONNXRUN_BAREMETAL /* LINES */
 	if (LINES && !line_classes(&j, ctx, true)) {
 		onnxrun__free(ctx->env, buf);
