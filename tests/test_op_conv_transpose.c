@@ -1624,6 +1624,31 @@ static void random_window_long_cfg(struct cfg *c, uint64_t seed)
 	ref_geometry(c);
 }
 
+/* 2-D random_window_cfg with rows of 24-80 inputs and 1-6 of them: grid rows of one to a few
+ * tile widths, so that panels lie in the first or last grid row alone (which run only the rows
+ * of the rho0 whose outputs lie inside y), with the top and bottom pads of every mode. */
+static void random_window_wide_cfg(struct cfg *c, uint64_t seed)
+{
+	uint64_t s = seed ^ 0x27d4eb2fu;
+	for (uint64_t k = 0;; k++) {
+		random_window_cfg(c, seed * 16 + k);
+		if (c->n == 2)
+			break;
+	}
+	c->seed = seed; /* (this generator's: the failure message names it) */
+	c->in[0] = rng_int(&s, 1, 6);
+	c->in[1] = rng_int(&s, 24, 80);
+	for (int i = 0; i < 2; i++) {
+		const int64_t natural = c->s[i] * (c->in[i] - 1) + c->op[i] + c->k[i];
+		const int64_t most = (natural - 1) / 2 < c->k[i] ? (natural - 1) / 2 : c->k[i];
+		c->pads[i] = rng_int(&s, 0, most);
+		c->pads[2 + i] = rng_int(&s, 0, most);
+		c->os[i] = natural + rng_int(&s, -c->s[i], c->s[i]);
+		c->os[i] = c->os[i] < 1 ? 1 : c->os[i];
+	}
+	ref_geometry(c);
+}
+
 /* Runs the window GEMM directly on 1-4 threads (isa already set): where the ISA's
  * tiles take the config (rel tiles of at least mg x phases rows) it must run, match the
  * reference bound, and give the same bits on every thread count; elsewhere it must
@@ -1686,6 +1711,7 @@ static void test_window_vs_reference(void **state)
 	struct fixture *f = *state;
 	run_window_configs(f->env, random_window_cfg, 0x3d000000, N_WINDOW);
 	run_window_configs(f->env, random_window_long_cfg, 0x3f000000, 60);
+	run_window_configs(f->env, random_window_wide_cfg, 0x3f400000, 80);
 }
 
 /* ---- the phase path without padded taps (border.h) ---------------------------------------- */

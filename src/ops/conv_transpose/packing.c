@@ -60,7 +60,7 @@ static MOVE_INLINE bool move_weights(const struct onnxrun__convt_packed *pk,
 			continue;
 		}
 		if (!ONNXRUN__F32_ONLY && !ONNXRUN__KERNELS_SCALAR_ONLY && pk->layout == CONVT_LAYOUT_WINDOW) {
-			/* rows (m, rho0, rho1), K entries (c, t0, t1): W[c][m][rho0 + s0*t0][rho1 + s1*t1]
+			/* rows (rho0, m, rho1), K entries (c, t0, t1): W[c][m][rho0 + s0*t0][rho1 + s1*t1]
 			 * (rank 1: axis 0 of size 1) */
 			const int64_t k0 = t->n == 2 ? t->kernel[0] : 1, k1 = t->kernel[t->n - 1];
 			const int64_t s0 = t->n == 2 ? t->s[0] : 1, s1 = t->s[t->n - 1];
@@ -70,7 +70,7 @@ static MOVE_INLINE bool move_weights(const struct onnxrun__convt_packed *pk,
 					return false;
 				const int64_t row = i / (kk * mr) * mr + i % mr, e = i / mr % kk;
 				const int64_t c = e / (t0n * t1n), t0 = e / t1n % t0n, t1 = e % t1n;
-				const int64_t m = row / (s0 * s1), rho0 = row / s1 % s0, rho1 = row % s1;
+				const int64_t rho0 = row / (mg * s1), m = row / s1 % mg, rho1 = row % s1;
 				const int64_t wi = wg + (c * mg + m) * t->kprod + (rho0 + s0 * t0) * k1 + rho1 + s1 * t1;
 				if (unpack && row < rows)
 					w_out[wi] = ag[i];

@@ -10,9 +10,10 @@
  *    phase's taps (channel-major);
  *  - col2im: per group, rows R = m*kprod + kernel position, K = input channels;
  *  - window (kernel sizes multiples of the strides, rank 1-2 seen as 2 with a first axis of
- *    one): per group, rows (m, rho0, rho1) = output channel and residue per axis, K =
- *    (input channel, t0, t1), row (m, rho0, rho1) of entry (c, t0, t1) holding
- *    W[c][m][rho0 + s0*t0][rho1 + s1*t1]; panels of mr_max rows;
+ *    one): per group, rows (rho0, m, rho1) = residue on axis 0, output channel, residue on
+ *    axis 1 (the rows of one rho0 adjacent: the first and last grid rows, whose other rho0
+ *    fall outside y, run those rows alone), K = (input channel, t0, t1), row (rho0, m, rho1)
+ *    of entry (c, t0, t1) holding W[c][m][rho0 + s0*t0][rho1 + s1*t1]; panels of mr_max rows;
  *  - f64 (float64, kernel table's f64 tiles): per group, per phase, K = taps x input
  *    channels (taps outer) in chunks of CONVT_F64_KC entries (the last may be shorter); per
  *    chunk, per block of f64_mb output channels (the most channels of any tile, up to mg;

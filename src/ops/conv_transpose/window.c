@@ -6,7 +6,7 @@
  * w = floor((o + pb) / s), with tap rho + s*t (rho = o + pb - s*w). So the s outputs
  * o = s*w - pb + rho, rho < s, of one "window position" w read the same T inputs, and every
  * output is one of them: the whole op is ONE GEMM per group, with
- *   rows    (output channel, rho per axis): mg * s0 * s1,
+ *   rows    (rho0, output channel, rho1): mg * s0 * s1,
  *   K       (input channel, t per axis):    cg * T0 * T1 (no zero taps: the FLOPs of the op),
  *   columns the window positions (w0, w1),
  * B row (c, t0, t1) being x[c][w0 - t0][w1 - t1]. Per work item (a band of w0), x's rows
@@ -15,7 +15,9 @@
  * B row (c, t0, t1) at stage + p + c*cs + (T0-1-t0)*rs + (T1-1-t1): one table of offsets,
  * the kernel table's rel tiles. There is no Z and no overlap-add: a tile's rows go straight
  * to their output positions (bias added), the s1 rows of one (channel, rho0) interleaved
- * into whole output lines. Where the kernel table has tile_copy, the tiles of an item copy
+ * into whole output lines. A panel of the first or last grid row alone runs only the rows
+ * (those of the rho0 adjacent in the packing) whose outputs lie inside y. Where the kernel
+ * table has tile_copy, the tiles of an item copy
  * the next item's rows meanwhile (win_items_overlap), so that the wait on x overlaps the
  * arithmetic; where it also has tile_out, the tiles add the bias and write their outputs to y
  * from their registers (the runs of win_segs), without a tile buffer or store calls.
@@ -139,11 +141,29 @@ static void win_zero_pads(const struct win_job *j, float *st, int64_t c0, int64_
 	const int64_t rs = j->rs;
 	int64_t zl, n;
 	win_row_slots(j, &zl, &n);
+	const int64_t zr = rs - zl - n;
+	if (zl <= 2 && zr <= 2) { /* pads of a float or two (T1 of 2 or 3): the stores alone */
+		for (int64_t c = c0; c < c1; c++) {
+			float *dc = st + c * j->cs;
+			for (int64_t r = r0; r < r1; r++) {
+				float *d = dc + r * rs, *e = d + zl + n;
+				if (zl > 0)
+					d[0] = 0.0f;
+				if (zl > 1)
+					d[1] = 0.0f;
+				if (zr > 0)
+					e[0] = 0.0f;
+				if (zr > 1)
+					e[1] = 0.0f;
+			}
+		}
+		return;
+	}
 	for (int64_t c = c0; c < c1; c++) {
 		float *dc = st + c * j->cs;
 		for (int64_t r = r0; r < r1; r++) {
 			win_zero(dc + r * rs, zl);
-			win_zero(dc + r * rs + zl + n, rs - zl - n);
+			win_zero(dc + r * rs + zl + n, zr);
 		}
 	}
 }
@@ -231,6 +251,37 @@ static inline bool win_run_next(const struct win_job *j, struct win_runs *u)
 	return false;
 }
 
+/* The GEMM rows [*lo, *hi) that tile columns [0, np) (panel columns p0 + e of the band
+ * starting at grid row w0) have outputs inside y for: all of them but where the columns lie
+ * in the first or last grid row alone (rho0 = o0 - (s0*w - pb0): those with output row o0 in
+ * [0, out0) over the grid rows w of the columns, the rows of one rho0 adjacent). */
+static void win_rows_in(const struct win_job *j, int64_t w0, int64_t p0, int64_t np, int64_t *lo, int64_t *hi)
+{
+	const int64_t s0 = j->s[0], per = j->mg * j->s[1]; /* rows per rho0 */
+	struct win_runs run;
+	int64_t first = -1, last = -1;
+	*lo = 0;
+	*hi = j->rows;
+	/* columns in grid rows w0 + p0 / rs .. w0 + (p0 + np - 1) / rs: neither the first nor the
+	 * last grid row alone, all rows */
+	if (w0 + p0 / j->rs > j->wlo[0] && w0 + (p0 + np - 1) / j->rs < j->wlo[0] + j->nw[0] - 1)
+		return;
+	win_runs_start(j, p0, np, &run);
+	while (win_run_next(j, &run)) {
+		first = first < 0 ? run.row : first;
+		last = run.row;
+	}
+	if (first < 0)
+		return;
+	/* rho0 >= -(s0*w - pb0) for the last grid row, rho0 < out0 - (s0*w - pb0) for the first */
+	const int64_t a = j->pb[0] - s0 * (w0 + last), e = j->out[0] + j->pb[0] - s0 * (w0 + first);
+	const int64_t ra = a < 0 ? 0 : a > s0 ? s0 : a, rb = e > s0 ? s0 : e < ra ? ra : e;
+	if (rb > ra) {
+		*lo = ra * per;
+		*hi = rb * per;
+	}
+}
+
 /* Writes tile columns [0, np) (panel columns p0 + e of the band starting at grid row w0)
  * of rows [r0, r0 + mr) to y, + bias. */
 static void win_store(const struct win_job *j, int64_t b, int64_t grp, int64_t w0, int64_t p0, int64_t np,
@@ -249,14 +300,14 @@ static void win_store(const struct win_job *j, int64_t b, int64_t grp, int64_t w
 		int64_t lo = ob < 0 ? (-ob + s1 - 1) / s1 : 0, hi = ob + s1 * len <= out1 ? len : (out1 - ob) / s1;
 		lo = lo > len ? len : lo;
 		hi = hi < lo ? lo : hi;
-		/* tile rows i = (m*s0 + rho0)*s1 + rho1 for i in [r0, r0 + mr), whole groups of s1 */
-		for (int64_t i = r0, m = r0 / (s0 * s1), rho0 = r0 / s1 % s0; i < r0 + mr; i += s1) {
+		/* tile rows i = (rho0*mg + m)*s1 + rho1 for i in [r0, r0 + mr), whole groups of s1 */
+		for (int64_t i = r0, m = r0 / s1 % j->mg, rho0 = r0 / (s1 * j->mg); i < r0 + mr; i += s1) {
 			const int64_t o0 = s0 * (w0 + r) - j->pb[0] + rho0;
 			const int64_t ch = grp * j->mg + m;
 			const float *t0 = tile + (i - r0) * nr + cb;
-			if (++rho0 == s0) {
-				rho0 = 0;
-				m++;
+			if (++m == j->mg) {
+				m = 0;
+				rho0++;
 			}
 			if (o0 < 0 || o0 >= out0)
 				continue;
@@ -329,10 +380,16 @@ static void win_items(void *arg, int tid, int64_t begin, int64_t end)
 		win_stage(j, b, grp, w0, staged, srows, st);
 		for (int64_t p0 = 0; p0 < np; p0 += nr) {
 			const int64_t cnt = np - p0 < nr ? np - p0 : nr;
+			int64_t in_lo, in_hi;
+			win_rows_in(j, w0, p0, cnt, &in_lo, &in_hi);
 			for (int64_t r0 = 0; r0 < j->rows; r0 += mrx) {
-				const int64_t mr = j->rows - r0 < mrx ? j->rows - r0 : mrx;
-				j->tiles[mr - 1](j->kk, ag + r0 * j->kk, (const char *)(st + p0), j->rel, tile, nr);
-				win_store(j, b, grp, w0, p0, cnt, tile, r0, mr);
+				/* the panel's rows [r0, r0 + mrx) inside y: rows [lo, hi), at a[lo - r0] */
+				const int64_t lo = r0 > in_lo ? r0 : in_lo, hi = r0 + mrx < in_hi ? r0 + mrx : in_hi;
+				if (hi <= lo)
+					continue;
+				j->tiles[hi - lo - 1](j->kk, ag + r0 * j->kk + (lo - r0), (const char *)(st + p0), j->rel, tile,
+				                      nr);
+				win_store(j, b, grp, w0, p0, cnt, tile, lo, hi - lo);
 			}
 		}
 		last[0] = bg;
@@ -437,7 +494,7 @@ static int64_t win_segs(const struct win_job *j, int64_t w0, int64_t p0, int64_t
 		if (o00 < 0 || o00 + s0 > out0) {
 			gm = 0;
 			for (int64_t g = 0; g < groups; g++)
-				gm |= (uint32_t)(o00 + g % s0 >= 0 && o00 + g % s0 < out0) << g;
+				gm |= (uint32_t)(o00 + g / j->mg >= 0 && o00 + g / j->mg < out0) << g;
 		}
 		if (qhi <= qlo || !gm)
 			continue;
@@ -450,6 +507,30 @@ static int64_t win_segs(const struct win_job *j, int64_t w0, int64_t p0, int64_t
 		ns++;
 	}
 	return ns;
+}
+
+/* Prefetches for writing the lines of y that tile_out writes for the runs seg[0, ns), group g
+ * at y + yg[g]: ahead of the tile that writes them, whose stores otherwise wait on the lines'
+ * reads (y is written once per call: its lines are not in the cache). */
+static void win_prefetch_out(const struct win_job *j, const int64_t *yg, const struct onnxrun__win_seg *seg, int64_t ns)
+{
+	for (int64_t e = 0; e < ns; e++) {
+		int v0 = 0, v1 = 5;
+		while (v0 < 6 && !seg[e].mask[v0])
+			v0++;
+		while (v1 > v0 && !seg[e].mask[v1])
+			v1--;
+		if (v0 == 6)
+			continue;
+		for (int64_t g = 0; g < j->rows / j->s[1]; g++) {
+			if (!(seg[e].groups >> g & 1))
+				continue;
+			const float *p = j->y + yg[g] + seg[e].d;
+			for (int v = v0; v <= v1; v++)
+				__builtin_prefetch(p + 16 * v, 1);
+			__builtin_prefetch(p + 16 * v1 + 15, 1);
+		}
+	}
 }
 #endif
 
@@ -487,10 +568,11 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 		last[0] = last[2] = last[3] = 0;
 	int cur = 0;
 #ifndef ONNXRUN_BAREMETAL
-	struct onnxrun__win_seg segs[ONNXRUN__GEMM_NR_MAX];
-	int64_t yg[ONNXRUN__GEMM_MR_MAX];
+	struct onnxrun__win_seg segs[2][ONNXRUN__GEMM_NR_MAX]; /* a panel's runs, and the next panel's */
+	int64_t yg[ONNXRUN__GEMM_MR_MAX], nsegs[2];
 	float bg[ONNXRUN__GEMM_MR_MAX];
-	struct onnxrun__win_out out = { j->y, yg, bg, segs, 0, j->s[1] };
+	int sc = 0;
+	struct onnxrun__win_out out = { j->y, yg, bg, segs[0], 0, j->s[1] };
 #endif
 	for (int64_t it = begin; it < end; it++) {
 		const struct win_item w = win_item_at(j, it);
@@ -499,12 +581,14 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 		const float *ag = j->a + grp * j->a_group;
 		const float *st = stb[cur];
 #ifndef ONNXRUN_BAREMETAL
-		if (j->tile_out) /* group g (tile rows g*s1 ..): channel g / s0's output row s0*w0 - pb0 + g % s0 */
+		if (j->tile_out) /* group g (tile rows g*s1 ..): channel g % mg's output row s0*w0 - pb0 + g / mg */
 			for (int64_t g = 0; g < j->rows / j->s[1]; g++) {
-				const int64_t ch = grp * j->mg + g / j->s[0];
-				yg[g] = ((b * j->mout + ch) * j->out[0] + j->s[0] * w0 - j->pb[0] + g % j->s[0]) * j->out[1];
+				const int64_t ch = grp * j->mg + g % j->mg;
+				yg[g] = ((b * j->mout + ch) * j->out[0] + j->s[0] * w0 - j->pb[0] + g / j->mg) * j->out[1];
 				bg[g] = j->bias ? j->bias[ch] : 0.0f;
 			}
+		if (j->tile_out)
+			nsegs[sc] = win_segs(j, w0, 0, np < nr ? np : nr, segs[sc]);
 #endif
 		int64_t own = 0, listed; /* the first item: its own rows, list[0, own) */
 		if (it == begin)
@@ -523,6 +607,8 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 		for (int64_t p0 = 0; p0 < np; p0 += nr) {
 			const int64_t cnt = np - p0 < nr ? np - p0 : nr;
 			int64_t need = 0; /* own rows the next panel reads: copied by the end of this one */
+			int64_t in_lo, in_hi;
+			win_rows_in(j, w0, p0, cnt, &in_lo, &in_hi);
 			/* staged rows this panel reads: up to grid row (last column + T1 - 1) / rs, + T0 - 1 */
 			const int64_t sr = (p0 + nr - 1 + j->t[1] - 1) / rs + t0 - 1;
 			if (it == begin && last[2] < (sr < srows ? sr + 1 : srows)) {
@@ -547,7 +633,11 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 				need = cum[rowend[sn < srows ? sn : srows - 1]] - cum[cp.row - list] - cp.rep;
 			}
 			for (int64_t r0 = 0; r0 < j->rows; r0 += mrx, tiles--) {
-				const int64_t mr = j->rows - r0 < mrx ? j->rows - r0 : mrx;
+				/* the panel's rows [r0, r0 + mrx) inside y: rows [lo, hi), at a[lo - r0] */
+				const int64_t lo = r0 > in_lo ? r0 : in_lo, hi = r0 + mrx < in_hi ? r0 + mrx : in_hi;
+				if (hi <= lo)
+					continue;
+				const int64_t mr = hi - lo;
 				const int64_t left = ((cum[listed] - cum[cp.row - list] - cp.rep) * per_row * 16 - cp.off + 15) / 16;
 				int64_t share = (left + tiles - 1) / tiles;
 				if (share < need * per_row)
@@ -557,15 +647,26 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 				/* a band's last panel of at most nr[1] columns: the narrower tile, its FMAs alone */
 				const bool half = j->tile_half && cnt <= kn->nr[1];
 #ifndef ONNXRUN_BAREMETAL
-				if (j->tile_out) { /* one row panel (r0 = 0) */
-					out.nseg = win_segs(j, w0, p0, cnt, segs);
-					j->tile_out(j->kk, ag, mr, half, (const char *)(st + p0), j->rel, &cp, &out);
+				if (j->tile_out) { /* one row panel (r0 = 0): its groups from lo / s1 on */
+					const int64_t g0 = lo / j->s[1];
+					out.seg = segs[sc];
+					out.nseg = nsegs[sc];
+					for (int64_t e = 0; e < out.nseg; e++)
+						segs[sc][e].groups >>= g0;
+					out.yg = yg + g0;
+					out.bias = bg + g0;
+					if (p0 + nr < np) { /* the next panel's runs, their lines of y fetched meanwhile */
+						nsegs[sc ^ 1] = win_segs(j, w0, p0 + nr, np - p0 - nr < nr ? np - p0 - nr : nr, segs[sc ^ 1]);
+						win_prefetch_out(j, yg, segs[sc ^ 1], nsegs[sc ^ 1]);
+					}
+					j->tile_out(j->kk, ag + lo, mr, half, (const char *)(st + p0), j->rel, &cp, &out);
+					sc ^= 1;
 					continue;
 				}
 #endif
 				const onnxrun__win_tile_copy_fn f = half ? j->tile_half[mr - 1] : j->tile_copy[mr - 1];
-				f(j->kk, ag + r0 * j->kk, (const char *)(st + p0), j->rel, tile, nr, &cp);
-				win_store(j, b, grp, w0, p0, cnt, tile, r0, mr);
+				f(j->kk, ag + r0 * j->kk + (lo - r0), (const char *)(st + p0), j->rel, tile, nr, &cp);
+				win_store(j, b, grp, w0, p0, cnt, tile, lo, mr);
 			}
 		}
 		win_copy_to(&cp, cp.end); /* what the tiles left (few k steps per piece) */
