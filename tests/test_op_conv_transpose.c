@@ -1553,6 +1553,19 @@ static void test_f64_tile_ind_bits(void **state)
 
 /* ---- the float32 window GEMM (window.c) ----------------------------------------------------- */
 
+/* Draws axis i's pads (each at most the kernel and at most half the natural output less one,
+ * so that the output keeps a position) and an output_shape within a stride of the natural
+ * size, at least 1. */
+static void random_axis_pads(struct cfg *c, int i, uint64_t *s)
+{
+	const int64_t natural = c->s[i] * (c->in[i] - 1) + c->op[i] + c->k[i];
+	const int64_t most = (natural - 1) / 2 < c->k[i] ? (natural - 1) / 2 : c->k[i];
+	c->pads[i] = rng_int(s, 0, most);
+	c->pads[c->n + i] = rng_int(s, 0, most);
+	c->os[i] = natural + rng_int(s, -c->s[i], c->s[i]);
+	c->os[i] = c->os[i] < 1 ? 1 : c->os[i];
+}
+
 /* Configs for the window GEMM: rank 1-2, every kernel a multiple (1-4) of its stride, dilation
  * 1, 4-10 input channels per group, output channels per group x phases in [8, 12], grouped
  * or not, pads (with output_padding), VALID, SAME_* and output_shape (which can make the
@@ -1597,12 +1610,7 @@ static void random_window_cfg(struct cfg *c, uint64_t seed)
 		c->d[i] = 1;
 		c->in[i] = rng_int(&s, 1, c->n == 1 ? 150 : 20);
 		c->op[i] = rng_int(&s, 0, 1) ? 0 : rng_int(&s, 0, c->s[i] - 1);
-		const int64_t natural = c->s[i] * (c->in[i] - 1) + c->op[i] + c->k[i];
-		const int64_t most = (natural - 1) / 2 < c->k[i] ? (natural - 1) / 2 : c->k[i];
-		c->pads[i] = rng_int(&s, 0, most);
-		c->pads[c->n + i] = rng_int(&s, 0, most);
-		c->os[i] = natural + rng_int(&s, -c->s[i], c->s[i]);
-		c->os[i] = c->os[i] < 1 ? 1 : c->os[i];
+		random_axis_pads(c, i, &s);
 	}
 	ref_geometry(c);
 }
@@ -1615,12 +1623,7 @@ static void random_window_long_cfg(struct cfg *c, uint64_t seed)
 	random_window_cfg(c, seed);
 	const int i = c->n - 1;
 	c->k[i] = c->s[i] * rng_int(&s, 5, 20);
-	const int64_t natural = c->s[i] * (c->in[i] - 1) + c->op[i] + c->k[i];
-	const int64_t most = (natural - 1) / 2 < c->k[i] ? (natural - 1) / 2 : c->k[i];
-	c->pads[i] = rng_int(&s, 0, most);
-	c->pads[c->n + i] = rng_int(&s, 0, most);
-	c->os[i] = natural + rng_int(&s, -c->s[i], c->s[i]);
-	c->os[i] = c->os[i] < 1 ? 1 : c->os[i];
+	random_axis_pads(c, i, &s);
 	ref_geometry(c);
 }
 
@@ -1638,23 +1641,15 @@ static void random_window_wide_cfg(struct cfg *c, uint64_t seed)
 	c->seed = seed; /* (this generator's: the failure message names it) */
 	c->in[0] = rng_int(&s, 1, 6);
 	c->in[1] = rng_int(&s, 24, 80);
-	for (int i = 0; i < 2; i++) {
-		const int64_t natural = c->s[i] * (c->in[i] - 1) + c->op[i] + c->k[i];
-		const int64_t most = (natural - 1) / 2 < c->k[i] ? (natural - 1) / 2 : c->k[i];
-		c->pads[i] = rng_int(&s, 0, most);
-		c->pads[2 + i] = rng_int(&s, 0, most);
-		c->os[i] = natural + rng_int(&s, -c->s[i], c->s[i]);
-		c->os[i] = c->os[i] < 1 ? 1 : c->os[i];
-	}
+	for (int i = 0; i < 2; i++)
+		random_axis_pads(c, i, &s);
 	ref_geometry(c);
 }
 
-/* Runs the window GEMM directly on 1-4 threads (isa already set): where the ISA's
- * tiles take the config (rel tiles of at least mg x phases rows) it must run, match the
- * reference bound, and give the same bits on every thread count; elsewhere it must
- * decline. Returns false (after printing) otherwise. */
-/* The window GEMM on 1-4 threads: picked and run wherever the kernel table has `rel`
- * tiles of enough rows for the output channels x phases, declined elsewhere. */
+/* Runs the window GEMM on 1-4 threads (isa already set): where the kernel table has `rel`
+ * tiles of at least output channels x phases rows it must be picked, match the reference
+ * within its bound and give the same bits on every thread count; elsewhere it must decline.
+ * Returns false (after printing) otherwise. */
 static bool check_window(struct onnxrun_env *env, struct cfg *c, enum onnxrun__isa isa, int64_t *compared,
                          int *taken)
 {
