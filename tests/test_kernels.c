@@ -823,6 +823,84 @@ static void test_store_lines_kernel(void **state)
 #endif
 }
 
+/* phase.pack_img8 (kernels.h; AVX-512): every panel value against the spec's formula (x's
+ * value where the quarter's bit is set, else +0), random channels, taps, image strides and
+ * masks, with columns that start before x's row (the bits of those quarters clear, as
+ * phase.c sets them at a left edge); the floats past the panel untouched. */
+static void test_pack_img8(void **state)
+{
+#ifdef ONNXRUN_BAREMETAL /* no bare-metal table has it */
+	(void)state;
+	skip();
+#else
+	TEST_ALL_ISAS(isas);
+	struct th_rng rng;
+	int tables = 0, failures = 0;
+	(void)state;
+	th_rng_seed(&rng, 0x1a98);
+	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+		if (!onnxrun__isa_supported(isas[ii]))
+			continue;
+		onnxrun__isa_set(isas[ii]);
+		const struct onnxrun__kernels *kt = onnxrun__kernels_current();
+		if (!kt->phase.pack_img8)
+			continue;
+		tables++;
+		for (int trial = 0; trial < 300 && failures < 5; trial++) {
+			struct onnxrun__kpanel kp;
+			int64_t src[32];
+			uint8_t valid[32];
+			const int64_t nt = rnd(&rng, 1, 32), row = rnd(&rng, 4, 9);
+			kp.cg = rnd(&rng, 1, 5);
+			kp.in_sp = row * rnd(&rng, 1, 4) + rnd(&rng, 0, 3);
+			kp.out_sp = 1;
+			kp.sl = 1;
+			kp.stream = false;
+			const int64_t bstride = kp.cg * kp.in_sp + rnd(&rng, 0, 5), nx = 8 * bstride + 8;
+			const size_t np = (size_t)(kp.cg * nt * 32);
+			float *x = malloc((size_t)nx * sizeof *x), *bp = malloc((np + 16) * sizeof *bp);
+			assert_true(x && bp);
+			for (int64_t e = 0; e < nx; e++)
+				x[e] = th_rng_float(&rng);
+			for (size_t e = 0; e < np + 16; e++)
+				bp[e] = -1.0f;
+			for (int64_t t = 0; t < nt; t++) {
+				/* a row of `row` columns inside each channel plane, quarter 0 at column c0 */
+				const int64_t base = rnd(&rng, 0, kp.in_sp - row), c0 = rnd(&rng, -3, row - 1);
+				src[t] = base + c0;
+				valid[t] = 0;
+				for (int k = 0; k < 4; k++)
+					if (c0 + k >= 0 && c0 + k < row && rnd(&rng, 0, 5))
+						valid[t] |= (uint8_t)(1u << k);
+				if (!rnd(&rng, 0, 7))
+					valid[t] = 0;
+			}
+			kt->phase.pack_img8(&kp, x, nt, bstride, src, valid, bp);
+			for (int64_t c = 0; c < kp.cg; c++)
+				for (int64_t t = 0; t < nt; t++)
+					for (int k = 0; k < 4; k++)
+						for (int b = 0; b < 8; b++) {
+							const float want = valid[t] >> k & 1 ? x[c * kp.in_sp + b * bstride + src[t] + k] : 0.0f;
+							const float got = bp[(c * nt + t) * 32 + 8 * k + b];
+							if (memcmp(&want, &got, sizeof want) && failures++ < 5)
+								print_message("%s: pack_img8 c=%lld t=%lld k=%d b=%d: %g, want %g\n", kt->name,
+								              (long long)c, (long long)t, k, b, (double)got, (double)want);
+						}
+			for (size_t e = np; e < np + 16; e++)
+				if (bp[e] != -1.0f && failures++ < 5)
+					print_message("%s: pack_img8 wrote past the panel\n", kt->name);
+			free(x);
+			free(bp);
+		}
+	}
+	onnxrun__isa_set(TEST_BEST_ISA);
+	print_message("pack_img8 checked in %d kernel tables, %d failures\n", tables, failures);
+	assert_int_equal(failures, 0);
+	if (onnxrun__isa_supported(ONNXRUN__ISA_AVX512))
+		assert_true(tables >= 1);
+#endif
+}
+
 /* The wide tile that leaves out one quarter's multiply-adds on some steps (kernels.h,
  * skip_quarter): B zero in that quarter's 8 columns on the steps of the mask, every other B and A
  * value random; each output against a double reference of the whole sum, and bit for bit
@@ -1368,6 +1446,7 @@ int main(void)
 		cmocka_unit_test(test_pack_store_short_runs),
 		cmocka_unit_test(test_store_lines_kernel),
 		cmocka_unit_test(test_gemm_skip),
+		cmocka_unit_test(test_pack_img8),
 		cmocka_unit_test(test_window_tiles),
 		cmocka_unit_test(test_window_tile_out),
 		cmocka_unit_test(test_phase_random),

@@ -2037,6 +2037,109 @@ static void test_quarter_skip_vs_reference(void **state)
 	assert_true(ran > 0);
 }
 
+/* Batches of 8 images whose phase grids are 4 wide along the last axis (phase.c,
+ * img_inner_wanted): where the ISA's table has the skip_quarter tile and the tuning enables
+ * it (AVX-512 on AMD family 0x19), the border split's jobs order their positions with the
+ * image innermost, so that the last axis's edge column is one 8-lane quarter of each B panel
+ * (packed 8 images per quarter, stored element by element) and its padded taps are left
+ * out; elsewhere the jobs keep their runs. k4 s2 p1 on 4-wide inputs (dcgan_b8's shape,
+ * first axes of 3-7) takes the layout exactly where the tile is enabled; random kernels,
+ * strides and pads whose last-axis grids are 4 wide take it or not by the rule. Either way
+ * within the reference bound and bitwise the same on 1, 2 and 3 threads (check_border). */
+static void random_img_inner_cfg(struct cfg *c, uint64_t seed, bool dcgan)
+{
+	uint64_t s = seed;
+	bool ok;
+	memset(c, 0, sizeof *c);
+	c->seed = seed;
+	c->n = dcgan || rng_int(&s, 0, 3) ? 2 : 3;
+	c->dt = ONNXRUN_DTYPE_FLOAT;
+	c->opset = 11;
+	c->mode = MODE_PADS;
+	c->bias = rng_int(&s, 0, 1);
+	c->kernel_attr = rng_int(&s, 0, 1);
+	c->batch = 8;
+	c->group = rng_int(&s, 0, 3) ? 1 : 2;
+	c->cg = rng_int(&s, 1, 5);
+	c->mg = rng_int(&s, 1, 30);
+	do {
+		ok = true;
+		for (int i = 0; i < c->n; i++) {
+			const bool last = i == c->n - 1;
+			c->in[i] = last ? (dcgan ? 4 : rng_int(&s, 2, 6)) : rng_int(&s, dcgan ? 3 : 2, c->n == 3 ? 4 : 7);
+			c->k[i] = dcgan ? 4 : rng_int(&s, 2, 6);
+			c->s[i] = dcgan ? 2 : rng_int(&s, 1, 2);
+			c->d[i] = 1;
+			c->pads[i] = dcgan ? 1 : rng_int(&s, 0, 2);
+			c->pads[c->n + i] = dcgan ? 1 : rng_int(&s, 0, 2);
+		}
+		ref_geometry(c);
+		for (int i = 0; i < c->n; i++)
+			ok = ok && c->out[i] >= 1;
+		/* every last-axis residue's grid 4 wide: out = 4 * s */
+		ok = ok && c->out[c->n - 1] == 4 * c->s[c->n - 1];
+	} while (!ok);
+}
+
+#define N_IMG_INNER 36
+
+static void test_img_inner_vs_reference(void **state)
+{
+	struct fixture *f = *state;
+	TEST_ALL_ISAS(isas);
+	int failures = 0, split = 0, ran = 0, taken = 0, taken_random = 0, enabled = 0;
+	int64_t compared = 0;
+	for (uint64_t seed = 1; seed <= N_IMG_INNER && failures < 5; seed++) {
+		struct cfg c;
+		const bool dcgan = seed <= N_IMG_INNER / 3;
+		random_img_inner_cfg(&c, 0x1a9e0000 + seed, dcgan);
+		for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+			struct entry_case k;
+			struct onnxrun__convt_packed *pk = NULL;
+			char desc[512];
+			if (!onnxrun__isa_supported(isas[ii]))
+				continue;
+			onnxrun__isa_set(isas[ii]);
+			failures += !check_border(f->env, &c, isas[ii], &compared, &split, &ran);
+			entry_case_begin(f->env, &c, &k);
+			assert_int_equal(onnxrun__convt_pack_with_border(f->env, &k.g, k.w->data, CONVT_LAYOUT_PHASE, NULL,
+			                                                 NULL, &pk),
+			                 ONNXRUN_OK);
+			const bool on = pk->kern->skip_quarter && pk->kt->phase.pack_img8 && pk->kern->nr[0] == 32 &&
+			                onnxrun__tuning()->skip_quarters;
+			const int jobs = onnxrun__convt_phase_img_inner_jobs(f->env, &k.g, pk);
+			cfg_str(&c, desc, sizeof desc);
+			assert_true(jobs >= 0);
+			if (jobs > 0 && !on) {
+				print_error("isa %d: %d jobs with the image innermost without the skip_quarter tile: %s\n",
+				            (int)isas[ii], jobs, desc);
+				failures++;
+			}
+			/* dcgan's shape: the interior and both border jobs */
+			if (dcgan && on && jobs != 3) {
+				print_error("isa %d: %d jobs with the image innermost, want 3: %s\n", (int)isas[ii], jobs, desc);
+				failures++;
+			}
+			taken += jobs > 0;
+			taken_random += jobs > 0 && !dcgan;
+			enabled += on;
+			onnxrun__convt_packed_free(pk);
+			entry_case_end(&k);
+		}
+	}
+	onnxrun__isa_set(TEST_BEST_ISA);
+	print_message("%d batches of 8 with 4-wide last-axis grids: the phase path ran %d times over the ISAs, split "
+	              "%d times, the image innermost in %d (%d random shapes; the tile enabled in %d), %lld elements "
+	              "compared, %d failures\n",
+	              N_IMG_INNER, ran, split, taken, taken_random, enabled, (long long)compared, failures);
+	assert_int_equal(failures, 0);
+	assert_true(ran > 0);
+	if (enabled) /* the random shapes reach the layout too, not only dcgan's */
+		assert_true(taken_random > 0);
+	else
+		assert_int_equal(taken, 0);
+}
+
 /* Border weights packed at load (X's sizes unknown) are kept when X's inferred type is
  * known and its run splits (8 images of 4x4 at k4 s2 p1), dropped when it would not (one
  * 128x128 image: its border rows are under 1% of the work on any ISA's panel width, below
@@ -2363,6 +2466,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_border_vs_reference, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_border_dcgan_shape, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quarter_skip_vs_reference, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_img_inner_vs_reference, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_border_trim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_phase_class_pairs, setup, teardown),
 #endif

@@ -246,6 +246,41 @@ static T512 void store_pair(const struct onnxrun__kpanel *kp, const float *t0, c
 		}
 }
 
+/* phase.pack_img8 (kernels.h): per channel and tap, the 8 images' 4 values as masked loads
+ * into two registers (images 0-3 and 4-7, 4 lanes each; a lane not valid is neither read
+ * nor kept), transposed by two permutes into the panel row's quarters (lane 8k + b). */
+static T512 void pack_img8(const struct onnxrun__kpanel *kp, const float *xg, int64_t nt, int64_t bstride,
+                           const int64_t *src, const uint8_t *valid, float *bp)
+{
+	const __m512i lo = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
+	const __m512i hi = _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31);
+	for (int64_t c = 0; c < kp->cg; c++) {
+		const float *xc = xg + c * kp->in_sp;
+		for (int64_t t = 0; t < nt; t++) {
+			float *d = bp + (c * nt + t) * 32;
+			const __mmask16 m = (__mmask16)(valid[t] & 15);
+			if (!m) {
+				_mm512_storeu_ps(d, _mm512_setzero_ps());
+				_mm512_storeu_ps(d + 16, _mm512_setzero_ps());
+				continue;
+			}
+			/* lane 4i + k of a: image i's value k, read at s + i*bstride + k */
+			const char *s = (const char *)(xc + src[t]);
+			const int64_t bs = bstride * (int64_t)sizeof(float);
+			__m512 a = _mm512_maskz_loadu_ps(m, s);
+			a = _mm512_mask_loadu_ps(a, (__mmask16)(m << 4), s + bs - 16);
+			a = _mm512_mask_loadu_ps(a, (__mmask16)(m << 8), s + 2 * bs - 32);
+			a = _mm512_mask_loadu_ps(a, (__mmask16)(m << 12), s + 3 * bs - 48);
+			__m512 b = _mm512_maskz_loadu_ps(m, s + 4 * bs);
+			b = _mm512_mask_loadu_ps(b, (__mmask16)(m << 4), s + 5 * bs - 16);
+			b = _mm512_mask_loadu_ps(b, (__mmask16)(m << 8), s + 6 * bs - 32);
+			b = _mm512_mask_loadu_ps(b, (__mmask16)(m << 12), s + 7 * bs - 48);
+			_mm512_storeu_ps(d, _mm512_permutex2var_ps(a, lo, b));
+			_mm512_storeu_ps(d + 16, _mm512_permutex2var_ps(a, hi, b));
+		}
+	}
+}
+
 /* phase.store_lines (kernels.h). Strides 8 and 4: per 16 positions of a run, the s tiles'
  * vectors transposed in registers into s whole output vectors of 16/s lines each (unpacks
  * within the 128-bit lanes, then 128-bit lane shuffles), the bias added after, stored whole
@@ -427,7 +462,7 @@ const struct onnxrun__kernels onnxrun__kernels_avx512 = {
 	.gemm = &onnxrun__gemm_avx512,
 	.phase = { .pack = pack, .pack_rows = pack_rows, .pack_halves = pack_halves, .store = store,
 	           .store_pair = store_pair, .rel2_pair = onnxrun__rel2_pair_avx512, .store_lines = store_lines,
-	           .lines_strides = 1u << 4 | 1u << 8,
+	           .lines_strides = 1u << 4 | 1u << 8, .pack_img8 = pack_img8,
 	           .store_fence = store_fence },
 	.col2im_gather = onnxrun__col2im_gather_avx512,
 	.window = &onnxrun__window_avx512,

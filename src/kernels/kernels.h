@@ -219,6 +219,12 @@ struct onnxrun__phase_kernels {
 	                    int64_t mr, const struct onnxrun__krun *runs, int64_t nrun, float *y, int64_t ydelta,
 	                    const float *bias);
 	uint32_t lines_strides;
+	/* Optional (NULL: the phase path's own loop). A wide panel of 8 images x 4 positions
+	 * along the last axis (phase.c img_pack, with skip_quarter alone): for c < cg, t < nt,
+	 * k < 4, b < 8, bp[(c*nt + t)*32 + 8*k + b] = xg[c*in_sp + b*bstride + src[t] + k]
+	 * where bit k of valid[t] is set, else 0 (nothing read for a lane not valid). */
+	void (*pack_img8)(const struct onnxrun__kpanel *kp, const float *xg, int64_t nt, int64_t bstride,
+	                  const int64_t *src, const uint8_t *valid, float *bp);
 #endif
 	/* Orders the non-temporal stores of store/store_pair/store_lines before the work item ends. */
 	void (*store_fence)(void);

@@ -79,5 +79,12 @@ ONNXRUN__HIDDEN enum onnxrun_status onnxrun__convt_border_trim(const struct onnx
 ONNXRUN__HIDDEN int64_t onnxrun__convt_phase_fmas(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
                                                   const struct onnxrun__convt_packed *pk, bool *split);
 
+/* For tests (phase.c): how many of the jobs of concrete g's split on phase-layout pk run
+ * with the image innermost (the skip_quarter tile on the last axis's edge column): 0 also
+ * when g does not split; -1 when out of memory. */
+ONNXRUN__HIDDEN int onnxrun__convt_phase_img_inner_jobs(const struct onnxrun_env *env,
+                                                        const struct onnxrun__convt_geom *g,
+                                                        const struct onnxrun__convt_packed *pk);
+
 #endif
 #endif

@@ -176,6 +176,10 @@ struct phase_job {
 #endif
 #ifndef ONNXRUN_BAREMETAL
 	bool skip; /* wide packed panels may run the gemm's skip_quarter tile (panel_skip) */
+	/* a border.h job's positions ordered with the image innermost (img_inner_wanted): each
+	 * 8-lane quarter of a wide panel is one grid position of the 8 images (img_segs,
+	 * img_pack, tile_store) */
+	bool img_inner;
 #endif
 #if SIZED_SCRATCH
 	/* the most segments of a panel, whether the second tile and the row pointers are used,
@@ -269,6 +273,33 @@ static int64_t make_segs(const struct phase_job *j, int64_t ph, int64_t p0, int6
 		cur->u[a] = u[a];
 	return nseg;
 }
+
+#ifndef ONNXRUN_BAREMETAL
+/* make_segs for a job ordered with the image innermost (j->img_inner): position p is image
+ * p % batch at grid position p / batch (the last axis fastest), one run of one column each. */
+static int64_t img_segs(const struct phase_job *j, int64_t ph, int64_t p0, int64_t cnt, const int64_t *r,
+                        struct onnxrun__krun *runs, struct seg *segs)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	const int64_t *qlo = j->qlo + ph * S, *qn = j->qn + ph * S;
+	for (int64_t i = 0; i < cnt; i++) {
+		int64_t p = p0 + i;
+		struct seg *sg = &segs[i];
+		struct onnxrun__krun *rn = &runs[i];
+		sg->b = (onnxrun__koff)(p % g->batch);
+		p /= g->batch;
+		rn->col = (onnxrun__koff)i;
+		rn->len = 1;
+		rn->yoff = sg->b * g->out_channels * j->out_sp;
+		for (int32_t a = g->n - 1; a >= 0; a--) {
+			sg->q[a] = qlo[a] + p % qn[a];
+			p /= qn[a];
+			rn->yoff += (sg->q[a] * g->strides[a] + r[a] - g->pad_begin[a]) * j->ys[a];
+		}
+	}
+	return cnt;
+}
+#endif
 
 /* Copy plan of tap `tap` for each segment: where the x row is and how much of it is inside. */
 static void plan_copies(const struct phase_job *j, const int64_t *delta, const struct onnxrun__krun *runs,
@@ -600,6 +631,60 @@ static void panel_skip(int64_t nt, const struct onnxrun__kcopy *cp, struct panel
 }
 #endif
 
+#ifndef ONNXRUN_BAREMETAL
+/* Packs a full wide panel of a job ordered with the image innermost (img_segs): column
+ * 8k + b is image b at the panel's grid position k (its 4 positions along the last axis of
+ * one grid row, img_inner_wanted), B row c*nt + t the tap's x values (zeros outside x), as
+ * kph->pack packs the same runs (the table's pack_img8, from each tap's offset and the
+ * quarters inside x). The quarter k whose column reads padding on the most taps
+ * (the last axis's edge column) is kept for the skip_quarter tile when those taps are at
+ * least half of them, as panel_skip keeps a first-axis edge row. */
+static void img_pack(const struct phase_job *j, int64_t ph, const int64_t *r, const float *xg, struct panel *pn)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	const struct onnxrun__convt_taps *tp = &j->pk->taps;
+	const int32_t last = g->n - 1;
+	const int64_t nt = tp->ntaps[ph], bstride = g->in_channels * j->in_sp, in1 = g->in[last];
+	const onnxrun__koff *q = pn->segs[0].q;
+	int64_t src[32];   /* per tap: x offset of image 0, channel 0, quarter 0's column */
+	uint8_t valid[32]; /* per tap: bit k, quarter k's column inside x */
+	int best = 0;
+	uint32_t qmask[4] = { 0, 0, 0, 0 };
+	int bits[4] = { 0, 0, 0, 0 };
+	for (int64_t t = 0; t < nt; t++) { /* nt <= 32 (img_inner_wanted) */
+		int64_t delta[S], ro = 0, c0;
+		bool inside = true;
+		convt_tap(tp, r, t, NULL, delta);
+		for (int32_t a = 0; a < last && inside; a++) {
+			const int64_t i = q[a] - delta[a];
+			inside = i >= 0 && i < g->in[a];
+			ro += i * j->xs[a];
+		}
+		c0 = q[last] - delta[last]; /* x column of quarter 0 */
+		src[t] = ro + c0;
+		valid[t] = 0;
+		for (int k = 0; k < 4; k++) {
+			const bool pad = !inside || c0 + k < 0 || c0 + k >= in1;
+			valid[t] |= (uint8_t)(!pad << k);
+			qmask[k] |= (uint32_t)pad << t;
+			bits[k] += pad;
+		}
+	}
+	j->kt->phase.pack_img8(&j->kp, xg, nt, bstride, src, valid, pn->bp);
+	pn->mode = PANEL_PACKED;
+	pn->skip_mask = 0;
+	if (!j->skip)
+		return;
+	for (int k = 0; k < 4; k++)
+		if (2 * bits[k] >= nt && bits[k] > best) {
+			best = bits[k];
+			pn->skip_mask = qmask[k];
+			pn->skip_q = k;
+			pn->skip_period = (int)nt;
+		}
+}
+#endif
+
 /* Prepares the B panel of positions [p0, p0 + cnt) of phase ph (residues r): its segments,
  * then, for one run filling the panel, its base in the staged copy of x (stg: input rows from
  * i0) or row pointers into x (pack_rows); for two runs of half a panel each (grid rows of
@@ -620,7 +705,17 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 #endif
 	pn->v = cnt <= kn->nr[2] ? 2 : cnt <= kn->nr[1] ? 1 : 0;
 	const int64_t nr = kn->nr[pn->v];
-	pn->nseg = make_segs(j, ph, p0, cnt, r, pn->runs, pn->segs, cur);
+#ifndef ONNXRUN_BAREMETAL
+	if (j->img_inner) {
+		pn->nseg = img_segs(j, ph, p0, cnt, r, pn->runs, pn->segs);
+		if (pn->v == 0 && cnt == 32 && nr == 32) {
+			pn->bp = pn->own;
+			img_pack(j, ph, r, xg, pn);
+			return;
+		}
+	} else
+#endif
+		pn->nseg = make_segs(j, ph, p0, cnt, r, pn->runs, pn->segs, cur);
 	if (IN_PLACE && j->in_place_rel && pn->v == 0 && pn->nseg == 1 && cnt == nr &&
 	    pn->segs[0].q[0] - j->rx_d[2 * ph + 1] >= 0 && pn->segs[0].q[0] + nr - 1 - j->rx_d[2 * ph] < j->g->in[0]) {
 		pn->mode = PANEL_REL;
@@ -698,6 +793,59 @@ static inline void panel_gemm(const struct onnxrun__gemm_kernels *kn, int64_t mr
 #endif
 	else
 		kn->fn[pn->v][mr - 1](kk, a, pn->bp, tile, nr);
+}
+
+/* Stores tile t0 (kph->store) or tiles t0 and t1 interleaved (t1 not NULL: kph->store_pair)
+ * of panel pn. A job ordered with the image innermost has one run per column (img_segs):
+ * the same values, element by element, the two tiles' outputs side by side. */
+static inline void tile_store(const struct phase_job *j, const float *t0, const float *t1, int64_t nr, int64_t mr,
+                              const struct panel *pn, float *y, int64_t ydelta, const float *bias)
+{
+#ifndef ONNXRUN_BAREMETAL
+	if (j->img_inner && pn->nseg == 32 && nr == 32) {
+		/* a full panel (img_pack's): column 8k + b is image b's output yoff(b) + k * sl */
+		const int64_t sl = j->kp.sl, w = t1 ? 2 : 1;
+		for (int64_t i = 0; i < mr; i++) {
+			const float bi = bias ? bias[i] : 0.0f;
+			const float *a0 = t0 + i * 32, *a1 = t1 ? t1 + i * 32 : t0;
+			float *ym = y + i * j->kp.out_sp + ydelta;
+			for (int b = 0; b < 8; b++) {
+				float *d = ym + pn->runs[b].yoff;
+				for (int k = 0; k < 4; k++) {
+					d[k * sl] = a0[8 * k + b] + bi;
+					if (t1)
+						d[k * sl + 1] = a1[8 * k + b] + bi;
+				}
+			}
+		}
+		/* the next weight panel's output lines, for writing (as the tables' stores do) */
+		for (int64_t i = mr; i < 2 * mr; i++)
+			for (int b = 0; b < 8; b++) {
+				const float *d = y + i * j->kp.out_sp + ydelta + pn->runs[b].yoff;
+				__builtin_prefetch(d, 1);
+				__builtin_prefetch(d + 3 * sl + w - 1, 1);
+			}
+		return;
+	}
+	if (j->img_inner) {
+		for (int64_t i = 0; i < mr; i++) {
+			const float b = bias ? bias[i] : 0.0f;
+			const float *a0 = t0 + i * nr, *a1 = t1 ? t1 + i * nr : NULL;
+			float *ym = y + i * j->kp.out_sp + ydelta;
+			for (int64_t s = 0; s < pn->nseg; s++) {
+				float *d = ym + pn->runs[s].yoff;
+				d[0] = a0[pn->runs[s].col] + b;
+				if (a1)
+					d[1] = a1[pn->runs[s].col] + b;
+			}
+		}
+		return;
+	}
+#endif
+	if (t1)
+		j->kt->phase.store_pair(&j->kp, t0, t1, nr, mr, pn->runs, pn->nseg, y, ydelta, bias);
+	else
+		j->kt->phase.store(&j->kp, t0, nr, mr, pn->runs, pn->nseg, y, ydelta, bias);
 }
 
 /* The second tile of a pair (B panel pb, the pair's runs those of pr) through the table's
@@ -992,8 +1140,7 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 							if (pair_fused(j, mr, kk2, a2, &pn2[i], &pn[i], tile, ym, ydelta, bm))
 								continue;
 							panel_gemm(kn, mr, kk2, a2, &pn2[i], tile2);
-							kph->store_pair(&j->kp, tile, tile2, kn->nr[pn[i].v], mr, pn[i].runs, pn[i].nseg,
-							                ym, ydelta, bm);
+							tile_store(j, tile, tile2, kn->nr[pn[i].v], mr, &pn[i], ym, ydelta, bm);
 						}
 					}
 					continue;
@@ -1012,15 +1159,14 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 							if (pair_fused(j, mr, kk, aq1, &pn[i], &pn[i], tile, ym, ydelta, bm))
 								continue;
 							panel_gemm(kn, mr, kk, aq1, &pn[i], tile2);
-							kph->store_pair(&j->kp, tile, tile2, kn->nr[pn[i].v], mr, pn[i].runs,
-							                pn[i].nseg, ym, ydelta, bm);
+							tile_store(j, tile, tile2, kn->nr[pn[i].v], mr, &pn[i], ym, ydelta, bm);
 						}
 						q++;
 						continue;
 					}
 					for (int64_t i = 0; i < nwide; i++) {
 						panel_gemm(kn, mr, kk, aq, &pn[i], tile);
-						kph->store(&j->kp, tile, kn->nr[pn[i].v], mr, pn[i].runs, pn[i].nseg, ym, ydelta, bm);
+						tile_store(j, tile, NULL, kn->nr[pn[i].v], mr, &pn[i], ym, ydelta, bm);
 					}
 					if (rem) {
 						rl.a[rl.n] = aq;
@@ -1744,6 +1890,7 @@ static enum onnxrun_status phase_compute(const struct convt_call *c, const struc
 #else
 static void border_narrow(struct phase_job *j, int64_t ph, const int64_t *r, const int64_t *box0);
 static int64_t border_align(const struct phase_job *j);
+static bool img_inner_wanted(const struct phase_job *j);
 struct border_defer;
 static enum onnxrun_status border_defer(struct onnxrun_op_context *ctx, const struct phase_job *j, int64_t *buf,
                                         int64_t items, struct border_defer *defer);
@@ -1818,9 +1965,12 @@ static enum onnxrun_status phase_run(const struct convt_call *c, const struct on
 #ifndef ONNXRUN_BAREMETAL
 	/* the skip_quarter tile where the table has it and the CPU gains by it (kernels.h, tuning) */
 	j.skip = pk->kern->skip_quarter && nr0 == 32 && tn->skip_quarters;
+	j.img_inner = box0 && img_inner_wanted(&j);
+	if (j.img_inner) /* one tile: the positions of a panel span the batch */
+		j.border_align = g->batch * g->out[0];
 #endif
 #ifndef ONNXRUN_BAREMETAL /* LINES */
-	if (LINES && !line_classes(&j, ctx, true)) {
+	if (LINES && !j.img_inner && !line_classes(&j, ctx, true)) {
 		onnxrun__free(ctx->env, buf);
 		return onnxrun__node_fail(ctx->err, ONNXRUN_ERROR_OUT_OF_MEMORY, ctx->node, "out of memory");
 	}
@@ -1878,6 +2028,10 @@ static enum onnxrun_status phase_run(const struct convt_call *c, const struct on
 			}
 		}
 		j.segmax = j.segmax > nr0 ? nr0 : j.segmax;
+#ifndef ONNXRUN_BAREMETAL
+		if (j.img_inner) /* one run per column */
+			j.segmax = nr0;
+#endif
 		/* the second tile: a pair, or stride-2 last-axis phases sharing B stored together
 		 * (neither, nor row pointers, with the scalar kernels alone: scratch_counts) */
 		if (IN_PLACE) {
@@ -2027,6 +2181,86 @@ static int64_t border_align(const struct phase_job *j)
 			imgs = imgs / gcd64(imgs, need) * need; /* both divide nr0 */
 		}
 	return imgs * j->g->out[0];
+}
+
+/* Whether border.h job j (narrowed, border_align set, j->skip) runs ordered with the image
+ * innermost (img_segs): a batch of 8 images, so that an 8-lane quarter of a wide panel is
+ * one grid position of every image, every phase's grid 4 wide along the last axis, so that a
+ * panel is one grid row and its last-axis edge column one quarter, and some phase with an
+ * edge column that reads padding on at least half its taps (the skip_quarter tile leaves
+ * those multiply-adds out, as panel_skip does for a first-axis edge row). The job's tile is
+ * then all its positions (phase_run aligns its tiles to the whole batch; a border job is
+ * planned as for one thread, so the layout depends on the shapes alone). It costs a
+ * transposing pack (img_pack: 8 images' values per quarter) and stores element by element
+ * (tile_store), where a grid row's runs were contiguous. Only where the table has
+ * skip_quarter and pack_img8 and the tuning enables the tile (AVX-512 on AMD family 0x19);
+ * the other tables
+ * (portable, AVX2, NEON, SIMD128, and bare metal, which has no border jobs) keep the runs of
+ * make_segs. */
+static bool img_inner_wanted(const struct phase_job *j)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	const struct onnxrun__convt_taps *tp = &j->pk->taps;
+	const int32_t last = g->n - 1;
+	int64_t r[S], delta[S];
+	bool worth = false;
+	if (!j->skip || !j->kt->phase.pack_img8 || g->batch != 8 || tp->tmax > 32)
+		return false;
+	for (int64_t ph = 0; ph < tp->nphase; ph++) {
+		if (!j->npos[ph])
+			continue;
+		if (j->qn[ph * S + last] != 4)
+			return false;
+		convt_phase_residues(tp, ph, r);
+		for (int64_t k = 0; k < 4 && !worth; k++) {
+			const int64_t q = j->qlo[ph * S + last] + k;
+			int64_t bits = 0;
+			for (int64_t t = 0; t < tp->ntaps[ph]; t++) {
+				convt_tap(tp, r, t, NULL, delta);
+				bits += q - delta[last] < 0 || q - delta[last] >= g->in[last];
+			}
+			worth = bits > 0 && 2 * bits >= tp->ntaps[ph];
+		}
+	}
+	return worth;
+}
+
+int onnxrun__convt_phase_img_inner_jobs(const struct onnxrun_env *env, const struct onnxrun__convt_geom *g,
+                                        const struct onnxrun__convt_packed *pk)
+{
+	struct onnxrun__convt_border_run run;
+	int count = 0;
+	const int split = onnxrun__convt_border_plan(env, g, pk, &run);
+	if (split <= 0)
+		return split;
+	for (int jb = 0; jb < CONVT_BORDER_JOBS && count >= 0; jb++) {
+		const struct onnxrun__convt_packed *jp = run.pk[jb];
+		struct phase_job j;
+		int64_t *buf, r[S];
+		if (!jp)
+			continue;
+		if (!(buf = onnxrun__calloc(env, (size_t)(jp->taps.nphase * (2 * S + 1)), sizeof *buf))) {
+			count = -1;
+			break;
+		}
+		memset(&j, 0, sizeof j);
+		j.g = g;
+		j.pk = jp;
+		j.qlo = buf;
+		j.qn = buf + jp->taps.nphase * S;
+		j.npos = buf + 2 * jp->taps.nphase * S;
+		for (int64_t ph = 0; ph < jp->taps.nphase; ph++) {
+			convt_phase_residues(&jp->taps, ph, r);
+			j.npos[ph] = convt_phase_grid(g, r, j.qlo + ph * S, j.qn + ph * S);
+			border_narrow(&j, ph, r, run.box + 2 * jb * pk->taps.s[0]);
+		}
+		j.kt = jp->kt;
+		j.skip = jp->kern->skip_quarter && jp->kern->nr[0] == 32 && onnxrun__tuning()->skip_quarters;
+		count += img_inner_wanted(&j);
+		onnxrun__free(env, buf);
+	}
+	onnxrun__free(env, run.box);
+	return count;
 }
 
 /* The phase path, split into its interior and border jobs where border.h's rule says (one
