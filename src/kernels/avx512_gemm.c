@@ -297,23 +297,23 @@ K512R(11) K512R(12)
 /* phase.rel2_pair (kernels.h): tile_rel2's loop, then each row i of the tile (t1, in
  * registers) interleaved with row i of t0 as store_pair does it (two-source permutes, bias
  * added after, whole vectors non-temporal for streamed outputs when 64-byte aligned), and the
- * next m-panel's output lines fetched for writing. Vector v of a row (columns 16v..16v+15)
- * lies in run v of two, or in the one run: its 32 outputs start at 2 * (16v - col). */
-static inline __attribute__((always_inline)) T512 void pair_row(const struct onnxrun__kpanel *kp, const float *t0,
-                                                                __m512 v0, __m512 v1, float *ym,
-                                                                const struct onnxrun__krun *runs, int64_t nrun,
-                                                                float bias)
+ * output lines at ypf (the caller's choice: a later call's) fetched for writing. Vector v of
+ * a row (columns 16v..16v+15) lies in run v of two, or in the one run: its 32 outputs start at
+ * 2 * (16v - col) from the run's, at o[v] from the row's. The offsets, out_sp and stream are
+ * read once into locals: the stores could alias kp and runs, so the compiler would otherwise
+ * load them again for every vector. */
+static inline __attribute__((always_inline)) T512 void pair_row(const float *t0, __m512 v0, __m512 v1, float *d0,
+                                                                float *d1, float bias, bool stream)
 {
 	const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
 	const __m512i hi_idx = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
 	const __m512 b = _mm512_set1_ps(bias);
 	for (int v = 0; v < 2; v++) {
-		const struct onnxrun__krun *rn = &runs[nrun == 1 ? 0 : v];
-		float *d = ym + rn->yoff + 2 * (16 * v - rn->col);
+		float *d = v ? d1 : d0;
 		const __m512 x0 = _mm512_loadu_ps(t0 + 16 * v), x1 = v ? v1 : v0;
 		const __m512 lo = _mm512_add_ps(_mm512_permutex2var_ps(x0, lo_idx, x1), b);
 		const __m512 hi = _mm512_add_ps(_mm512_permutex2var_ps(x0, hi_idx, x1), b);
-		if (kp->stream && !((uintptr_t)d & 63)) {
+		if (stream && !((uintptr_t)d & 63)) {
 			_mm512_stream_ps(d, lo);
 			_mm512_stream_ps(d + 16, hi);
 		} else {
@@ -325,8 +325,8 @@ static inline __attribute__((always_inline)) T512 void pair_row(const struct onn
 
 #define ACC_PAIR_OUT(i)                                                                        \
 	if (mr > i)                                                                            \
-		pair_row(kp, t0 + i * 32, c##i##0, c##i##1, ym + i * kp->out_sp, runs, nrun,   \
-		         bias ? bias[i] : 0.0f);
+		pair_row(t0 + i * 32, c##i##0, c##i##1, y + i * out_sp + o0, y + i * out_sp + o1, \
+		         bias ? bias[i] : 0.0f, stream);
 
 static inline __attribute__((always_inline)) T512 void tile_rel2_pair(const struct onnxrun__kpanel *kp, int64_t k,
                                                                       const float *a, const char *base0,
@@ -334,29 +334,35 @@ static inline __attribute__((always_inline)) T512 void tile_rel2_pair(const stru
                                                                       bool ahead, const float *t0,
                                                                       const struct onnxrun__krun *runs,
                                                                       int64_t nrun, float *y, const float *bias,
-                                                                      const int mr)
+                                                                      const float *ypf, const int mr)
 {
 	const int nv = 2;
+	const bool stream = kp->stream;
+	const int64_t out_sp = kp->out_sp;
+	const struct onnxrun__krun *r1 = &runs[nrun == 1 ? 0 : 1];
+	const int64_t o0 = runs[0].yoff - 2 * runs[0].col, o1 = r1->yoff + 2 * (16 - r1->col);
 	ACC_ALL(ACC_DECL)
 	REL2_ACCUMULATE
-	float *ym = y;
 	ACC_ALL(ACC_PAIR_OUT)
-	if (kp->stream)
+	if (stream || !ypf)
 		return;
-	for (int64_t i = mr; i < 2 * mr; i++)
-		for (int64_t s = 0; s < nrun; s++) {
-			const char *d = (const char *)(y + i * kp->out_sp + runs[s].yoff);
-			for (int64_t off = 0; off < runs[s].len * 2 * 4; off += 64)
-				__builtin_prefetch(d + off, 1);
-		}
+	/* each vector's 32 outputs: 128 bytes, two lines (rows of whole vectors) */
+	for (int64_t i = 0; i < mr; i++) {
+		const char *yl = (const char *)(ypf + i * out_sp);
+		__builtin_prefetch(yl + 4 * o0, 1);
+		__builtin_prefetch(yl + 4 * o0 + 64, 1);
+		__builtin_prefetch(yl + 4 * o1, 1);
+		__builtin_prefetch(yl + 4 * o1 + 64, 1);
+	}
 }
 
 #define K512P(MR)                                                                             \
 	static T512 void kp_##MR(const struct onnxrun__kpanel *kp, int64_t k, const float *a, const char *base0, \
 	                         const char *base1, const onnxrun__krel *rel, bool ahead, const float *t0, \
-	                         const struct onnxrun__krun *runs, int64_t nrun, float *y, const float *bias) \
+	                         const struct onnxrun__krun *runs, int64_t nrun, float *y, const float *bias, \
+	                         const float *ypf)                                                \
 	{                                                                                         \
-		tile_rel2_pair(kp, k, a, base0, base1, rel, ahead, t0, runs, nrun, y, bias, MR);  \
+		tile_rel2_pair(kp, k, a, base0, base1, rel, ahead, t0, runs, nrun, y, bias, ypf, MR); \
 	}
 K512P(1) K512P(2) K512P(3) K512P(4) K512P(5) K512P(6) K512P(7) K512P(8) K512P(9) K512P(10)
 K512P(11) K512P(12)
@@ -364,13 +370,13 @@ K512P(11) K512P(12)
 T512 void onnxrun__rel2_pair_avx512(const struct onnxrun__kpanel *kp, int64_t k, const float *a, int64_t mr,
                                     const char *base0, const char *base1, const onnxrun__krel *rel, bool ahead,
                                     const float *t0, const struct onnxrun__krun *runs, int64_t nrun, float *y,
-                                    int64_t ydelta, const float *bias)
+                                    int64_t ydelta, const float *bias, const float *ypf)
 {
 	static void (*const f[MRX])(const struct onnxrun__kpanel *, int64_t, const float *, const char *, const char *,
 	                            const onnxrun__krel *, bool, const float *, const struct onnxrun__krun *, int64_t,
-	                            float *, const float *) = { kp_1, kp_2, kp_3, kp_4, kp_5,  kp_6,
-	                                                        kp_7, kp_8, kp_9, kp_10, kp_11, kp_12 };
-	f[mr - 1](kp, k, a, base0, base1, rel, ahead, t0, runs, nrun, y + ydelta, bias);
+	                            float *, const float *, const float *) = { kp_1, kp_2, kp_3, kp_4, kp_5,  kp_6,
+	                                                                       kp_7, kp_8, kp_9, kp_10, kp_11, kp_12 };
+	f[mr - 1](kp, k, a, base0, base1, rel, ahead, t0, runs, nrun, y + ydelta, bias, ypf);
 }
 
 /* The window GEMM's tile (kernels.h, onnxrun__window_kernels): B at base + rel[p] without the

@@ -203,10 +203,13 @@ struct onnxrun__phase_kernels {
 	 * stored with tile t0 (nr[0] floats per row) as store_pair(kp, t0, tile, nr[0], mr, runs,
 	 * nrun, y, ydelta, bias) stores them, straight from the registers (the same bits). Only
 	 * for runs of whole vectors: one of nr[0] columns, or two of nr[0] / 2 (the caller
-	 * checks). */
+	 * checks). Then, unless kp->stream or ypf is NULL, the output lines a later call writes
+	 * are fetched for writing: ypf + i*out_sp + run.yoff + [0, 2 * run.len) for i < mr and
+	 * every run (a hint: any address, nothing read or written through it). */
 	void (*rel2_pair)(const struct onnxrun__kpanel *kp, int64_t k, const float *a, int64_t mr, const char *base0,
 	                  const char *base1, const onnxrun__krel *rel, bool ahead, const float *t0,
-	                  const struct onnxrun__krun *runs, int64_t nrun, float *y, int64_t ydelta, const float *bias);
+	                  const struct onnxrun__krun *runs, int64_t nrun, float *y, int64_t ydelta, const float *bias,
+	                  const float *ypf);
 #ifndef ONNXRUN_BAREMETAL /* no bare-metal table has them (flash) */
 	/* Optional (NULL: not used). Takes any kp->sl of 3 to 16; the phase path calls it only
 	 * where bit sl of lines_strides is set (the strides it writes whole vectors at). The

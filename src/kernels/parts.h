@@ -39,7 +39,8 @@ ONNXRUN__HIDDEN extern const struct onnxrun__window_kernels onnxrun__window_avx5
 ONNXRUN__HIDDEN void onnxrun__rel2_pair_avx512(const struct onnxrun__kpanel *kp, int64_t k, const float *a, int64_t mr,
                                                const char *base0, const char *base1, const onnxrun__krel *rel,
                                                bool ahead, const float *t0, const struct onnxrun__krun *runs,
-                                               int64_t nrun, float *y, int64_t ydelta, const float *bias);
+                                               int64_t nrun, float *y, int64_t ydelta, const float *bias,
+                                               const float *ypf);
 #endif
 
 /* float64 ConvTranspose tiles (the AVX-512 list also has two AVX2 tiles) */

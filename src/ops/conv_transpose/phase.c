@@ -850,10 +850,12 @@ static inline void tile_store(const struct phase_job *j, const float *t0, const 
 
 /* The second tile of a pair (B panel pb, the pair's runs those of pr) through the table's
  * rel2_pair, computed and stored interleaved with tile t0 in one call: for wide panels in
- * the staged copy or packed, whose runs are whole vectors. False: the caller runs the gemm
- * and store_pair. */
+ * the staged copy or packed, whose runs are whole vectors; the output lines at
+ * ypf (the next weight panel's, NULL after the item's last) fetched for writing. False: the
+ * caller runs the gemm and store_pair. */
 static bool pair_fused(const struct phase_job *j, int64_t mr, int64_t kk, const float *a, const struct panel *pb,
-                       const struct panel *pr, const float *t0, float *y, int64_t ydelta, const float *bias)
+                       const struct panel *pr, const float *t0, float *y, int64_t ydelta, const float *bias,
+                       const float *ypf)
 {
 	const struct onnxrun__phase_kernels *kph = &j->kt->phase;
 	const int64_t nr = j->pk->kern->nr[0];
@@ -864,10 +866,10 @@ static bool pair_fused(const struct phase_job *j, int64_t mr, int64_t kk, const 
 		return false;
 	if (pb->mode == PANEL_REL || pb->mode == PANEL_REL2)
 		kph->rel2_pair(&j->kp, kk, a, mr, pb->base, pb->mode == PANEL_REL2 ? pb->base1 : pb->base + nr * 2, pb->rel,
-		               true, t0, pr->runs, pr->nseg, y, ydelta, bias);
+		               true, t0, pr->runs, pr->nseg, y, ydelta, bias, ypf ? ypf + ydelta : NULL);
 	else if (pb->mode == PANEL_PACKED && j->seq)
 		kph->rel2_pair(&j->kp, kk, a, mr, (const char *)pb->bp, (const char *)(pb->bp + nr / 2), j->seq, false, t0,
-		               pr->runs, pr->nseg, y, ydelta, bias);
+		               pr->runs, pr->nseg, y, ydelta, bias, ypf ? ypf + ydelta : NULL);
 	else
 		return false;
 	return true;
@@ -1119,6 +1121,9 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 				const int64_t mr = convt_panel_lo(mg, pk->mpanels, pl + 1) - m0, aoff = pl * mr_max;
 				float *ym = yg + m0 * j->out_sp;
 				const float *bm = bg ? bg + m0 : NULL;
+				/* the rows after the item's last weight panel are another item's (another
+				 * group's channels, or past y): not fetched */
+				const float *ypf = pl + 1 < phi ? ym + mr * j->out_sp : NULL;
 #ifndef ONNXRUN_BAREMETAL /* LINES */
 				if (lines) {
 					const struct line_rem lr = { { &rl, &rl2 }, { &pn[np - 1], &pn2[np - 1] }, rem_group, cnt, tile };
@@ -1137,7 +1142,7 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 						const int64_t ydelta = j->yres[q] - j->yres[ph];
 						for (int64_t i = 0; i < np; i++) {
 							panel_gemm(kn, mr, kk, a1, &pn[i], tile);
-							if (pair_fused(j, mr, kk2, a2, &pn2[i], &pn[i], tile, ym, ydelta, bm))
+							if (pair_fused(j, mr, kk2, a2, &pn2[i], &pn[i], tile, ym, ydelta, bm, ypf))
 								continue;
 							panel_gemm(kn, mr, kk2, a2, &pn2[i], tile2);
 							tile_store(j, tile, tile2, kn->nr[pn[i].v], mr, &pn[i], ym, ydelta, bm);
@@ -1156,7 +1161,7 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 						const float *aq1 = pk->a + grp * pk->a_group + pk->a_off[q + 1] + aoff * kk;
 						for (int64_t i = 0; i < np; i++) {
 							panel_gemm(kn, mr, kk, aq, &pn[i], tile);
-							if (pair_fused(j, mr, kk, aq1, &pn[i], &pn[i], tile, ym, ydelta, bm))
+							if (pair_fused(j, mr, kk, aq1, &pn[i], &pn[i], tile, ym, ydelta, bm, ypf))
 								continue;
 							panel_gemm(kn, mr, kk, aq1, &pn[i], tile2);
 							tile_store(j, tile, tile2, kn->nr[pn[i].v], mr, &pn[i], ym, ydelta, bm);
