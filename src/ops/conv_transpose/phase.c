@@ -1602,6 +1602,31 @@ static void choose_order(struct phase_job *j, int threads)
 	j->chunk_major = owner_makespan(j, threads, true, cost) < 0.99 * owner_makespan(j, threads, false, cost);
 }
 
+/* Whether the job's items as they are (no channel chunks) split over `threads` evenly: the
+ * pool's split of them (owner_makespan) ends within 0.1% of their total cost / threads, with
+ * at least two items per thread (a thread held up still leaves one to take). Then channel
+ * chunks would only pack every B panel once more per chunk (dcgan_512 on 2 threads: 2
+ * tiles x 2 classes of equal cost). Only for splits of at most a few thousand items. */
+#ifndef ONNXRUN_BAREMETAL /* (one thread on bare metal) */
+static bool items_even(const struct phase_job *j, int threads)
+{
+	double cost[PAIR_MAX_CLASSES], total = 0.0;
+	const int64_t items = j->g->group * j->ntiles * j->nclass;
+	if (threads < 2 || threads > 8 || items < 2 * threads || j->nclass > PAIR_MAX_CLASSES || items > 4096)
+		return false;
+	for (int64_t cl = 0; cl < j->nclass; cl++)
+		cost[cl] = class_cost(j, cl);
+	for (int64_t it = 0; it < items; it++) {
+		const int64_t tl = it / j->nclass % j->ntiles;
+		const int64_t rows = j->nrows - tl * j->trows < j->trows ? j->nrows - tl * j->trows : j->trows;
+		total += (double)rows * cost[it % j->nclass] * (double)j->pk->mpanels;
+	}
+	return owner_makespan(j, threads, false, cost) <= 1.001 * total / threads;
+}
+#else
+#define items_even(j, threads) false
+#endif
+
 /* Work split: tiles of output rows (batch x first spatial axis) sized so that a tile's
  * output and input stay in L2, aligned so each phase's positions fill whole panels, times
  * the phase classes (which share nothing); output channels are split further only when
@@ -1647,7 +1672,8 @@ static ONNXRUN__MCU_NOINLINE void plan_split(struct phase_job *j, int threads)
 		balance_tiles(j, threads, align);
 	/* too few items for the threads: smaller tiles first (with one B panel at a time; tiles
 	 * sized for nb panels keep theirs), then channel chunks, each of which packs its own
-	 * copy of the B panels (so costs more than a smaller tile) */
+	 * copy of the B panels (so costs more than a smaller tile), unless the items split
+	 * evenly as they are (items_even) */
 	if (items < 4 * threads && threads > 1 && j->nb == 1) {
 		const int64_t per = g->group * j->nclass, want = (4 * threads + per - 1) / per;
 		int64_t t = (j->nrows + want - 1) / want;
@@ -1658,7 +1684,7 @@ static ONNXRUN__MCU_NOINLINE void plan_split(struct phase_job *j, int threads)
 			items = per * j->ntiles;
 		}
 	}
-	if (items < 4 * threads && threads > 1) {
+	if (items < 4 * threads && threads > 1 && !items_even(j, threads)) {
 		int64_t want = (4 * threads + items - 1) / items, panels = j->pk->mpanels;
 		want = want > panels ? panels : want;
 		j->mchunk = (panels + want - 1) / want;
