@@ -100,6 +100,15 @@
 #define STAGE_WHOLE 1
 #endif
 
+/* The layouts for AVX-512's skip_quarter tile (panel_skip, and border jobs with the image
+ * innermost: img_segs, img_pack, tile_store): compiled out where no kernel table has that
+ * tile, bare metal (flash) and WebAssembly (the web package's size limit). */
+#if defined(ONNXRUN_BAREMETAL) || defined(__EMSCRIPTEN__)
+#define SKIP_TILE 0
+#else
+#define SKIP_TILE 1
+#endif
+
 /* Where the runs of a panel start in the grid: batch b and grid position q[] of the run's
  * first element (the runs themselves, columns and output offsets, are struct onnxrun__krun). */
 struct seg {
@@ -706,7 +715,7 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 	pn->v = cnt <= kn->nr[2] ? 2 : cnt <= kn->nr[1] ? 1 : 0;
 	const int64_t nr = kn->nr[pn->v];
 #ifndef ONNXRUN_BAREMETAL
-	if (j->img_inner) {
+	if (SKIP_TILE && j->img_inner) {
 		pn->nseg = img_segs(j, ph, p0, cnt, r, pn->runs, pn->segs);
 		if (pn->v == 0 && cnt == 32 && nr == 32) {
 			pn->bp = pn->own;
@@ -757,7 +766,7 @@ static void panel_prepare(const struct phase_job *j, int64_t ph, const int64_t *
 	}
 	pn->mode = PANEL_PACKED;
 #ifndef ONNXRUN_BAREMETAL
-	if (j->skip && pn->v == 0 && cnt == nr)
+	if (SKIP_TILE && j->skip && pn->v == 0 && cnt == nr)
 		panel_skip(nt, cp, pn);
 #endif
 	/* many short runs (small grids, batches) that continue one another in x: two masked
@@ -788,7 +797,7 @@ static inline void panel_gemm(const struct onnxrun__gemm_kernels *kn, int64_t mr
 	else if (pn->mode == PANEL_HALVES)
 		kn->ind2[mr - 1](kk, a, pn->brows, pn->bmask, tile, nr);
 #ifndef ONNXRUN_BAREMETAL
-	else if (pn->skip_mask)
+	else if (SKIP_TILE && pn->skip_mask)
 		kn->skip_quarter(kk, a, mr, pn->bp, tile, nr, pn->skip_q, pn->skip_period, pn->skip_mask);
 #endif
 	else
@@ -802,7 +811,7 @@ static inline void tile_store(const struct phase_job *j, const float *t0, const 
                               const struct panel *pn, float *y, int64_t ydelta, const float *bias)
 {
 #ifndef ONNXRUN_BAREMETAL
-	if (j->img_inner && pn->nseg == 32 && nr == 32) {
+	if (SKIP_TILE && j->img_inner && pn->nseg == 32 && nr == 32) {
 		/* a full panel (img_pack's): column 8k + b is image b's output yoff(b) + k * sl */
 		const int64_t sl = j->kp.sl, w = t1 ? 2 : 1;
 		for (int64_t i = 0; i < mr; i++) {
@@ -827,7 +836,7 @@ static inline void tile_store(const struct phase_job *j, const float *t0, const 
 			}
 		return;
 	}
-	if (j->img_inner) {
+	if (SKIP_TILE && j->img_inner) {
 		for (int64_t i = 0; i < mr; i++) {
 			const float b = bias ? bias[i] : 0.0f;
 			const float *a0 = t0 + i * nr, *a1 = t1 ? t1 + i * nr : NULL;
@@ -1996,7 +2005,7 @@ static enum onnxrun_status phase_run(const struct convt_call *c, const struct on
 #ifndef ONNXRUN_BAREMETAL
 	/* the skip_quarter tile where the table has it and the CPU gains by it (kernels.h, tuning) */
 	j.skip = pk->kern->skip_quarter && nr0 == 32 && tn->skip_quarters;
-	j.img_inner = box0 && img_inner_wanted(&j);
+	j.img_inner = SKIP_TILE && box0 && img_inner_wanted(&j);
 	if (j.img_inner) /* one tile: the positions of a panel span the batch */
 		j.border_align = g->batch * g->out[0];
 #endif
