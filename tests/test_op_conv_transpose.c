@@ -1926,6 +1926,24 @@ static void test_border_dcgan_shape(void **state)
 	onnxrun__isa_set(TEST_BEST_ISA);
 }
 
+/* check_border on every ISA the CPU has: fails the test, naming what and the seed, on a
+ * mismatch, and where the phase path did not run the config. */
+static void check_border_isas(struct onnxrun_env *env, struct cfg *c, const char *what)
+{
+	TEST_ALL_ISAS(isas);
+	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+		int64_t compared = 0;
+		int split = 0, ran = 0;
+		if (!onnxrun__isa_supported(isas[ii]))
+			continue;
+		onnxrun__isa_set(isas[ii]);
+		if (!check_border(env, c, isas[ii], &compared, &split, &ran))
+			fail_msg("%s, seed 0x%llx, isa %d", what, (unsigned long long)c->seed, (int)isas[ii]);
+		assert_true(ran > 0);
+	}
+	onnxrun__isa_set(TEST_BEST_ISA);
+}
+
 /* Classes of several phases stored in pairs (phase.c, pair_classes): k2 s2 on the axes
  * before the last puts all their residues in one class per last-axis residue, and k4 s2 p1
  * on the last axis makes those two classes' outputs interleave; on one thread each phase
@@ -1934,7 +1952,6 @@ static void test_border_dcgan_shape(void **state)
 static void test_phase_class_pairs(void **state)
 {
 	struct fixture *f = *state;
-	TEST_ALL_ISAS(isas);
 	for (int n = 2; n <= 3; n++) {
 		struct cfg c;
 		memset(&c, 0, sizeof c);
@@ -1957,18 +1974,8 @@ static void test_phase_class_pairs(void **state)
 			c.pads[a] = c.pads[n + a] = last ? 1 : 0;
 		}
 		ref_geometry(&c);
-		for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
-			int64_t compared = 0;
-			int split = 0, ran = 0;
-			if (!onnxrun__isa_supported(isas[ii]))
-				continue;
-			onnxrun__isa_set(isas[ii]);
-			if (!check_border(f->env, &c, isas[ii], &compared, &split, &ran))
-				fail_msg("class pairs, seed 0x%llx, isa %d", (unsigned long long)c.seed, (int)isas[ii]);
-			assert_true(ran > 0);
-		}
+		check_border_isas(f->env, &c, "class pairs");
 	}
-	onnxrun__isa_set(TEST_BEST_ISA);
 }
 
 /* Phases stored in pairs along a stride-2 last axis, where AVX-512 computes the second tile
@@ -1980,7 +1987,6 @@ static void test_phase_class_pairs(void **state)
 static void test_phase_pair_stores(void **state)
 {
 	struct fixture *f = *state;
-	TEST_ALL_ISAS(isas);
 	for (int v = 0; v < 4; v++) {
 		struct cfg c;
 		const bool k3 = v >= 2;
@@ -2005,18 +2011,8 @@ static void test_phase_pair_stores(void **state)
 			c.pads[a] = c.pads[c.n + a] = k3 ? 1 : 0;
 		}
 		ref_geometry(&c);
-		for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
-			int64_t compared = 0;
-			int split = 0, ran = 0;
-			if (!onnxrun__isa_supported(isas[ii]))
-				continue;
-			onnxrun__isa_set(isas[ii]);
-			if (!check_border(f->env, &c, isas[ii], &compared, &split, &ran))
-				fail_msg("pair stores, seed 0x%llx, isa %d", (unsigned long long)c.seed, (int)isas[ii]);
-			assert_true(ran > 0);
-		}
+		check_border_isas(f->env, &c, "pair stores");
 	}
-	onnxrun__isa_set(TEST_BEST_ISA);
 }
 
 /* Grids 8 wide on the last axis (one 8-lane quarter of a 32-wide B panel per grid row), so
