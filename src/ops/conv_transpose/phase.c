@@ -1619,18 +1619,14 @@ static void choose_order(struct phase_job *j, int threads)
 #ifndef ONNXRUN_BAREMETAL /* (one thread on bare metal) */
 static bool items_even(const struct phase_job *j, int threads)
 {
-	double cost[PAIR_MAX_CLASSES], total = 0.0;
+	double cost[PAIR_MAX_CLASSES];
 	const int64_t items = j->g->group * j->ntiles * j->nclass;
 	if (threads < 2 || threads > 8 || items < 2 * threads || j->nclass > PAIR_MAX_CLASSES || items > 4096)
 		return false;
 	for (int64_t cl = 0; cl < j->nclass; cl++)
 		cost[cl] = class_cost(j, cl);
-	for (int64_t it = 0; it < items; it++) {
-		const int64_t tl = it / j->nclass % j->ntiles;
-		const int64_t rows = j->nrows - tl * j->trows < j->trows ? j->nrows - tl * j->trows : j->trows;
-		total += (double)rows * cost[it % j->nclass] * (double)j->pk->mpanels;
-	}
-	return owner_makespan(j, threads, false, cost) <= 1.001 * total / threads;
+	/* one thread's makespan is the items' total cost */
+	return owner_makespan(j, threads, false, cost) <= 1.001 * owner_makespan(j, 1, false, cost) / threads;
 }
 #else
 #define items_even(j, threads) false
