@@ -1888,6 +1888,13 @@ static ONNXRUN__MCU_NOINLINE bool plan_in_place_rel(struct phase_job *j, struct 
 }
 
 #ifndef ONNXRUN_BAREMETAL
+/* Whether a job of these packed weights takes the skip_quarter tile: where the table has it
+ * (its 32-wide panels) and the CPU gains by it (kernels.h, the tuning's skip_quarters). */
+static bool skip_wanted(const struct onnxrun__convt_packed *pk)
+{
+	return pk->kern->skip_quarter && pk->kern->nr[0] == 32 && onnxrun__tuning()->skip_quarters;
+}
+
 /* Dense B (dense_panel): when every phase has one tap that reads x at the phase's own grid
  * position (kernel = stride, no pads: x's positions are the grid's), and the panels would be
  * packed (not read in place or staged), one B panel at a time, a thread packs the panels of
@@ -1999,8 +2006,7 @@ static enum onnxrun_status phase_run(const struct convt_call *c, const struct on
 		j.partner[cl] = -1;
 	j.kt = pk->kt;
 #ifndef ONNXRUN_BAREMETAL
-	/* the skip_quarter tile where the table has it and the CPU gains by it (kernels.h, tuning) */
-	j.skip = pk->kern->skip_quarter && nr0 == 32 && tn->skip_quarters;
+	j.skip = skip_wanted(pk);
 	j.img_inner = SKIP_TILE && box0 && img_inner_wanted(&j);
 	if (j.img_inner) /* one tile: the positions of a panel span the batch */
 		j.border_align = g->batch * g->out[0];
@@ -2291,7 +2297,7 @@ int onnxrun__convt_phase_img_inner_jobs(const struct onnxrun_env *env, const str
 			border_narrow(&j, ph, r, run.box + 2 * jb * pk->taps.s[0]);
 		}
 		j.kt = jp->kt;
-		j.skip = jp->kern->skip_quarter && jp->kern->nr[0] == 32 && onnxrun__tuning()->skip_quarters;
+		j.skip = skip_wanted(jp);
 		count += img_inner_wanted(&j);
 		onnxrun__free(env, buf);
 	}
