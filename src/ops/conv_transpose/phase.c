@@ -99,6 +99,13 @@
 #ifndef STAGE_WHOLE
 #define STAGE_WHOLE 1
 #endif
+/* The next group's staged rows fetched ahead (fetch_rows): not on bare metal (no whole-group
+ * staging) nor in WebAssembly (no prefetch instruction: the calls would only cost). */
+#if defined(ONNXRUN_BAREMETAL) || defined(__EMSCRIPTEN__)
+#define FETCH_AHEAD 0
+#else
+#define FETCH_AHEAD 1
+#endif
 
 /* The layouts for AVX-512's skip_quarter tile (panel_skip, and border jobs with the image
  * innermost: img_segs, img_pack, tile_store): compiled out where no kernel table has that
@@ -460,27 +467,73 @@ static void stage_rows(const struct phase_job *j, const float *xg, int64_t i0, i
 }
 
 #ifndef ONNXRUN_BAREMETAL
+/* The next group's rows, fetched into L2 (prefetch locality 2: a tile ahead, they would
+ * leave L1 before their copy) FETCH_LINES lines per B panel and weight panel between the
+ * tiles (fetch_step), so that reading them from L3 or memory overlaps the arithmetic instead
+ * of stalling the staging copy. Each channel's rows are one contiguous range of x. */
+#define FETCH_LINES 16
+struct row_fetch {
+	const char *x; /* channel 0 at the first row */
+	int64_t ch_bytes, bytes, c, cg, off; /* cg channels ch_bytes apart, bytes each; cursor c, off */
+};
+
+/* Starts fetching input rows [i0, i1] (first spatial axis; those outside x skipped) of the
+ * group at xg. */
+static void fetch_rows(const struct phase_job *j, struct row_fetch *f, const float *xg, int64_t i0, int64_t i1)
+{
+	f->c = f->cg = 0;
+	i0 = i0 < 0 ? 0 : i0;
+	i1 = i1 >= j->g->in[0] ? j->g->in[0] - 1 : i1;
+	if (i1 < i0)
+		return;
+	f->x = (const char *)(xg + i0 * j->xs[0]);
+	f->ch_bytes = j->in_sp * (int64_t)sizeof(float);
+	f->bytes = (i1 - i0 + 1) * j->xs[0] * (int64_t)sizeof(float);
+	f->cg = j->cg;
+	f->off = 0;
+}
+
+static inline void fetch_step(struct row_fetch *f, int64_t lines)
+{
+	for (; lines > 0 && f->c < f->cg; lines--) {
+		__builtin_prefetch(f->x + f->c * f->ch_bytes + f->off, 0, 2);
+		f->off += 64;
+		if (f->off >= f->bytes) {
+			f->off = 0;
+			f->c++;
+		}
+	}
+}
+
 /* STAGE_WHOLE: makes input rows [i0, i1] of group grp present in the thread's area, whose
- * line in front (key) holds the group and the range of rows staged: consecutive tiles read
- * overlapping rows (the kernel's reach), which are then copied once instead of once per
- * tile. A range that does not touch the staged one starts the range afresh. */
+ * line in front (key) holds the group, the range of rows staged and the range its first
+ * call staged: consecutive tiles read overlapping rows (the kernel's reach), which are then
+ * copied once instead of once per tile. A range that does not touch the staged one starts
+ * the range afresh. */
 static void stage_whole(const struct phase_job *j, const float *xg, int64_t grp, int64_t i0, int64_t i1,
-                        int64_t *key, float *area)
+                        int64_t *key, float *area, struct row_fetch *f)
 {
 	const int64_t row = j->cg * j->st_plane, lo = key[1], hi = key[2];
+	bool copied = true;
 	if (key[0] != grp || i1 < lo - 1 || i0 > hi + 1) {
 		stage_rows(j, xg, i0, i1, area + (i0 - j->st_ilo) * row);
 		key[0] = grp;
-		key[1] = i0;
-		key[2] = i1;
-		return;
+		key[1] = key[3] = i0;
+		key[2] = key[4] = i1;
+	} else {
+		copied = i0 < lo || i1 > hi;
+		if (i0 < lo)
+			stage_rows(j, xg, i0, lo - 1, area + (i0 - j->st_ilo) * row);
+		if (i1 > hi)
+			stage_rows(j, xg, hi + 1, i1, area + (hi + 1 - j->st_ilo) * row);
+		key[1] = i0 < lo ? i0 : lo;
+		key[2] = i1 > hi ? i1 : hi;
 	}
-	if (i0 < lo)
-		stage_rows(j, xg, i0, lo - 1, area + (i0 - j->st_ilo) * row);
-	if (i1 > hi)
-		stage_rows(j, xg, hi + 1, i1, area + (hi + 1 - j->st_ilo) * row);
-	key[1] = i0 < lo ? i0 : lo;
-	key[2] = i1 > hi ? i1 : hi;
+	/* the group's last rows staged: the next group's first tile will stage the rows this
+	 * group's first tile did (key[3], key[4]); fetched while this tile computes */
+	if (FETCH_AHEAD && copied && (key[2] >= j->st_ilo + j->st_rows - 1 || key[2] + 1 >= j->g->in[0]) &&
+	    grp + 1 < j->g->group)
+		fetch_rows(j, f, xg + j->cg * j->in_sp, key[3], key[4]);
 }
 #endif
 
@@ -1030,6 +1083,9 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 	struct panel pn[2 * MAX_NB], *pn2 = pn + j->nb;
 	struct seg_cursor cur[2];
 	int64_t r[S], r2[S];
+#ifndef ONNXRUN_BAREMETAL
+	struct row_fetch rf = { 0 };
+#endif
 	/* A panels per rem call: as many of its tiles (mr_max x nr[2] each, every row written)
 	 * as the tile buffer holds */
 #if SIZED_SCRATCH
@@ -1089,7 +1145,7 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 #ifndef ONNXRUN_BAREMETAL
 			if (j->st_whole && i1 >= i0 && i0 >= j->st_ilo && i1 - j->st_ilo < j->st_rows) {
 				float *area = (float *)(sc + j->st_offset + STAGE_LINE);
-				stage_whole(j, xg, grp, i0, i1, (int64_t *)(sc + j->st_offset), area);
+				stage_whole(j, xg, grp, i0, i1, (int64_t *)(sc + j->st_offset), area, &rf);
 				stg = area;
 				i0 = j->st_ilo;
 			} else
@@ -1130,6 +1186,10 @@ static void phase_items(void *arg, int tid, int64_t begin, int64_t end)
 				const int64_t mr = convt_panel_lo(mg, pk->mpanels, pl + 1) - m0, aoff = pl * mr_max;
 				float *ym = yg + m0 * j->out_sp;
 				const float *bm = bg ? bg + m0 : NULL;
+#ifndef ONNXRUN_BAREMETAL
+				if (FETCH_AHEAD)
+					fetch_step(&rf, np * FETCH_LINES);
+#endif
 				/* the rows after the item's last weight panel are another item's (another
 				 * group's channels, or past y): not fetched */
 				const float *ypf = pl + 1 < phi ? ym + mr * j->out_sp : NULL;
