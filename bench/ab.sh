@@ -11,7 +11,10 @@
 #
 # Variables: AB_ROUNDS (default 7), AB_THREADS (default 1), AB_MIN_TIME_MS (default 300: each
 # process times runs for at least this long after AB_WARMUP_MS (default 150) of warm-up),
-# AB_FLOAT64 (default 0; 1: the suite's float64 variants too, named *_f64).
+# AB_FLOAT64 (default 0; 1: the suite's float64 variants too, named *_f64), AB_NEIGHBOUR (MiB,
+# default none: runs bench/neighbour.c, a memory-streaming process, pinned to the last CPU
+# and every timed process pinned to the others, which reproduces the host's slow spells;
+# needs taskset and 2 CPUs or more).
 # Needs what run.sh needs for onnxrun alone: cmake, a C compiler, libprotobuf-c, and
 # /usr/bin/python3 with Debian's python3-onnx and python3-numpy for the models.
 set -euo pipefail
@@ -56,15 +59,27 @@ args=()
 mapfile -t cases < <(/usr/bin/python3 bench/make_models.py ../shared/bench/suite.json -o "$models" \
 	"${args[@]}" $([ "${AB_FLOAT64:-0}" = 1 ] || echo --no-float64) --print-cases | grep -v '_floor$')
 
+pin=()
+if [ -n "${AB_NEIGHBOUR:-}" ]; then
+	last=$(($(nproc) - 1))
+	[ "$last" -ge 1 ] || { echo "AB_NEIGHBOUR needs 2 CPUs or more" >&2; exit 2; }
+	[ "$last" -ge "$threads" ] || { echo "AB_NEIGHBOUR: $threads thread(s) leave no CPU for it" >&2; exit 2; }
+	cc -O2 bench/neighbour.c -o "$work/neighbour"
+	taskset -c "$last" "$work/neighbour" "$AB_NEIGHBOUR" &
+	neighbour=$!
+	trap 'kill "$neighbour" 2>/dev/null' EXIT
+	pin=(taskset -c "0-$((last - 1))")
+fi
+
 # time SIDE CASE: one process, its median ms
 time_one() {
-	"$work/$1/onnxrun_bench" "$models/$2/model.onnx" --input "$models/$2/input.bin" \
+	"${pin[@]}" "$work/$1/onnxrun_bench" "$models/$2/model.onnx" --input "$models/$2/input.bin" \
 		--threads "$threads" --runs 20 --min-time-ms "${AB_MIN_TIME_MS:-300}" \
 		--warmup-ms "${AB_WARMUP_MS:-150}" 2>/dev/null | sed -n 's/.*"median_ms":\([0-9.]*\).*/\1/p'
 }
 median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
-echo "# bench/ab.sh $old $new: $threads thread(s), $rounds alternating rounds, median of round medians (ms)"
+echo "# bench/ab.sh $old $new: $threads thread(s), $rounds alternating rounds, median of round medians (ms)${AB_NEIGHBOUR:+, beside a ${AB_NEIGHBOUR} MiB streaming neighbour}"
 for c in "${cases[@]}"; do
 	o=() n=()
 	for _ in $(seq "$rounds"); do
