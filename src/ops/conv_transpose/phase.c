@@ -440,10 +440,13 @@ static void stage_axis(const struct phase_job *j, int32_t a, const float *src, f
 		int64_t k = 0;
 		for (k = 0; k < pad; k++)
 			d[k] = 0.0f;
-		/* short rows (3-D grids: 16 floats): 64-byte pieces the compiler inlines, not a
-		 * memcpy call per row */
-		for (k = 0; k + 16 <= in; k += 16)
-			memcpy(d + pad + k, src + k, 16 * sizeof *d);
+		/* rows of up to 32 floats (3-D grids: 16) in 64-byte pieces the compiler inlines,
+		 * not a memcpy call per row; longer rows in one call */
+		if (in > 32)
+			k = 0;
+		else
+			for (k = 0; k + 16 <= in; k += 16)
+				memcpy(d + pad + k, src + k, 16 * sizeof *d);
 		if (k < in)
 			memcpy(d + pad + k, src + k, (size_t)(in - k) * sizeof *d);
 		for (k = pad + in; k < ext; k++)
