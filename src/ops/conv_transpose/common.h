@@ -1,10 +1,12 @@
 /*
  * common.h - what every ConvTranspose implementation uses: integer division rounding down
  * or up, element counts, whether a shape has work for the output-driven implementations,
- * per-thread scratch.
+ * per-thread scratch, the copy of a staged row.
  */
 #ifndef ONNXRUN_OPS_CONV_TRANSPOSE_COMMON_H
 #define ONNXRUN_OPS_CONV_TRANSPOSE_COMMON_H
+
+#include <string.h>
 
 #include "geometry.h"
 
@@ -34,6 +36,34 @@ static inline int64_t convt_umod(int64_t a, int64_t b)
 	return a % b;
 }
 #endif
+
+/* Copies n floats: under 96 in constant-size pieces the compiler inlines, where a library
+ * call per row cost more than the copy (the window path's staged rows of 64 in dcgan_64_3,
+ * the phase path's of 16 in 3d_32_16). */
+static inline void convt_copy_row(float *restrict d, const float *restrict s, int64_t n)
+{
+	if (n >= 96) { /* long rows: the library's wide copy, its call a small part */
+		memcpy(d, s, (size_t)n * sizeof *d);
+		return;
+	}
+	int64_t e = 0;
+	for (; e + 32 <= n; e += 32)
+		memcpy(d + e, s + e, 32 * sizeof *d);
+	if (e + 16 <= n) {
+		memcpy(d + e, s + e, 16 * sizeof *d);
+		e += 16;
+	}
+	if (e + 8 <= n) {
+		memcpy(d + e, s + e, 8 * sizeof *d);
+		e += 8;
+	}
+	if (e + 4 <= n) {
+		memcpy(d + e, s + e, 4 * sizeof *d);
+		e += 4;
+	}
+	for (; e < n; e++)
+		d[e] = s[e];
+}
 
 /* floor(a / b) and ceil(a / b) for b > 0 and any sign of a (C's `/` truncates toward 0). */
 static inline int64_t convt_floor_div(int64_t a, int64_t b)

@@ -437,19 +437,10 @@ static void stage_axis(const struct phase_job *j, int32_t a, const float *src, f
 		return;
 	const int64_t pad = j->st_pad[a], in = g->in[a], ext = j->st_ext[a];
 	if (a == g->n - 1) {
-		int64_t k = 0;
-		for (k = 0; k < pad; k++)
+		for (int64_t k = 0; k < pad; k++)
 			d[k] = 0.0f;
-		/* rows of up to 32 floats (3-D grids: 16) in 64-byte pieces the compiler inlines,
-		 * not a memcpy call per row; longer rows in one call */
-		if (in > 32)
-			k = 0;
-		else
-			for (k = 0; k + 16 <= in; k += 16)
-				memcpy(d + pad + k, src + k, 16 * sizeof *d);
-		if (k < in)
-			memcpy(d + pad + k, src + k, (size_t)(in - k) * sizeof *d);
-		for (k = pad + in; k < ext; k++)
+		convt_copy_row(d + pad, src, in);
+		for (int64_t k = pad + in; k < ext; k++)
 			d[k] = 0.0f;
 		return;
 	}

@@ -58,35 +58,8 @@ struct win_job {
 	size_t scratch_stride;
 };
 
-/* Copies n floats: under 96 in constant-size pieces the compiler inlines, where a library
- * call per row cost more than the copy (dcgan_64_3's rows of 64). */
-static inline void win_copy_row(float *restrict d, const float *restrict s, int64_t n)
-{
-	if (n >= 96) { /* long rows: the library's wide copy, its call a small part */
-		memcpy(d, s, (size_t)n * sizeof *d);
-		return;
-	}
-	int64_t e = 0;
-	for (; e + 32 <= n; e += 32)
-		memcpy(d + e, s + e, 32 * sizeof *d);
-	if (e + 16 <= n) {
-		memcpy(d + e, s + e, 16 * sizeof *d);
-		e += 16;
-	}
-	if (e + 8 <= n) {
-		memcpy(d + e, s + e, 8 * sizeof *d);
-		e += 8;
-	}
-	if (e + 4 <= n) {
-		memcpy(d + e, s + e, 4 * sizeof *d);
-		e += 4;
-	}
-	for (; e < n; e++)
-		d[e] = s[e];
-}
-
-/* Zeros n floats, the same way (a row's pads are 1-8 floats: a library call each cost more
- * than the stores). */
+/* Zeros n floats in constant-size pieces, as convt_copy_row copies (a row's pads are 1-8
+ * floats: a library call each cost more than the stores). */
 static inline void win_zero(float *d, int64_t n)
 {
 	static const float zeros[16];
@@ -214,7 +187,7 @@ static void win_stage(const struct win_job *j, int64_t b, int64_t grp, int64_t w
 				memset(d, 0, (size_t)rs * sizeof *d);
 				continue;
 			}
-			win_copy_row(d + zl, xc + xr * j->in[1] + clo + zl, n);
+			convt_copy_row(d + zl, xc + xr * j->in[1] + clo + zl, n);
 		}
 	}
 }
@@ -467,7 +440,7 @@ static void win_copy_to(struct onnxrun__win_copy *cp, const struct onnxrun__win_
 {
 	for (; cp->row < to; cp->row++, cp->rep = 0)
 		for (const struct onnxrun__win_row *r = cp->row; cp->rep < r->reps; cp->rep++, cp->off = 0)
-			win_copy_row(r->dst + cp->rep * r->dst_step + cp->off, r->src + cp->rep * r->src_step + cp->off,
+			convt_copy_row(r->dst + cp->rep * r->dst_step + cp->off, r->src + cp->rep * r->src_step + cp->off,
 			             r->n - cp->off);
 }
 
