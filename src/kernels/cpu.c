@@ -34,7 +34,7 @@ static void detect_features(void)
 		unsigned int v0, v1, v2, v3;
 		const bool amd = __get_cpuid(0, &v0, &v1, &v2, &v3) && v1 == 0x68747541u && v3 == 0x69746e65u &&
 		                 v2 == 0x444d4163u; /* "Auth" "enti" "cAMD" */
-		features.fma512_split = amd && family == 0x19;
+		features.amd_avx512 = amd && (family == 0x19 || family == 0x1A);
 	}
 #endif
 #endif
@@ -190,12 +190,12 @@ const struct onnxrun__tuning *onnxrun__tuning(void)
 	t.in_place_calls = 16;
 	t.stage_calls = 4;
 #ifndef ONNXRUN_BAREMETAL
-	/* The skip_quarter tile (AVX-512) on AMD family 0x19 (Zen 4) alone, where it was measured
-	 * (bench/README.md, "Measurements behind fixed choices": dcgan_512 6% faster): it leaves
-	 * out 6 of a step's 24 FMAs on the padded steps but adds 2 permutes and 6 broadcast loads
-	 * per step; on cores whose permutes issue on an FMA port (Intel's AVX-512 server cores,
-	 * port 5) that trade is not measured. */
-	t.skip_quarters = onnxrun__cpu_features()->fma512_split;
+	/* The skip_quarter tile (AVX-512) on AMD families 0x19 and 0x1A (Zen 4, Zen 5) alone, where
+	 * it was measured (bench/README.md, "Measurements behind fixed choices": dcgan_512 6%
+	 * faster on Zen 4, 5% on Zen 5): it leaves out 6 of a step's 24 FMAs on the padded steps
+	 * but adds 2 permutes and 6 broadcast loads per step; on cores whose permutes issue on an
+	 * FMA port (Intel's AVX-512 server cores, port 5) that trade is not measured. */
+	t.skip_quarters = onnxrun__cpu_features()->amd_avx512;
 #endif
 #if defined(__wasm_simd128__)
 	/* SIMD128 (bench/README.md, "Measurements behind fixed choices"): the call limits above

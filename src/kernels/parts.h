@@ -94,8 +94,9 @@ ONNXRUN__HIDDEN void onnxrun__d2s_row4_mve(uint32_t *dst, const uint32_t *const 
 struct onnxrun__cpu_features {
 	bool avx2, fma, avx512f, f16c;
 #ifndef ONNXRUN_BAREMETAL
-	/* AVX-512 on AMD family 0x19 (Zen 4: 512-bit operations issued as two 256-bit halves) */
-	bool fma512_split;
+	/* AVX-512 on AMD family 0x19 (Zen 4: 512-bit operations issued as two 256-bit halves)
+	 * or 0x1A (Zen 5: full-width 512-bit units), whose permutes do not take an FMA port */
+	bool amd_avx512;
 #endif
 };
 ONNXRUN__HIDDEN const struct onnxrun__cpu_features *onnxrun__cpu_features(void);
