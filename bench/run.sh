@@ -12,8 +12,9 @@
 #                        cases 20-40% faster after a few hundred runs than in its first 20)
 #   BENCH_THREADS="1 2"  thread counts
 #   BENCH_ROUNDS=5       rounds per case and thread count: onnxrun, ORT, oneDNN blocked,
-#                        oneDNN NCHW, onnxrun, ORT, ... each a fresh process; the report takes
-#                        the median round of each tool
+#                        oneDNN NCHW, each a fresh process; each round is a pass over the
+#                        suite, so a case's rounds lie minutes apart; the report takes the
+#                        median round of each tool
 #   BENCH_MIN_TIME_MS=1000  more timed runs than BENCH_RUNS where needed so they span at least
 #                        this long (twice this for the scaling measurement): the host's slow
 #                        spells last a fraction of a second, so a median over a second or more
@@ -29,9 +30,11 @@
 # installed (apt-get as root, else the command is printed), compile onnxrun_bench, dnnl_bench
 # and peak, make sure onnxruntime-node is installed (npm ci --ignore-scripts from the committed
 # lock file), generate the models (the suite and its float64 variants), measure the machine's
-# limits, then per case and thread count run onnxrun_bench, ort_bench.js and dnnl_bench in its
-# two layouts (one fresh process each; float64 cases: onnxrun alone, no peer has a float64
-# ConvTranspose), check onnxrun's output against ORT's and oneDNN's, and write the table. Results: bench/build/results/latest.{json,md,raw.jsonl}; a run
+# limits, then in each round (a pass over the suite) per case and thread count run
+# onnxrun_bench, ort_bench.js and dnnl_bench in its two layouts (one fresh process each;
+# float64 cases: onnxrun alone, no peer has a float64 ConvTranspose), after a case's first
+# round check onnxrun's output against ORT's and oneDNN's, after its last measure the thread
+# scaling in one process, and write the table. Results: bench/build/results/latest.{json,md,raw.jsonl}; a run
 # over the full suite also copies latest.json and latest.md to bench/results/ and redraws
 # bench/results/ratio.svg.
 set -euo pipefail
@@ -192,20 +195,22 @@ run_tool() {
 # na TOOL LINE: record that a tool cannot run a case (LINE: its JSON with "na", the reason)
 na() { printf '%s\n' "$2" | sed "s/^{/{\"tool\":\"$1\",/" | tee -a "$RAW" >&2; }
 T0=$(date +%s)
+# What each case runs, decided once: which peers (no peer has a float64 ConvTranspose: ORT is
+# asked once, so a version that gains one is timed; oneDNN has no DepthToSpace: dnnl_bench
+# --check says) and the case probe's arguments (bench/case_probe.c, the case's unavoidable
+# work alone, timed in the same rounds: ConvTranspose only, DepthToSpace's bound is the copy
+# peak.c measures).
+declare -A RUN_ORT LAYOUTS PROBE_ARGS IS_F64
 for c in "${CASES[@]}"; do
 	m="$MODELS/$c"
-	also=()
-	first_t=""
-	# which peers run this case: no peer has a float64 ConvTranspose (ORT is asked once, so a
-	# version that gains one is timed), oneDNN has no DepthToSpace (dnnl_bench --check says)
-	f64=0
-	grep -q '"dtype": "float64"' "$m/meta.json" && f64=1
-	run_ort=1
-	if [ "$f64" = 1 ] && ! node bench/ort_bench.js "$m/model.onnx" --runs 1 --warmup 0 >/dev/null 2>"$OUT/err.txt"; then
-		run_ort=0
+	IS_F64[$c]=0
+	grep -q '"dtype": "float64"' "$m/meta.json" && IS_F64[$c]=1
+	RUN_ORT[$c]=1
+	if [ "${IS_F64[$c]}" = 1 ] && ! node bench/ort_bench.js "$m/model.onnx" --runs 1 --warmup 0 >/dev/null 2>"$OUT/err.txt"; then
+		RUN_ORT[$c]=0
 		na ort "{\"case\":\"$c\",\"na\":\"$(head -1 "$OUT/err.txt" | tr -d '"\\' | cut -c1-200)\"}"
 	fi
-	layouts=()
+	LAYOUTS[$c]=""
 	for l in blocked nchw; do
 		if ! line=$("$B/dnnl_bench" "$m/model.onnx" --case "$c" --layout "$l" --check 2>"$OUT/err.txt"); then
 			log "dnnl_bench --check failed: $(cat "$OUT/err.txt")"
@@ -213,78 +218,71 @@ for c in "${CASES[@]}"; do
 		elif printf '%s' "$line" | grep -q '"na":'; then
 			na "dnnl_$l" "$line"
 		else
-			layouts+=("$l")
+			LAYOUTS[$c]+="$l "
 		fi
 	done
-	# the case's unavoidable work alone (bench/case_probe.c), timed in the same rounds:
-	# ConvTranspose only (DepthToSpace's bound is the copy peak.c measures)
-	probe_args=$("$PY" bench/report.py probe-args "$m/meta.json")
-	for t in $THREADS; do
-		[ -n "$first_t" ] || first_t=$t
-		log "$c threads=$t (load $(loadavg))"
-		# rounds alternate the tools so that a slow spell of a shared host (seen: a bare
-		# micro-kernel dropping by a third for seconds at a time) tends to hit both; round 1
-		# keeps the outputs for the oracle check
-		for ((round = 1; round <= ROUNDS; round++)); do
-			PROBE_T=$t
-			outarg=()
-			[ "$round" != 1 ] || outarg=(--output "$OUT/$c.onnxrun.t$t.bin")
-			if run_tool onnxrun "$B/onnxrun_bench" "$m/model.onnx" --case "$c" --threads "$t" \
-				--runs "$RUNS" --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" --budget-s "$BUDGET" --min-time-ms "$MIN_MS" --input "$m/input.bin" "${outarg[@]}"; then
-				[ "$round" != 1 ] || [ "$t" = "$first_t" ] || also+=(--also "$OUT/$c.onnxrun.t$t.bin")
-			else
-				log "onnxrun failed: $(cat "$OUT/err.txt")"
-				fail "$c" "$t" onnxrun "$(cat "$OUT/err.txt")"
-			fi
-			# shellcheck disable=SC2086
-			if [ -n "$probe_args" ] && ! run_tool case_probe "$B/case_probe" --case "$c" $probe_args \
-				--threads "$t" --runs "$RUNS" --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" --min-time-ms "$MIN_MS"; then
-				log "case_probe failed: $(cat "$OUT/err.txt")"
-				fail "$c" "$t" case_probe "$(cat "$OUT/err.txt")"
-			fi
-			ortout=()
-			[ "$t" != "$first_t" ] || [ "$round" != 1 ] || ortout=(--output "$OUT/$c.ort.bin")
-			if [ "$run_ort" = 1 ] && ! run_tool ort node bench/ort_bench.js "$m/model.onnx" --case "$c" --threads "$t" \
-				--runs "$RUNS" --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" --budget-s "$BUDGET" --min-time-ms "$MIN_MS" --input "$m/input.bin" "${ortout[@]}"; then
-				log "ORT failed: $(cat "$OUT/err.txt")"
-				fail "$c" "$t" ort "$(cat "$OUT/err.txt")"
-			fi
-			for l in "${layouts[@]}"; do
-				dout=()
-				[ "$t" != "$first_t" ] || [ "$round" != 1 ] || dout=(--output "$OUT/$c.dnnl_$l.bin")
-				# OpenMP: dnnl_bench calls omp_set_num_threads(T); the variable says the same
-				if ! OMP_NUM_THREADS=$t run_tool "dnnl_$l" "$B/dnnl_bench" "$m/model.onnx" --case "$c" --layout "$l" \
-					--threads "$t" --runs "$RUNS" --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" --budget-s "$BUDGET" \
-					--min-time-ms "$MIN_MS" --input "$m/input.bin" "${dout[@]}"; then
-					log "oneDNN ($l) failed: $(cat "$OUT/err.txt")"
-					fail "$c" "$t" "dnnl_$l" "$(cat "$OUT/err.txt")"
-				fi
-			done
-		done
-		PROBE_T=
-	done
-	# thread scaling with both thread counts in one process, runs interleaved (see
-	# onnxrun_bench.c): the rounds above are minutes apart on a host whose speed drifts
-	last_t=${THREADS##* }
-	if [ "$last_t" != "$first_t" ]; then
-		log "$c scaling $first_t -> $last_t threads, interleaved"
-		if ! run_tool onnxrun_scaling "$B/onnxrun_bench" "$m/model.onnx" --case "$c" --threads "$first_t" \
-			--scaling "$last_t" --runs $((4 * RUNS)) --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" --budget-s "$BUDGET" \
-			--min-time-ms $((2 * MIN_MS)) \
-			--input "$m/input.bin"; then
-			log "onnxrun scaling failed: $(cat "$OUT/err.txt")"
-			fail "$c" "$last_t" onnxrun_scaling "$(cat "$OUT/err.txt")"
-		fi
+	PROBE_ARGS[$c]=$("$PY" bench/report.py probe-args "$m/meta.json")
+done
+first_t=${THREADS%% *}
+last_t=${THREADS##* }
+
+# measure CASE T ROUND: one round of every tool on the case at T threads, in a fresh process
+# each, alternating so that a slow spell of a shared host (seen: a bare micro-kernel dropping
+# by a third for seconds at a time) tends to hit them all; round 1 keeps the outputs for the
+# oracle checks
+measure() {
+	local c=$1 t=$2 round=$3 m="$MODELS/$1" l
+	local -a outarg=() ortout=() dout=() layouts
+	read -r -a layouts <<<"${LAYOUTS[$c]}"
+	PROBE_T=$t
+	[ "$round" != 1 ] || outarg=(--output "$OUT/$c.onnxrun.t$t.bin")
+	if ! run_tool onnxrun "$B/onnxrun_bench" "$m/model.onnx" --case "$c" --threads "$t" \
+		--runs "$RUNS" --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" --budget-s "$BUDGET" --min-time-ms "$MIN_MS" --input "$m/input.bin" "${outarg[@]}"; then
+		log "onnxrun failed: $(cat "$OUT/err.txt")"
+		fail "$c" "$t" onnxrun "$(cat "$OUT/err.txt")"
 	fi
-	# oracle: onnxrun (first thread count) against ORT, the other thread counts bitwise
-	# against it; without ORT's output (float64) against a numpy float64 reference
+	# shellcheck disable=SC2086
+	if [ -n "${PROBE_ARGS[$c]}" ] && ! run_tool case_probe "$B/case_probe" --case "$c" ${PROBE_ARGS[$c]} \
+		--threads "$t" --runs "$RUNS" --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" --min-time-ms "$MIN_MS"; then
+		log "case_probe failed: $(cat "$OUT/err.txt")"
+		fail "$c" "$t" case_probe "$(cat "$OUT/err.txt")"
+	fi
+	[ "$t" != "$first_t" ] || [ "$round" != 1 ] || ortout=(--output "$OUT/$c.ort.bin")
+	if [ "${RUN_ORT[$c]}" = 1 ] && ! run_tool ort node bench/ort_bench.js "$m/model.onnx" --case "$c" --threads "$t" \
+		--runs "$RUNS" --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" --budget-s "$BUDGET" --min-time-ms "$MIN_MS" --input "$m/input.bin" "${ortout[@]}"; then
+		log "ORT failed: $(cat "$OUT/err.txt")"
+		fail "$c" "$t" ort "$(cat "$OUT/err.txt")"
+	fi
+	for l in "${layouts[@]}"; do
+		dout=()
+		[ "$t" != "$first_t" ] || [ "$round" != 1 ] || dout=(--output "$OUT/$c.dnnl_$l.bin")
+		# OpenMP: dnnl_bench calls omp_set_num_threads(T); the variable says the same
+		if ! OMP_NUM_THREADS=$t run_tool "dnnl_$l" "$B/dnnl_bench" "$m/model.onnx" --case "$c" --layout "$l" \
+			--threads "$t" --runs "$RUNS" --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" --budget-s "$BUDGET" \
+			--min-time-ms "$MIN_MS" --input "$m/input.bin" "${dout[@]}"; then
+			log "oneDNN ($l) failed: $(cat "$OUT/err.txt")"
+			fail "$c" "$t" "dnnl_$l" "$(cat "$OUT/err.txt")"
+		fi
+	done
+	PROBE_T=
+}
+
+# check CASE: onnxrun (first thread count) against ORT, the other thread counts bitwise
+# against it; without ORT's output (float64) against a numpy float64 reference; oneDNN's
+# outputs against onnxrun's, same input and weights; then the outputs are removed
+check() {
+	local c=$1 m="$MODELS/$1" t l
+	local -a also=() ref layouts
+	read -r -a layouts <<<"${LAYOUTS[$c]}"
+	for t in $THREADS; do
+		[ "$t" = "$first_t" ] || [ ! -s "$OUT/$c.onnxrun.t$t.bin" ] || also+=(--also "$OUT/$c.onnxrun.t$t.bin")
+	done
 	if [ -s "$OUT/$c.onnxrun.t$first_t.bin" ]; then
 		ref=(--numpy-ref "$m")
 		[ ! -s "$OUT/$c.ort.bin" ] || ref=(--ref "$OUT/$c.ort.bin")
-		"$PY" bench/report.py compare --case "$c" --dtype "$([ "$f64" = 1 ] && echo float64 || echo float32)" \
+		"$PY" bench/report.py compare --case "$c" --dtype "$([ "${IS_F64[$c]}" = 1 ] && echo float64 || echo float32)" \
 			"${ref[@]}" --got "$OUT/$c.onnxrun.t$first_t.bin" "${also[@]}" | tee -a "$RAW" >&2
 	fi
-	# oneDNN's outputs against onnxrun's, same input and weights
 	for l in "${layouts[@]}"; do
 		if [ -s "$OUT/$c.dnnl_$l.bin" ] && [ -s "$OUT/$c.onnxrun.t$first_t.bin" ]; then
 			"$PY" bench/report.py compare --case "$c" --peer "dnnl_$l" --ref "$OUT/$c.onnxrun.t$first_t.bin" \
@@ -292,6 +290,33 @@ for c in "${CASES[@]}"; do
 		fi
 	done
 	[ "${BENCH_KEEP_OUTPUTS:-0}" = 1 ] || rm -f "$OUT/$c".*.bin
+}
+
+# Each round is a pass over the whole suite, so that a case's rounds lie minutes apart: a slow
+# spell of the host (they last minutes on some hosts, every case of the pass slowed by 20-40%
+# while the FMA probe reads its usual rate) then hits one round of a case, not all of them,
+# and the median round is the machine's. The oracle checks follow a case's first round; the
+# thread-scaling measurement its last.
+for ((round = 1; round <= ROUNDS; round++)); do
+	log "round $round of $ROUNDS: a pass over the suite"
+	for c in "${CASES[@]}"; do
+		for t in $THREADS; do
+			log "$c threads=$t round $round (load $(loadavg))"
+			measure "$c" "$t" "$round"
+		done
+		[ "$round" != 1 ] || check "$c"
+		# thread scaling with both thread counts in one process, runs interleaved (see
+		# onnxrun_bench.c): the rounds above are minutes apart on a host whose speed drifts
+		if [ "$round" = "$ROUNDS" ] && [ "$last_t" != "$first_t" ]; then
+			log "$c scaling $first_t -> $last_t threads, interleaved"
+			if ! run_tool onnxrun_scaling "$B/onnxrun_bench" "$MODELS/$c/model.onnx" --case "$c" --threads "$first_t" \
+				--scaling "$last_t" --runs $((4 * RUNS)) --warmup "$WARMUP" --warmup-ms "$WARMUP_MS" --budget-s "$BUDGET" \
+				--min-time-ms $((2 * MIN_MS)) --input "$MODELS/$c/input.bin"; then
+				log "onnxrun scaling failed: $(cat "$OUT/err.txt")"
+				fail "$c" "$last_t" onnxrun_scaling "$(cat "$OUT/err.txt")"
+			fi
+		fi
+	done
 done
 ELAPSED=$(( $(date +%s) - T0 ))
 LOAD_END="$(loadavg)"
@@ -315,7 +340,8 @@ json.dump({
     "git_commit": e["GIT_COMMIT"], "git_dirty": e["GIT_DIRTY"] == "true",
     "config": {"runs": int(e["RUNS"]), "warmup": int(e["WARMUP"]), "warmup_ms": int(e["WARMUP_MS"]), "rounds": int(e["ROUNDS"]), "threads": [int(t) for t in e["THREADS"].split()],
                "budget_s": int(e["BUDGET"]), "min_time_ms": int(e["MIN_MS"]), "filter": e["FILTER"], "elapsed_s": int(e["ELAPSED"]),
-               "wait_idle_s": int(e.get("BENCH_WAIT_IDLE_S") or 0), "idle_cpus": float(e.get("BENCH_IDLE_CPUS") or 0.3)},
+               "wait_idle_s": int(e.get("BENCH_WAIT_IDLE_S") or 0), "idle_cpus": float(e.get("BENCH_IDLE_CPUS") or 0.3),
+               "rounds_as_passes": True},
     "load": {"start": float(e["LOAD_START"]), "end": float(e["LOAD_END"])},
     "versions": {"onnxruntime_node": e["ORT_VER"], "node": e["NODE_VER"], "cc": e["CC_VER"],
                  "libdnnl_dev": e["DNNL_VER"], "dnnl_cpu_runtime": e["DNNL_RUNTIME"]},
