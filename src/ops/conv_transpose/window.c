@@ -441,7 +441,7 @@ static void win_copy_to(struct onnxrun__win_copy *cp, const struct onnxrun__win_
 	for (; cp->row < to; cp->row++, cp->rep = 0)
 		for (const struct onnxrun__win_row *r = cp->row; cp->rep < r->reps; cp->rep++, cp->off = 0)
 			convt_copy_row(r->dst + cp->rep * r->dst_step + cp->off, r->src + cp->rep * r->src_step + cp->off,
-			             r->n - cp->off);
+			               r->n - cp->off);
 }
 
 #ifndef ONNXRUN_BAREMETAL
