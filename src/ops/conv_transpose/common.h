@@ -65,6 +65,34 @@ static inline void convt_copy_row(float *restrict d, const float *restrict s, in
 		d[e] = s[e];
 }
 
+/* Zeros n floats in constant-size pieces, as convt_copy_row copies (the pads around staged
+ * rows are 1-8 floats: a library call each cost more than the stores). */
+static inline void convt_zero_row(float *d, int64_t n)
+{
+	static const float zeros[16];
+	int64_t e = 0;
+	for (; e + 16 <= n; e += 16)
+		memcpy(d + e, zeros, sizeof zeros);
+	if (e + 4 <= n) {
+		memcpy(d + e, zeros, 4 * sizeof *d);
+		e += 4;
+	}
+	if (e + 4 <= n) {
+		memcpy(d + e, zeros, 4 * sizeof *d);
+		e += 4;
+	}
+	if (e + 4 <= n) {
+		memcpy(d + e, zeros, 4 * sizeof *d);
+		e += 4;
+	}
+	if (e < n)
+		d[e++] = 0.0f;
+	if (e < n)
+		d[e++] = 0.0f;
+	if (e < n)
+		d[e] = 0.0f;
+}
+
 /* floor(a / b) and ceil(a / b) for b > 0 and any sign of a (C's `/` truncates toward 0). */
 static inline int64_t convt_floor_div(int64_t a, int64_t b)
 {

@@ -429,7 +429,10 @@ static bool halves_plan(const float *xg, int64_t nt, const struct onnxrun__krun 
 /* Stages axes a .. n-1 of one channel's block: src is x at the block's origin on axes < a,
  * d the block's. Along axis a, the pad ranges are zeros (one memset each: they are
  * contiguous); the last axis is a line of zero pads (a few floats: plain stores) around a
- * copy of x's row. */
+ * copy of x's row. The last two axes are one contiguous run of lines (st_str[n - 2] is the
+ * last axis's extent), written in order: each x row, then the zeros up to the next one (the
+ * row's end pads and the next line's start pads together), with no call per line (3d_32_16's
+ * lines are 16 floats, 8192 of them per run). */
 static void stage_axis(const struct phase_job *j, int32_t a, const float *src, float *d)
 {
 	const struct onnxrun__convt_geom *g = j->g;
@@ -437,14 +440,22 @@ static void stage_axis(const struct phase_job *j, int32_t a, const float *src, f
 		return;
 	const int64_t pad = j->st_pad[a], in = g->in[a], ext = j->st_ext[a];
 	if (a == g->n - 1) {
-		for (int64_t k = 0; k < pad; k++)
-			d[k] = 0.0f;
+		convt_zero_row(d, pad);
 		convt_copy_row(d + pad, src, in);
-		for (int64_t k = pad + in; k < ext; k++)
-			d[k] = 0.0f;
+		convt_zero_row(d + pad + in, ext - pad - in);
 		return;
 	}
 	const int64_t str = j->st_str[a];
+	if (a == g->n - 2) {
+		const int64_t pl = j->st_pad[a + 1], inl = g->in[a + 1], xs = j->xs[a];
+		float *o = d + pad * str + pl, *const end = d + ext * str;
+		convt_zero_row(d, pad * str + pl);
+		for (int64_t v = 0; v < in; v++, o += str) {
+			convt_copy_row(o, src + v * xs, inl);
+			convt_zero_row(o + inl, v + 1 < in ? str - inl : end - (o + inl));
+		}
+		return;
+	}
 	memset(d, 0, (size_t)(pad * str) * sizeof *d);
 	for (int64_t v = 0; v < in; v++)
 		stage_axis(j, a + 1, src + v * j->xs[a], d + (pad + v) * str);

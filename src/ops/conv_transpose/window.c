@@ -58,34 +58,6 @@ struct win_job {
 	size_t scratch_stride;
 };
 
-/* Zeros n floats in constant-size pieces, as convt_copy_row copies (a row's pads are 1-8
- * floats: a library call each cost more than the stores). */
-static inline void win_zero(float *d, int64_t n)
-{
-	static const float zeros[16];
-	int64_t e = 0;
-	for (; e + 16 <= n; e += 16)
-		memcpy(d + e, zeros, sizeof zeros);
-	if (e + 4 <= n) {
-		memcpy(d + e, zeros, 4 * sizeof *d);
-		e += 4;
-	}
-	if (e + 4 <= n) {
-		memcpy(d + e, zeros, 4 * sizeof *d);
-		e += 4;
-	}
-	if (e + 4 <= n) {
-		memcpy(d + e, zeros, 4 * sizeof *d);
-		e += 4;
-	}
-	if (e < n)
-		d[e++] = 0.0f;
-	if (e < n)
-		d[e++] = 0.0f;
-	if (e < n)
-		d[e] = 0.0f;
-}
-
 /* The slots of a staged row: x's columns [clo + zl, clo + zl + n) at slots [zl, zl + n), zeros
  * (the pads) around them. */
 static void win_row_slots(const struct win_job *j, int64_t *zl, int64_t *n)
@@ -105,7 +77,7 @@ static inline void win_zero_tail(const struct win_job *j, float *st, int64_t nbr
 	int64_t end = (nbr * j->rs + nr - 1) / nr * nr + (j->t[0] - 1) * j->rs + j->t[1] - 1;
 	end = end < j->cs ? end : j->cs;
 	for (int64_t c = c0; c < c1 && end > from; c++)
-		win_zero(st + c * j->cs + from, end - from);
+		convt_zero_row(st + c * j->cs + from, end - from);
 }
 
 /* The pad slots of staged rows [r0, r1) of channels [c0, c1) zero. */
@@ -135,8 +107,8 @@ static void win_zero_pads(const struct win_job *j, float *st, int64_t c0, int64_
 	for (int64_t c = c0; c < c1; c++) {
 		float *dc = st + c * j->cs;
 		for (int64_t r = r0; r < r1; r++) {
-			win_zero(dc + r * rs, zl);
-			win_zero(dc + r * rs + zl + n, zr);
+			convt_zero_row(dc + r * rs, zl);
+			convt_zero_row(dc + r * rs + zl + n, zr);
 		}
 	}
 }
@@ -395,9 +367,9 @@ static int64_t win_list(const struct win_job *j, int64_t it, float *st, const fl
 	const int64_t sh = prev ? (t0 - 1 < lo ? lo : t0 - 1 > hi ? hi : t0 - 1) : lo;
 	for (int64_t c = 0; c < cg; c++) {
 		for (int64_t sr = 0; sr < lo; sr++)
-			win_zero(st + c * cs + sr * rs, rs);
+			convt_zero_row(st + c * cs + sr * rs, rs);
 		for (int64_t sr = hi; sr < srows; sr++)
-			win_zero(st + c * cs + sr * rs, rs);
+			convt_zero_row(st + c * cs + sr * rs, rs);
 	}
 	if (rowend) {
 		for (int64_t sr = 0; sr < srows; sr++) {
