@@ -446,7 +446,7 @@ static void stage_axis(const struct phase_job *j, int32_t a, const float *src, f
 		return;
 	}
 	const int64_t str = j->st_str[a];
-	if (a == g->n - 2) {
+	if (a + 1 < S && a == g->n - 2) { /* (a + 1 < S: always; says so to gcc's bounds check) */
 		const int64_t pl = j->st_pad[a + 1], inl = g->in[a + 1], xs = j->xs[a];
 		float *o = d + pad * str + pl, *const end = d + ext * str;
 		convt_zero_row(d, pad * str + pl);
