@@ -1446,56 +1446,156 @@ static void test_f64_group_lines(void **state)
 	check_f64_cases(*state, cases, sizeof cases / sizeof cases[0], 0x64d00000, "phase-group-lines");
 }
 
-/* Each table's store_group (AVX-512, AVX2, NEON) against the plain loop of its contract
- * (kernels.h): the same bits, nothing written outside the group's lines, for 2-8 phases (odd
- * ones too), runs of 1-37 positions (whole vectors and tails), 1-3 channels, with and without
- * a bias. */
+/* Each table's store_group (AVX-512, AVX2, NEON) and store_group_stream (AVX-512, AVX2) against
+ * the plain loop of its contract (kernels.h): the same bits, nothing written outside the group's
+ * lines, for 2-8 phases (odd ones too), runs of 1-37 positions (whole vectors and tails), 1-3
+ * channels, with and without a bias, the output at a 64-byte boundary and 1 or 8 doubles past
+ * it (the streamed entry's whole aligned vectors and its plain ones). */
 static void test_f64_store_group_bits(void **state)
 {
 	(void)state;
-	enum { NW = 48, MC = 3, SG = 8, ACCN = MC * NW + 5, PLANE = NW * SG + 3 };
+	enum { NW = 48, MC = 3, SG = 8, ACCN = MC * NW + 5, PLANE = NW * SG + 3, PAD = 8 };
 	TEST_ALL_ISAS(isas);
-	static double acc[SG * ACCN], y0[MC * PLANE], y1[MC * PLANE];
-	static const int64_t sgs[] = { 2, 3, 4, 8 }, ucs[] = { 1, 7, 8, 9, 16, 23, 37 };
+	static double acc[SG * ACCN];
+	static _Alignas(64) double y0[MC * PLANE + PAD], y1[MC * PLANE + PAD];
+	static const int64_t sgs[] = { 2, 3, 4, 8 }, ucs[] = { 1, 7, 8, 9, 16, 23, 37 }, offs[] = { 0, 1, 8 };
 	const double bias[MC] = { 0.25, -3.5, 1e-3 };
 	uint64_t s = 0x64e00001;
-	int checked = 0;
+	int checked = 0, streamed = 0;
 	for (size_t i = 0; i < sizeof acc / sizeof acc[0]; i++)
 		acc[i] = rng_unit(&s) * ldexp(1.0, (int)rng_int(&s, -20, 20));
 	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
 		if (!onnxrun__isa_supported(isas[ii]) || onnxrun__kernels_for(isas[ii])->isa != isas[ii])
 			continue;
 		const struct onnxrun__f64_kernels *fk = onnxrun__kernels_for(isas[ii])->f64;
-		if (!fk->store_group)
-			continue;
-		for (size_t si = 0; si < sizeof sgs / sizeof sgs[0]; si++)
-			for (size_t ui = 0; ui < sizeof ucs / sizeof ucs[0]; ui++)
-				for (int64_t mc = 1; mc <= MC; mc++)
-					for (int wb = 0; wb < 2; wb++) {
-						const int64_t sg = sgs[si], uc = ucs[ui];
-						for (size_t i = 0; i < sizeof y0 / sizeof y0[0]; i++)
-							y0[i] = y1[i] = -777.0;
-						for (int64_t m = 0; m < mc; m++)
-							for (int64_t e = 0; e < uc; e++)
-								for (int64_t jj = 0; jj < sg; jj++)
-									y0[m * PLANE + e * sg + jj] = acc[jj * ACCN + m * NW + e] + (wb ? bias[m] : 0.0);
-						fk->store_group(acc, ACCN, NW, mc, uc, y1, PLANE, sg, wb ? bias : NULL);
-						if (memcmp(y0, y1, sizeof y0))
-							fail_msg("isa %d: float64 store_group sg %lld, %lld positions, %lld channels, bias %d "
-							         "differs from the plain loop",
-							         (int)isas[ii], (long long)sg, (long long)uc, (long long)mc, wb);
-						checked++;
-					}
+		for (int st = 0; st < 2; st++) {
+			const onnxrun__f64_store_group_fn fn = st ? fk->store_group_stream : fk->store_group;
+			if (!fn)
+				continue;
+			for (size_t si = 0; si < sizeof sgs / sizeof sgs[0]; si++)
+				for (size_t ui = 0; ui < sizeof ucs / sizeof ucs[0]; ui++)
+					for (size_t oi = 0; oi < sizeof offs / sizeof offs[0]; oi++)
+						for (int64_t mc = 1; mc <= MC; mc++)
+							for (int wb = 0; wb < 2; wb++) {
+								const int64_t sg = sgs[si], uc = ucs[ui], off = offs[oi];
+								for (size_t i = 0; i < sizeof y0 / sizeof y0[0]; i++)
+									y0[i] = y1[i] = -777.0;
+								for (int64_t m = 0; m < mc; m++)
+									for (int64_t e = 0; e < uc; e++)
+										for (int64_t jj = 0; jj < sg; jj++)
+											y0[off + m * PLANE + e * sg + jj] =
+											        acc[jj * ACCN + m * NW + e] + (wb ? bias[m] : 0.0);
+								fn(acc, ACCN, NW, mc, uc, y1 + off, PLANE, sg, wb ? bias : NULL);
+								if (st)
+									fk->stream_fence();
+								if (memcmp(y0, y1, sizeof y0))
+									fail_msg("isa %d: float64 store_group%s sg %lld, %lld positions, %lld "
+									         "channels, bias %d, offset %lld differs from the plain loop",
+									         (int)isas[ii], st ? "_stream" : "", (long long)sg, (long long)uc,
+									         (long long)mc, wb, (long long)off);
+								checked++;
+								streamed += st;
+							}
+		}
 	}
-	print_message("%d float64 store_group calls: bitwise equal to the plain loop\n", checked);
+	print_message("%d float64 store_group calls (%d streamed): bitwise equal to the plain loop\n", checked,
+	              streamed);
 #if defined(__x86_64__) && !ONNXRUN__KERNELS_SCALAR_ONLY
 	if (onnxrun__isa_supported(ONNXRUN__ISA_AVX512) || onnxrun__isa_supported(ONNXRUN__ISA_AVX2))
-		assert_true(checked > 0);
+		assert_true(checked > 0 && streamed > 0);
 #endif
 #if defined(__aarch64__) && !ONNXRUN__KERNELS_SCALAR_ONLY
 	if (onnxrun__isa_supported(ONNXRUN__ISA_NEON))
 		assert_true(checked > 0);
 #endif
+}
+
+/* Each table's store and store_stream against the plain loop of their contract (kernels.h):
+ * the same bits, nothing written between a phase's positions or past the run, for strides 1-4
+ * (the streamed whole vectors are stride 1's), runs of 1-37 positions, 1-3 channels, with and
+ * without a bias, the output at a 64-byte boundary and 1 or 8 doubles past it. */
+static void test_f64_store_stream_bits(void **state)
+{
+	(void)state;
+	enum { NW = 48, MC = 3, SLX = 4, PLANE = NW * SLX + 3, PAD = 8 };
+	TEST_ALL_ISAS(isas);
+	static double tile[MC * NW];
+	static _Alignas(64) double y0[MC * PLANE + PAD], y1[MC * PLANE + PAD];
+	static const int64_t ucs[] = { 1, 7, 8, 9, 16, 23, 37 }, offs[] = { 0, 1, 8 };
+	const double bias[MC] = { -0.75, 2.5, 3e-4 };
+	uint64_t s = 0x64f00001;
+	int checked = 0, streamed = 0;
+	for (size_t i = 0; i < sizeof tile / sizeof tile[0]; i++)
+		tile[i] = rng_unit(&s) * ldexp(1.0, (int)rng_int(&s, -20, 20));
+	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+		if (!onnxrun__isa_supported(isas[ii]) || onnxrun__kernels_for(isas[ii])->isa != isas[ii])
+			continue;
+		const struct onnxrun__f64_kernels *fk = onnxrun__kernels_for(isas[ii])->f64;
+		for (int st = 0; st < 2; st++) {
+			const onnxrun__f64_store_fn fn = st ? fk->store_stream : fk->store;
+			if (!fn)
+				continue;
+			for (int64_t sl = 1; sl <= SLX; sl++)
+				for (size_t ui = 0; ui < sizeof ucs / sizeof ucs[0]; ui++)
+					for (size_t oi = 0; oi < sizeof offs / sizeof offs[0]; oi++)
+						for (int64_t mc = 1; mc <= MC; mc++)
+							for (int wb = 0; wb < 2; wb++) {
+								const int64_t uc = ucs[ui], off = offs[oi];
+								for (size_t i = 0; i < sizeof y0 / sizeof y0[0]; i++)
+									y0[i] = y1[i] = -777.0;
+								for (int64_t m = 0; m < mc; m++)
+									for (int64_t e = 0; e < uc; e++)
+										y0[off + m * PLANE + e * sl] = tile[m * NW + e] + (wb ? bias[m] : 0.0);
+								fn(tile, NW, mc, uc, y1 + off, PLANE, sl, wb ? bias : NULL);
+								if (st)
+									fk->stream_fence();
+								if (memcmp(y0, y1, sizeof y0))
+									fail_msg("isa %d: float64 store%s stride %lld, %lld positions, %lld "
+									         "channels, bias %d, offset %lld differs from the plain loop",
+									         (int)isas[ii], st ? "_stream" : "", (long long)sl, (long long)uc,
+									         (long long)mc, wb, (long long)off);
+								checked++;
+								streamed += st;
+							}
+		}
+	}
+	print_message("%d float64 store calls (%d streamed): bitwise equal to the plain loop\n", checked, streamed);
+	assert_true(checked > 0);
+#if defined(__x86_64__) && !ONNXRUN__KERNELS_SCALAR_ONLY
+	if (onnxrun__isa_supported(ONNXRUN__ISA_AVX512) || onnxrun__isa_supported(ONNXRUN__ISA_AVX2))
+		assert_true(streamed > 0);
+#endif
+}
+
+/* Outputs at least the size from which the float64 path streams them (the detected L2: the
+ * tables' store_stream and store_group_stream on x86), sized from that threshold: k3s1p1 (stride
+ * 1, whole vectors streamed), unet's k2s2 (groups of 2 phases, whole output lines streamed) and
+ * hifigan's k16s8p4 (groups of 8, which keep plain stores), each against the reference on every
+ * ISA and threads 1-4; where a table of the build and CPU has the streamed stores. */
+static void test_f64_streamed_outputs(void **state)
+{
+	TEST_ALL_ISAS(isas);
+	int streaming = 0;
+	for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++)
+		streaming += onnxrun__isa_supported(isas[ii]) && onnxrun__kernels_for(isas[ii])->isa == isas[ii] &&
+		             onnxrun__kernels_for(isas[ii])->f64->store_stream;
+	if (!streaming) { /* (no x86 table here: MBs of float64 outputs on emulated boards for nothing) */
+		print_message("no kernel table of this build and CPU streams float64 outputs: nothing to check\n");
+		return;
+	}
+	const int64_t min = (int64_t)onnxrun__tuning()->stream_output_bytes, d = (int64_t)sizeof(double);
+	const int64_t w1 = min / (64 * 9 * d) + 37, w2 = min / (32 * 18 * 2 * d) + 5, w8 = min / (24 * 8 * d) + 3;
+	/* rank, in (last axis), k, s, d, pad begin/end, group, cg, mg, batch; the other axes 9 */
+	const struct f64_case cases[] = {
+		{ 2, w1, 3, 1, 1, 1, 1, 1, 4, 64, 1 },
+		{ 2, w2, 2, 2, 1, 0, 0, 1, 4, 32, 1 },
+		{ 1, w8, 16, 8, 1, 4, 4, 1, 3, 24, 1 },
+	};
+	/* their output bytes: mg x other axes' outputs x the last axis' ((in - 1)s - pads + k) */
+	const int64_t out[] = { 64 * 9 * w1 * d, 32 * 18 * (2 * w2) * d, 24 * (8 * w8) * d };
+	for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
+		assert_true(out[i] >= min);
+	check_f64_cases(*state, cases, sizeof cases / sizeof cases[0], 0x64f10000, "streamed-output");
 }
 
 /* Each float64 tile's ind entry (x rows through pointers) against its contiguous entry on the
@@ -2502,6 +2602,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_f64_group_short_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_f64_group_lines, setup, teardown),
 		cmocka_unit_test(test_f64_store_group_bits),
+		cmocka_unit_test(test_f64_store_stream_bits),
+		cmocka_unit_test_setup_teardown(test_f64_streamed_outputs, setup, teardown),
 		cmocka_unit_test(test_f64_tile_ind_bits),
 		cmocka_unit_test_setup_teardown(test_scatter_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_window_vs_reference, setup, teardown),

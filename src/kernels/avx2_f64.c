@@ -57,9 +57,20 @@ F64_TILE_AVX2(static, tile_avx2_1x2, ind_avx2_1x2, 1, 2)
 F64_TILE_AVX2(static, tile_avx2_1x4, ind_avx2_1x4, 1, 4)
 F64_TILE_AVX2(static, tile_avx2_1x8, ind_avx2_1x8, 1, 8)
 
-/* Stride 1: vector adds and stores; other strides: plain C. */
-T256 static void store(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0, int64_t plane, int64_t sl,
-                       const double *bias)
+/* One vector of output at d: with stream, non-temporal where d is 32-byte aligned (the line's
+ * halves combine in the write-combining buffer; no read for ownership), else a plain store. */
+T256 ONNXRUN__INLINE void put_half_line(double *d, __m256d v, const bool stream)
+{
+	if (stream && !((uintptr_t)d & 31))
+		_mm256_stream_pd(d, v);
+	else
+		_mm256_storeu_pd(d, v);
+}
+
+/* Stride 1: vector adds and stores (with stream, non-temporal where aligned); other strides:
+ * plain C. */
+T256 ONNXRUN__INLINE void store_body(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0,
+                                     int64_t plane, int64_t sl, const double *bias, const bool stream)
 {
 	if (sl != 1) {
 		generic_f64_store(tile, nw, mc, uc, y0, plane, sl, bias);
@@ -71,7 +82,7 @@ T256 static void store(const double *tile, int64_t nw, int64_t mc, int64_t uc, d
 		double *d = y0 + m * plane;
 		int64_t e = 0;
 		for (; e + 4 <= uc; e += 4)
-			_mm256_storeu_pd(d + e, _mm256_add_pd(_mm256_loadu_pd(t + e), bv));
+			put_half_line(d + e, _mm256_add_pd(_mm256_loadu_pd(t + e), bv), stream);
 		for (; e < uc; e++)
 			d[e] = t[e] + b;
 	}
@@ -81,10 +92,11 @@ T256 static void store(const double *tile, int64_t nw, int64_t mc, int64_t uc, d
  * per phase) transposed in registers into whole vectors of output, [position][phase]: sg = 4
  * a 4x4 transpose (unpacks, then 128-bit lane permutes), sg = 8 two of them (phases 0-3 and
  * 4-7 of each position side by side), sg = 2 the first steps; plus the bias, stored
- * contiguously; the last positions and other sg by the plain loop. Only moves and one add per
- * value: the same bits. */
-T256 static void store_group(const double *tile, int64_t accn, int64_t nw, int64_t mc, int64_t uc, double *y0,
-                             int64_t plane, int64_t sg, const double *bias)
+ * contiguously (with stream, non-temporal where aligned); the last positions and other sg by
+ * the plain loop. Only moves and one add per value: the same bits. */
+T256 ONNXRUN__INLINE void store_group_body(const double *tile, int64_t accn, int64_t nw, int64_t mc, int64_t uc,
+                                           double *y0, int64_t plane, int64_t sg, const double *bias,
+                                           const bool stream)
 {
 	for (int64_t m = 0; m < mc; m++) {
 		const double bs = bias ? bias[m] : 0.0, *t = tile + m * nw;
@@ -100,22 +112,29 @@ T256 static void store_group(const double *tile, int64_t accn, int64_t nw, int64
 					const __m256d a0 = _mm256_unpacklo_pd(v0, v1), a1 = _mm256_unpackhi_pd(v0, v1); /* positions {0,2}, {1,3} */
 					const __m256d a2 = _mm256_unpacklo_pd(v2, v3), a3 = _mm256_unpackhi_pd(v2, v3);
 					double *dp = d + e * sg + h;
-					_mm256_storeu_pd(dp, _mm256_add_pd(_mm256_permute2f128_pd(a0, a2, 0x20), b));
-					_mm256_storeu_pd(dp + sg, _mm256_add_pd(_mm256_permute2f128_pd(a1, a3, 0x20), b));
-					_mm256_storeu_pd(dp + 2 * sg, _mm256_add_pd(_mm256_permute2f128_pd(a0, a2, 0x31), b));
-					_mm256_storeu_pd(dp + 3 * sg, _mm256_add_pd(_mm256_permute2f128_pd(a1, a3, 0x31), b));
+					put_half_line(dp, _mm256_add_pd(_mm256_permute2f128_pd(a0, a2, 0x20), b), stream);
+					put_half_line(dp + sg, _mm256_add_pd(_mm256_permute2f128_pd(a1, a3, 0x20), b), stream);
+					put_half_line(dp + 2 * sg, _mm256_add_pd(_mm256_permute2f128_pd(a0, a2, 0x31), b), stream);
+					put_half_line(dp + 3 * sg, _mm256_add_pd(_mm256_permute2f128_pd(a1, a3, 0x31), b), stream);
 				}
 		else if (sg == 2)
 			for (; e + 4 <= uc; e += 4) {
 				const __m256d v0 = _mm256_loadu_pd(t + e), v1 = _mm256_loadu_pd(t + accn + e);
 				const __m256d lo = _mm256_unpacklo_pd(v0, v1), hi = _mm256_unpackhi_pd(v0, v1);
-				_mm256_storeu_pd(d + e * 2, _mm256_add_pd(_mm256_permute2f128_pd(lo, hi, 0x20), b));
-				_mm256_storeu_pd(d + e * 2 + 4, _mm256_add_pd(_mm256_permute2f128_pd(lo, hi, 0x31), b));
+				put_half_line(d + e * 2, _mm256_add_pd(_mm256_permute2f128_pd(lo, hi, 0x20), b), stream);
+				put_half_line(d + e * 2 + 4, _mm256_add_pd(_mm256_permute2f128_pd(lo, hi, 0x31), b), stream);
 			}
 		for (; e < uc; e++)
 			for (int64_t jj = 0; jj < sg; jj++)
 				d[e * sg + jj] = t[jj * accn + e] + bs;
 	}
+}
+
+F64_STORE_ENTRIES(T256)
+
+static void stream_fence(void)
+{
+	_mm_sfence();
 }
 
 static const struct onnxrun__f64_tile tiles[] = {
@@ -130,7 +149,12 @@ static const struct onnxrun__f64_tile tiles[] = {
 	{ 1, 32, tile_avx2_1x8, ind_avx2_1x8 },
 };
 
-const struct onnxrun__f64_kernels onnxrun__f64_avx2 = { tiles, (int)(sizeof tiles / sizeof tiles[0]), store,
-	                                                 store_group };
+const struct onnxrun__f64_kernels onnxrun__f64_avx2 = { .tiles = tiles,
+                                                        .ntiles = (int)(sizeof tiles / sizeof tiles[0]),
+                                                        .store = store,
+                                                        .store_group = store_group,
+                                                        .store_stream = store_stream,
+                                                        .store_group_stream = store_group_stream,
+                                                        .stream_fence = stream_fence };
 
 #endif

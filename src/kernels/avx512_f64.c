@@ -56,10 +56,22 @@ F64_TILE_AVX512(1, 2)
 F64_TILE_AVX512(1, 4)
 F64_TILE_AVX512(1, 8)
 
+/* One vector of output at d: with stream, non-temporal where d is 64-byte aligned (a whole cache
+ * line written without reading it first), else a plain store. */
+T512 ONNXRUN__INLINE void put_line(double *d, __m512d v, const bool stream)
+{
+	if (stream && !((uintptr_t)d & 63))
+		_mm512_stream_pd(d, v);
+	else
+		_mm512_storeu_pd(d, v);
+}
+
 /* Stride 1: masked vector adds and stores. Strides 2 and 4: 8/sl tile values spread over an
- * 8-double window (permute), only the phase's lanes written (masked store). Else the generic store. */
-T512 static void store(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0, int64_t plane, int64_t sl,
-                       const double *bias)
+ * 8-double window (permute), only the phase's lanes written (masked store). Else the generic
+ * store. With stream, the whole 64-byte-aligned vectors of stride 1 are non-temporal (the
+ * partial ones of strides 2 and 4 write lanes another phase writes too: those stay plain). */
+T512 ONNXRUN__INLINE void store_body(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0,
+                                     int64_t plane, int64_t sl, const double *bias, const bool stream)
 {
 	if (sl != 1 && sl != 2 && sl != 4) {
 		generic_f64_store(tile, nw, mc, uc, y0, plane, sl, bias);
@@ -78,17 +90,23 @@ T512 static void store(const double *tile, int64_t nw, int64_t mc, int64_t uc, d
 			const int rem = uc - e < per ? (int)(uc - e) : per;
 			const __m512d v = _mm512_maskz_loadu_pd((__mmask8)((1u << rem) - 1), t + e);
 			const unsigned keep = rem == per ? lanes : lanes & ((1u << (rem * sl)) - 1);
-			_mm512_mask_storeu_pd(d, (__mmask8)keep, _mm512_add_pd(_mm512_permutexvar_pd(spread, v), b));
+			const __m512d o = _mm512_add_pd(_mm512_permutexvar_pd(spread, v), b);
+			if (keep == 0xFF)
+				put_line(d, o, stream);
+			else
+				_mm512_mask_storeu_pd(d, (__mmask8)keep, o);
 		}
 	}
 }
 
 /* store_group (kernels.h). Per 8 positions of a run: the sg phases' 8 values each (one vector per
  * phase) transposed in registers into sg whole vectors of output, [position][phase] (sg = 8: an
- * 8x8 transpose; 4 and 2: the same first steps), plus the bias, stored contiguously; the last
- * positions and other sg by the plain loop. Only moves and one add per value: the same bits. */
-T512 static void store_group(const double *tile, int64_t accn, int64_t nw, int64_t mc, int64_t uc, double *y0,
-                             int64_t plane, int64_t sg, const double *bias)
+ * 8x8 transpose; 4 and 2: the same first steps), plus the bias, stored contiguously (with
+ * stream, non-temporal where 64-byte aligned); the last positions and other sg by the plain
+ * loop. Only moves and one add per value: the same bits. */
+T512 ONNXRUN__INLINE void store_group_body(const double *tile, int64_t accn, int64_t nw, int64_t mc, int64_t uc,
+                                           double *y0, int64_t plane, int64_t sg, const double *bias,
+                                           const bool stream)
 {
 	const __m512i lo2 = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), hi2 = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
 	const __m512i q02 = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13), q13 = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
@@ -119,8 +137,8 @@ T512 static void store_group(const double *tile, int64_t accn, int64_t nw, int64
 				static const int pos[4] = { 0, 2, 1, 3 }; /* c[i] holds positions pos[i] and pos[i] + 4 */
 				for (int i = 0; i < 4; i++) {
 					double *dp = d + (e + pos[i]) * 8;
-					_mm512_storeu_pd(dp, _mm512_add_pd(_mm512_permutex2var_pd(c[i], half_lo, c[i + 4]), b));
-					_mm512_storeu_pd(dp + 32, _mm512_add_pd(_mm512_permutex2var_pd(c[i], half_hi, c[i + 4]), b));
+					put_line(dp, _mm512_add_pd(_mm512_permutex2var_pd(c[i], half_lo, c[i + 4]), b), stream);
+					put_line(dp + 32, _mm512_add_pd(_mm512_permutex2var_pd(c[i], half_hi, c[i + 4]), b), stream);
 				}
 			}
 		else if (sg == 4)
@@ -137,21 +155,28 @@ T512 static void store_group(const double *tile, int64_t accn, int64_t nw, int64
 				c[2] = _mm512_permutex2var_pd(a[0], p4hi, a[2]); /* 4, 6 */
 				c[3] = _mm512_permutex2var_pd(a[1], p4hi, a[3]); /* 5, 7 */
 				double *dp = d + e * 4;
-				_mm512_storeu_pd(dp, _mm512_add_pd(_mm512_permutex2var_pd(c[0], half_lo, c[1]), b));
-				_mm512_storeu_pd(dp + 8, _mm512_add_pd(_mm512_permutex2var_pd(c[0], half_hi, c[1]), b));
-				_mm512_storeu_pd(dp + 16, _mm512_add_pd(_mm512_permutex2var_pd(c[2], half_lo, c[3]), b));
-				_mm512_storeu_pd(dp + 24, _mm512_add_pd(_mm512_permutex2var_pd(c[2], half_hi, c[3]), b));
+				put_line(dp, _mm512_add_pd(_mm512_permutex2var_pd(c[0], half_lo, c[1]), b), stream);
+				put_line(dp + 8, _mm512_add_pd(_mm512_permutex2var_pd(c[0], half_hi, c[1]), b), stream);
+				put_line(dp + 16, _mm512_add_pd(_mm512_permutex2var_pd(c[2], half_lo, c[3]), b), stream);
+				put_line(dp + 24, _mm512_add_pd(_mm512_permutex2var_pd(c[2], half_hi, c[3]), b), stream);
 			}
 		else if (sg == 2)
 			for (; e + 8 <= uc; e += 8) {
 				const __m512d v0 = _mm512_loadu_pd(t + e), v1 = _mm512_loadu_pd(t + accn + e);
-				_mm512_storeu_pd(d + e * 2, _mm512_add_pd(_mm512_permutex2var_pd(v0, lo2, v1), b));
-				_mm512_storeu_pd(d + e * 2 + 8, _mm512_add_pd(_mm512_permutex2var_pd(v0, hi2, v1), b));
+				put_line(d + e * 2, _mm512_add_pd(_mm512_permutex2var_pd(v0, lo2, v1), b), stream);
+				put_line(d + e * 2 + 8, _mm512_add_pd(_mm512_permutex2var_pd(v0, hi2, v1), b), stream);
 			}
 		for (; e < uc; e++)
 			for (int64_t jj = 0; jj < sg; jj++)
 				d[e * sg + jj] = t[jj * accn + e] + bs;
 	}
+}
+
+F64_STORE_ENTRIES(T512)
+
+static void stream_fence(void)
+{
+	_mm_sfence();
 }
 
 /* The 4-wide AVX2 tiles serve rows of at most 4 positions. */
@@ -169,7 +194,12 @@ static const struct onnxrun__f64_tile tiles[] = {
 	{ 1, 64, tile_avx512_1x8, ind_avx512_1x8 },
 };
 
-const struct onnxrun__f64_kernels onnxrun__f64_avx512 = { tiles, (int)(sizeof tiles / sizeof tiles[0]), store,
-	                                                   store_group };
+const struct onnxrun__f64_kernels onnxrun__f64_avx512 = { .tiles = tiles,
+	                                                   .ntiles = (int)(sizeof tiles / sizeof tiles[0]),
+	                                                   .store = store,
+	                                                   .store_group = store_group,
+	                                                   .store_stream = store_stream,
+	                                                   .store_group_stream = store_group_stream,
+	                                                   .stream_fence = stream_fence };
 
 #endif

@@ -2,7 +2,7 @@
  * generic_f64.h - plain C body of the float64 ConvTranspose tile store (kernels.h, struct
  * onnxrun__f64_kernels), inlined into each ISA's store (scalar_f64.c, and the AVX2 and
  * AVX-512 stores for the strides they do not vectorise) so that each copy is compiled for
- * that ISA (generic.h says why).
+ * that ISA (generic.h says why); and the x86 tables' store entries, plain and streamed.
  */
 #ifndef ONNXRUN_KERNELS_GENERIC_F64_H
 #define ONNXRUN_KERNELS_GENERIC_F64_H
@@ -25,6 +25,32 @@
  * 58.6 GFLOP/s in a loop over a 16 MiB weight stream, 58 from L2). 2 KiB: 32 steps of 8
  * channels (bench/README.md, "Measurements behind fixed choices"). */
 #define F64_PREFETCH_BYTES 2048
+
+/* The x86 tables' store entries (kernels.h), plain and non-temporal, over the ISA file's
+ * store_body and store_group_body (their last argument: stream), each compiled with ATTR (the
+ * file's target attribute). */
+#define F64_STORE_ENTRIES(ATTR)                                                                           \
+	ATTR static void store(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0, int64_t plane, \
+	                       int64_t sl, const double *bias)                                                \
+	{                                                                                                 \
+		store_body(tile, nw, mc, uc, y0, plane, sl, bias, false);                                 \
+	}                                                                                                 \
+	ATTR static void store_stream(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0,        \
+	                              int64_t plane, int64_t sl, const double *bias)                      \
+	{                                                                                                 \
+		store_body(tile, nw, mc, uc, y0, plane, sl, bias, true);                                  \
+	}                                                                                                 \
+	ATTR static void store_group(const double *tile, int64_t accn, int64_t nw, int64_t mc, int64_t uc,      \
+	                             double *y0, int64_t plane, int64_t sg, const double *bias)           \
+	{                                                                                                 \
+		store_group_body(tile, accn, nw, mc, uc, y0, plane, sg, bias, false);                     \
+	}                                                                                                 \
+	ATTR static void store_group_stream(const double *tile, int64_t accn, int64_t nw, int64_t mc,           \
+	                                    int64_t uc, double *y0, int64_t plane, int64_t sg,            \
+	                                    const double *bias)                                           \
+	{                                                                                                 \
+		store_group_body(tile, accn, nw, mc, uc, y0, plane, sg, bias, true);                      \
+	}
 
 ONNXRUN__INLINE void generic_f64_store(const double *tile, int64_t nw, int64_t mc, int64_t uc, double *y0,
                                        int64_t plane, int64_t sl, const double *bias)

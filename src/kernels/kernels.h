@@ -360,6 +360,13 @@ struct onnxrun__f64_kernels {
 	onnxrun__f64_store_fn store;
 	/* NULL: f64.c stores the groups with plain C */
 	onnxrun__f64_store_group_fn store_group;
+	/* Optional (NULL: none), for outputs too large to stay in cache: store and store_group with
+	 * non-temporal stores for the whole vectors that are whole aligned cache lines (no read
+	 * for ownership, no eviction of x and the weights), the same bits; stream_fence orders
+	 * them before the work item ends. */
+	onnxrun__f64_store_fn store_stream;
+	onnxrun__f64_store_group_fn store_group_stream;
+	void (*stream_fence)(void);
 };
 
 /* ---- float16 / bfloat16 <-> float32 ---------------------------------------------------------------

@@ -155,7 +155,9 @@ static const struct onnxrun__f64_tile tiles[] = {
 	{ 1, 4, tile_neon_1x2, ind_neon_1x2 }, { 1, 8, tile_neon_1x4, ind_neon_1x4 }, { 1, 16, tile_neon_1x8, ind_neon_1x8 },
 };
 
-const struct onnxrun__f64_kernels onnxrun__f64_neon = { tiles, (int)(sizeof tiles / sizeof tiles[0]), store,
-                                                 store_group };
+const struct onnxrun__f64_kernels onnxrun__f64_neon = { .tiles = tiles,
+                                                        .ntiles = (int)(sizeof tiles / sizeof tiles[0]),
+                                                        .store = store,
+                                                        .store_group = store_group };
 
 #endif

@@ -60,4 +60,6 @@ static const struct onnxrun__f64_tile tiles[] = {
 	{ 1, 16, tile_c_1x16, IND_C(ind_c_1x16) },
 };
 
-const struct onnxrun__f64_kernels onnxrun__f64_scalar = { tiles, (int)(sizeof tiles / sizeof tiles[0]), store, NULL };
+const struct onnxrun__f64_kernels onnxrun__f64_scalar = { .tiles = tiles,
+                                                          .ntiles = (int)(sizeof tiles / sizeof tiles[0]),
+                                                          .store = store };

@@ -24,7 +24,8 @@
  * and stores their values interleaved, whole lines at a time (the table's store_group:
  * register transposes on AVX-512, AVX2 and NEON), instead of each phase writing its own
  * lanes of lines the others write too; phases of a group that read the same x (f64_same_x:
- * unet's k2s2) share each packed chunk.
+ * unet's k2s2) share each packed chunk. Outputs as large as L2 are written with the table's
+ * non-temporal stores where it has them (store_stream, store_group_stream).
  *
  * Every output element is one dot product over its phase's K in order (the tiles add
  * chunk after chunk to the running value), however the items are split: results are
@@ -96,6 +97,7 @@ struct f64_job {
 	const struct onnxrun__f64_tile *kern;
 	onnxrun__f64_store_fn store;
 	onnxrun__f64_store_group_fn store_group; /* NULL: store_group's plain loops */
+	void (*stream_fence)(void);              /* NULL: plain stores (store, store_group) */
 	const double *x, *bias;
 	double *y;
 	const double *wpk; /* the packed weights (packing.h, f64 layout) */
@@ -763,6 +765,8 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 			}
 		}
 	}
+	if (j->stream_fence) /* non-temporal stores are weakly ordered */
+		j->stream_fence();
 }
 
 /* Per-thread scratch bytes (accumulators, x chunks, runs); false when they
@@ -829,6 +833,20 @@ static bool f64_group_fits(const struct f64_job *j, int threads)
 	       (threads == 1 || j->g->batch * j->g->group * j->tblk >= 4 * threads);
 }
 
+/* Whether the item stores (j->sgrp final) write y with the table's non-temporal stores: outputs
+ * as large as L2 (the float32 phase path's threshold), so y's lines are not read before being
+ * written over and do not evict the x lines, weights and sums the next items read; stored
+ * phase by phase or in groups of 2 phases. Measured (bench/README.md, "Measurements behind
+ * fixed choices"): k3s1p1 and unet's k2s2 0.87-0.97x; groups of 8 (hifigan's k16s8) 1.02-1.08x,
+ * so those keep plain stores. */
+static bool f64_streams(const struct f64_job *j, const struct onnxrun__f64_kernels *fk)
+{
+	const struct onnxrun__convt_geom *g = j->g;
+	return fk->store_stream && j->sgrp <= 2 &&
+	       (uint64_t)g->batch * (uint64_t)g->out_channels * (uint64_t)j->out_sp * sizeof(double) >=
+	               onnxrun__tuning()->stream_output_bytes;
+}
+
 static enum onnxrun_status f64_compute(const struct convt_call *c, const struct onnxrun__convt_packed *pk)
 {
 	struct onnxrun_op_context *ctx = c->ctx;
@@ -893,6 +911,11 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 	if (j.sgrp > 1 && !f64_group_fits(&j, threads)) {
 		j.sgrp = 1;
 		items = f64_split(&j, threads, F64_BLOCK_POSITIONS);
+	}
+	j.stream_fence = f64_streams(&j, fk) ? fk->stream_fence : NULL;
+	if (j.stream_fence) {
+		j.store = fk->store_stream;
+		j.store_group = fk->store_group ? fk->store_group_stream : NULL;
 	}
 	if (!(j.bl_phase = onnxrun__calloc(ctx->env, (size_t)(2 * j.tblk), sizeof *j.bl_phase)))
 		goto oom;
