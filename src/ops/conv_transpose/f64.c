@@ -59,6 +59,12 @@
 #define F64_CACHE_BYTES (512 * 1024)
 #define F64_CACHE_LINES 16
 #define F64_CACHE_AHEAD 4
+/* Fewer items than this per thread: each item cut into chunks of output channels until there
+ * are as many. Every chunk packs the same x again (pack_chunk), so 2 rather than more:
+ * dcgan_512 float64 on 2 threads, with 2 items of a phase group each, ran 1.77-1.89x its
+ * 1-thread time in 4 chunks and 1.98-2.00x in 2 (bench/README.md, "Measurements behind
+ * fixed choices"). */
+#define F64_CHUNKED_ITEMS 2
 /* Most phases in a group (below) */
 #define F64_GROUP_MAX 32
 /* Most accumulator bytes per item when it computes a whole group of phases (below). */
@@ -814,8 +820,8 @@ static int64_t f64_split(struct f64_job *j, int threads, int64_t block_positions
 	items = g->batch * g->group * j->tblk;
 	j->mchunks = 1;
 	j->mchunk = j->nmb;
-	if (items < 4 * threads && threads > 1) {
-		int64_t want = (4 * threads + items - 1) / items;
+	if (items < F64_CHUNKED_ITEMS * threads && threads > 1) {
+		int64_t want = (F64_CHUNKED_ITEMS * threads + items - 1) / items;
 		want = want > j->nmb ? j->nmb : want;
 		j->mchunk = (j->nmb + want - 1) / want;
 		j->mchunks = (j->nmb + j->mchunk - 1) / j->mchunk;
