@@ -61,9 +61,9 @@
 #define F64_CACHE_AHEAD 4
 /* Fewer items than this per thread: each item cut into chunks of output channels until there
  * are as many. Every chunk packs the same x again (pack_chunk), so 2 rather than more:
- * dcgan_512 float64 on 2 threads, with 2 items of a phase group each, ran 1.77-1.89x its
- * 1-thread time in 4 chunks and 1.98-2.00x in 2 (bench/README.md, "Measurements behind
- * fixed choices"). */
+ * dcgan_512 float64 on 2 threads (4 phase items, 2 per thread) ran 1.66-1.89x its 1-thread
+ * time with each item cut in 2 chunks and 1.89-2.00x uncut (bench/README.md, "Measurements
+ * behind fixed choices"). */
 #define F64_CHUNKED_ITEMS 2
 /* Most phases in a group (below) */
 #define F64_GROUP_MAX 32
@@ -843,7 +843,7 @@ static bool f64_group_fits(const struct f64_job *j, int threads)
  * as large as L2 (the float32 phase path's threshold), so y's lines are not read before being
  * written over and do not evict the x lines, weights and sums the next items read; stored
  * phase by phase or in groups of 2 phases. Measured (bench/README.md, "Measurements behind
- * fixed choices"): k3s1p1 and unet's k2s2 0.87-0.97x; groups of 8 (hifigan's k16s8) 1.02-1.08x,
+ * fixed choices"): k3s1p1 and unet's k2s2 0.80-0.97x; groups of 8 (hifigan's k16s8) 1.02-1.08x,
  * so those keep plain stores. */
 static bool f64_streams(const struct f64_job *j, const struct onnxrun__f64_kernels *fk)
 {
