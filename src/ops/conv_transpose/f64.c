@@ -921,7 +921,8 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 	j.stream_fence = f64_streams(&j, fk) ? fk->stream_fence : NULL;
 	if (j.stream_fence) {
 		j.store = fk->store_stream;
-		j.store_group = fk->store_group ? fk->store_group_stream : NULL;
+		if (j.store_group && fk->store_group_stream) /* a table without it keeps its plain one */
+			j.store_group = fk->store_group_stream;
 	}
 	if (!(j.bl_phase = onnxrun__calloc(ctx->env, (size_t)(2 * j.tblk), sizeof *j.bl_phase)))
 		goto oom;
