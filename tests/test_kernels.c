@@ -985,7 +985,7 @@ static void test_gemm_skip(void **state)
 #endif
 }
 
-/* The window GEMM's tiles that copy the next item's rows meanwhile (kernels.h, window):
+/* The window GEMM's tiles that copy staged rows meanwhile (kernels.h, window):
  * tile_copy_half[mr - 1] against a double reference of its nr[1] columns and bit for bit
  * against tile_copy[mr - 1]'s first nr[1] columns, both given the same rows to copy: the
  * same pieces copied (and no more), and the copy state left at the same place. k of 1 to

@@ -392,7 +392,7 @@ T512 void onnxrun__rel2_pair_avx512(const struct onnxrun__kpanel *kp, int64_t k,
 K512W(1) K512W(2) K512W(3) K512W(4) K512W(5) K512W(6) K512W(7) K512W(8) K512W(9) K512W(10)
 K512W(11) K512W(12)
 
-/* The window tile copying the next item's rows meanwhile (kernels.h, tile_copy): after each
+/* The window tile copying staged rows meanwhile (kernels.h, tile_copy): after each
  * `every` k steps one piece of 16 floats (masked at a row's end). Its load waits on x (L3)
  * while the following steps' FMAs, independent of it, go on: spread this way the copy's
  * latency hides behind the arithmetic, where a block copy between tiles waits on all of it. */

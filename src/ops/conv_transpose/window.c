@@ -17,10 +17,10 @@
  * to their output positions (bias added), the s1 rows of one (channel, rho0) interleaved
  * into whole output lines. A panel of the first or last grid row alone runs only the rows
  * (those of the rho0 adjacent in the packing) whose outputs lie inside y. Where the kernel
- * table has tile_copy, the tiles of an item copy
- * the next item's rows meanwhile (win_items_overlap), so that the wait on x overlaps the
- * arithmetic; where it also has tile_out, the tiles add the bias and write their outputs to y
- * from their registers (the runs of win_segs), without a tile buffer or store calls.
+ * table has tile_copy, the tiles of an item copy its own rows meanwhile, each staged row a
+ * panel before the panel that reads it (win_items_overlap), so that the wait on x overlaps
+ * the arithmetic; where it also has tile_out, the tiles add the bias and write their outputs
+ * to y from their registers (the runs of win_segs), without a tile buffer or store calls.
  *
  * Each output is one tile column's dot product over K in one fixed order whichever band,
  * panel or lane holds it, so results do not depend on the thread count.
@@ -29,15 +29,12 @@
 
 #include "impl.h"
 
-/* A work item's staged rows stay below this (with those of the next item, in L2; with
- * tile_copy two such buffers per thread). */
+/* A work item's staged rows stay below this (in L2, one such buffer per thread). */
 #define WIN_STAGE_BYTES (256 * 1024)
 /* Rank 1 stages the whole signal as one band: longer ones go to the next entry. */
 #define WIN_STAGE_MAX (2 * 1024 * 1024)
-/* Entries of a thread's copy list (win_list): a call's first item's own rows, one per staged
- * row, and the next item's, at most two per channel (the rows shared with the band before, the
- * rows from x). */
-#define WIN_LIST_MAX(j) ((j)->nb + (j)->t[0] - 1 + 2 * (j)->cg)
+/* Entries of a thread's copy list (win_list): an item's rows, one per staged row. */
+#define WIN_LIST_MAX(j) ((j)->nb + (j)->t[0] - 1)
 
 struct win_job {
 	const float *x, *bias, *a;
@@ -110,23 +107,6 @@ static void win_zero_pads(const struct win_job *j, float *st, int64_t c0, int64_
 			convt_zero_row(dc + r * rs, zl);
 			convt_zero_row(dc + r * rs + zl + n, zr);
 		}
-	}
-}
-
-/* Prefetches for writing the lines of the pad slots win_zero_pads(j, st, c0, c1, 0, rows) and
- * win_zero_tail(j, st, j->nb, c0, c1) write. */
-static void win_prefetch_pads(const struct win_job *j, float *st, int64_t c0, int64_t c1, int64_t rows)
-{
-	int64_t zl, n;
-	win_row_slots(j, &zl, &n);
-	for (int64_t c = c0; c < c1; c++) {
-		float *dc = st + c * j->cs;
-		for (int64_t r = 0; r < rows; r++) {
-			__builtin_prefetch(dc + r * j->rs, 1);
-			if (zl + n < j->rs)
-				__builtin_prefetch(dc + r * j->rs + zl + n, 1);
-		}
-		__builtin_prefetch(dc + rows * j->rs, 1);
 	}
 }
 
@@ -342,15 +322,14 @@ static void win_items(void *arg, int tid, int64_t begin, int64_t end)
 	}
 }
 
-/* Lists the rows item `it` stages into st (x's values between the pads, win_stage_init):
- * from x, or for the T0 - 1 rows its band shares with the band before, from that band's
- * staged rows at prev (NULL: from x); channel by channel (per channel an entry of the shared
- * rows and one of the rows from x), or with rowend (not NULL) row by row (an entry per staged
- * row: every channel's), rowend[sr] then the entries listed up to staged row sr. Writes the
- * rest at once: the rows outside x zero, and for a band of fewer rows (the last) the slots past
- * them that its last panel reads. Returns the entries listed (rows of win_row_slots' n floats). */
-static int64_t win_list(const struct win_job *j, int64_t it, float *st, const float *prev,
-                        struct onnxrun__win_row *list, int64_t *rowend)
+/* Lists the rows item `it` stages into st (x's values between the pads, win_stage_init), an
+ * entry per staged row (every channel's), rowend[sr] then the entries listed up to staged row
+ * sr. All come from x: the T0 - 1 rows a band shares with the band before, moved from that
+ * band's rows before any tile, cost fsrcnn 1.056x at 2 threads (the move waits; x's rows are
+ * copied during the tiles). Writes the rest at once: the rows outside x zero, and for a band
+ * of fewer rows (the last) the slots past them that its last panel reads. Returns the entries
+ * listed (rows of win_row_slots' n floats). */
+static int64_t win_list(const struct win_job *j, int64_t it, float *st, struct onnxrun__win_row *list, int64_t *rowend)
 {
 	const struct win_item w = win_item_at(j, it);
 	const int64_t t0 = j->t[0], rs = j->rs, cg = j->cg, cs = j->cs, srows = w.nbr + t0 - 1;
@@ -358,51 +337,28 @@ static int64_t win_list(const struct win_job *j, int64_t it, float *st, const fl
 	const float *x = j->x + (w.b * j->cin + w.grp * cg) * xs;
 	int64_t zl, n, ents = 0;
 	win_row_slots(j, &zl, &n);
-	if (w.nbr < j->nb)
-		win_zero_tail(j, st, w.nbr, 0, cg);
-	/* staged rows [0, lo) and [hi, srows) outside x (zero), [lo, sh) shared, [sh, hi) from x */
+	/* staged rows [0, lo) and [hi, srows) outside x (zero), [lo, hi) from x */
 	int64_t lo = x0 < 0 ? -x0 : 0, hi = j->in[0] - x0 < srows ? j->in[0] - x0 : srows;
 	lo = lo < srows ? lo : srows;
 	hi = hi > lo ? hi : lo;
-	const int64_t sh = prev ? (t0 - 1 < lo ? lo : t0 - 1 > hi ? hi : t0 - 1) : lo;
+	if (w.nbr < j->nb)
+		win_zero_tail(j, st, w.nbr, 0, cg);
 	for (int64_t c = 0; c < cg; c++) {
 		for (int64_t sr = 0; sr < lo; sr++)
 			convt_zero_row(st + c * cs + sr * rs, rs);
 		for (int64_t sr = hi; sr < srows; sr++)
 			convt_zero_row(st + c * cs + sr * rs, rs);
 	}
-	if (rowend) {
-		for (int64_t sr = 0; sr < srows; sr++) {
-			if (sr >= lo && sr < hi && n) {
-				const bool shared = sr < sh;
-				list[ents].src = shared ? prev + (j->nb + sr) * rs + zl : x + (x0 + sr) * j->in[1] + clo + zl;
-				list[ents].dst = st + sr * rs + zl;
-				list[ents].n = n;
-				list[ents].reps = cg;
-				list[ents].src_step = shared ? cs : xs;
-				list[ents++].dst_step = cs;
-			}
-			rowend[sr] = ents;
-		}
-		return ents;
-	}
-	for (int64_t c = 0; c < cg && n; c++) {
-		if (sh > lo) {
-			list[ents].src = prev + c * cs + (j->nb + lo) * rs + zl;
-			list[ents].dst = st + c * cs + lo * rs + zl;
+	for (int64_t sr = 0; sr < srows; sr++) {
+		if (sr >= lo && sr < hi && n) {
+			list[ents].src = x + (x0 + sr) * j->in[1] + clo + zl;
+			list[ents].dst = st + sr * rs + zl;
 			list[ents].n = n;
-			list[ents].reps = sh - lo;
-			list[ents].src_step = rs;
-			list[ents++].dst_step = rs;
+			list[ents].reps = cg;
+			list[ents].src_step = xs;
+			list[ents++].dst_step = cs;
 		}
-		if (hi > sh) {
-			list[ents].src = x + c * xs + (x0 + sh) * j->in[1] + clo + zl;
-			list[ents].dst = st + c * cs + sh * rs + zl;
-			list[ents].n = n;
-			list[ents].reps = hi - sh;
-			list[ents].src_step = j->in[1];
-			list[ents++].dst_step = rs;
-		}
+		rowend[sr] = ents;
 	}
 	return ents;
 }
@@ -479,14 +435,16 @@ static void win_prefetch_out(const struct win_job *j, const int64_t *yg, const s
 }
 #endif
 
-/* Items in order, each staging the next one's rows into the other of two stage buffers while
- * its tiles run (tile_copy: a share of the pieces per tile, spread over its k steps), so that
- * the wait on x overlaps the arithmetic. A call's first item lists its own rows first, grid
- * row by grid row, each copied by the time a panel reads it: only the rows of its first panel
- * are copied before any tile. The pads (win_stage_init) are written during the thread's first
- * item too: the first buffer's rows as its panels come to read them, the second buffer's a
- * share of the channels before each panel, a few stores between tiles rather than a loop
- * over both buffers' cold lines before the first tile. */
+/* Items in order, each copying its own rows into the thread's stage buffer while its tiles
+ * run (tile_copy): the rows listed grid row by grid row, each copied by the time a panel
+ * reads it (only the first panel's rows before any tile), the pieces shared out over the
+ * tiles and spread over their k steps, so that the wait on x overlaps the arithmetic. One
+ * buffer whose rows are copied a panel before they are read was faster than two, each item
+ * copying the next item's rows into the other while its tiles read its own (dcgan_64_3:
+ * 0.965x): the rows a tile reads are those the copy wrote last. The pads (win_stage_init) are
+ * written during the thread's first item, its rows' as its panels come to read them, a few
+ * stores between tiles rather than a loop over the buffer's cold lines before the first
+ * tile. */
 static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 {
 	const struct win_job *j = arg;
@@ -494,24 +452,18 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 	const int64_t nr = kn->nr[0], mrx = kn->mr_max, rs = j->rs, t0 = j->t[0];
 	const int64_t tiles_per_panel = (j->rows + mrx - 1) / mrx;
 	int64_t *last = (int64_t *)(j->scratch + (size_t)tid * j->scratch_stride), zl, n;
-	float *stb[2], *tile;
-	struct onnxrun__win_row *list;
-	int64_t *rowend, *cum;
-	stb[0] = (float *)(last + 16);
-	stb[1] = stb[0] + j->cg * j->cs;
-	tile = stb[1] + j->cg * j->cs;
-	list = (struct onnxrun__win_row *)(tile + mrx * nr);
-	rowend = (int64_t *)(list + WIN_LIST_MAX(j));
-	cum = rowend + (j->nb + t0 - 1); /* cum[e]: the rows of list entries [0, e) */
+	float *const st = (float *)(last + 16), *const tile = st + j->cg * j->cs;
+	struct onnxrun__win_row *const list = (struct onnxrun__win_row *)(tile + mrx * nr);
+	int64_t *const rowend = (int64_t *)(list + WIN_LIST_MAX(j));
+	int64_t *const cum = rowend + (j->nb + t0 - 1); /* cum[e]: the rows of list entries [0, e) */
 	cum[0] = 0;
 	win_row_slots(j, &zl, &n);
 	const int64_t per_row = (n + 15) / 16; /* pieces of a listed row */
-	/* last[2]: the rows of stb[0] with their pads (every channel; all of them: and the slots
-	 * past them, win_zero_tail), last[3]: the channels of stb[1] with theirs (every row) */
+	/* last[2]: the rows with their pads (every channel; all of them: and the slots past them,
+	 * win_zero_tail) */
 	const int64_t srows_max = j->nb + t0 - 1;
 	if (last[0] < 0)
-		last[0] = last[2] = last[3] = 0;
-	int cur = 0;
+		last[0] = last[2] = 0;
 #ifndef ONNXRUN_BAREMETAL
 	struct onnxrun__win_seg segs[2][ONNXRUN__GEMM_NR_MAX]; /* a panel's runs, and the next panel's */
 	int64_t yg[ONNXRUN__GEMM_MR_MAX], nsegs[2];
@@ -521,10 +473,9 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 #endif
 	for (int64_t it = begin; it < end; it++) {
 		const struct win_item w = win_item_at(j, it);
-		const int64_t band = w.band, b = w.b, grp = w.grp, w0 = w.w0, nbr = w.nbr;
+		const int64_t b = w.b, grp = w.grp, w0 = w.w0, nbr = w.nbr;
 		const int64_t np = nbr * rs, srows = nbr + t0 - 1;
 		const float *ag = j->a + grp * j->a_group;
-		const float *st = stb[cur];
 #ifndef ONNXRUN_BAREMETAL
 		if (j->tile_out) /* group g (tile rows g*s1 ..): channel g % mg's output row s0*w0 - pb0 + g / mg */
 			for (int64_t g = 0; g < j->rows / j->s[1]; g++) {
@@ -535,15 +486,7 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 		if (j->tile_out)
 			nsegs[sc] = win_segs(j, w0, 0, np < nr ? np : nr, segs[sc]);
 #endif
-		int64_t own = 0, listed; /* the first item: its own rows, list[0, own) */
-		if (it == begin)
-			own = win_list(j, it, stb[cur], NULL, list, rowend);
-		listed = own;
-		if (it + 1 < end) {
-			/* the next item's band follows this one: its first T0 - 1 rows are this band's last */
-			const bool follows = (it + 1) % j->nbands == band + 1;
-			listed += win_list(j, it + 1, stb[cur ^ 1], follows ? st : NULL, list + own, NULL);
-		}
+		const int64_t listed = win_list(j, it, st, list, rowend);
 		for (int64_t e = 0; e < listed; e++)
 			cum[e + 1] = cum[e] + list[e].reps;
 		struct onnxrun__win_copy cp = { list, list + listed, 0, 0, 1, 0 };
@@ -551,32 +494,21 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 		int64_t tiles = panels * tiles_per_panel;
 		for (int64_t p0 = 0; p0 < np; p0 += nr) {
 			const int64_t cnt = np - p0 < nr ? np - p0 : nr;
-			int64_t need = 0; /* own rows the next panel reads: copied by the end of this one */
 			int64_t in_lo, in_hi;
 			win_rows_in(j, w0, p0, cnt, &in_lo, &in_hi);
 			/* staged rows this panel reads: up to grid row (last column + T1 - 1) / rs, + T0 - 1 */
 			const int64_t sr = (p0 + nr - 1 + j->t[1] - 1) / rs + t0 - 1;
-			if (it == begin && last[2] < (sr < srows ? sr + 1 : srows)) {
-				/* the rows this panel reads, in lines the copy of its own rows then writes */
-				win_zero_pads(j, stb[0], 0, j->cg, last[2], sr < srows ? sr + 1 : srows);
+			if (last[2] < (sr < srows ? sr + 1 : srows)) { /* (the thread's first item) */
+				/* the rows this panel reads, in lines the copy of its rows then writes */
+				win_zero_pads(j, st, 0, j->cg, last[2], sr < srows ? sr + 1 : srows);
 				last[2] = sr < srows ? sr + 1 : srows;
 				if (last[2] == srows_max)
-					win_zero_tail(j, stb[0], j->nb, 0, j->cg);
+					win_zero_tail(j, st, j->nb, 0, j->cg);
 			}
-			if (it == begin && it + 1 < end && last[3] < j->cg) {
-				/* this panel's share of the channels, their lines prefetched during the
-				 * previous panel's tiles; the next share's prefetched now */
-				const int64_t to = (p0 / nr + 1) * j->cg / panels, next = (p0 / nr + 2) * j->cg / panels;
-				win_zero_pads(j, stb[1], last[3], to, 0, srows_max);
-				win_zero_tail(j, stb[1], j->nb, last[3], to);
-				win_prefetch_pads(j, stb[1], to, next < j->cg ? next : j->cg, srows_max);
-				last[3] = to;
-			}
-			if (own) {
-				win_copy_to(&cp, list + rowend[sr < srows ? sr : srows - 1]);
-				const int64_t sn = (p0 + 2 * nr - 1 + j->t[1] - 1) / rs + t0 - 1;
-				need = cum[rowend[sn < srows ? sn : srows - 1]] - cum[cp.row - list] - cp.rep;
-			}
+			win_copy_to(&cp, list + rowend[sr < srows ? sr : srows - 1]);
+			/* the rows the next panel reads: copied by the end of this one */
+			const int64_t sn = (p0 + 2 * nr - 1 + j->t[1] - 1) / rs + t0 - 1;
+			const int64_t need = cum[rowend[sn < srows ? sn : srows - 1]] - cum[cp.row - list] - cp.rep;
 			for (int64_t r0 = 0; r0 < j->rows; r0 += mrx, tiles--) {
 				/* the panel's rows [r0, r0 + mrx) inside y: rows [lo, hi), at a[lo - r0] */
 				const int64_t lo = r0 > in_lo ? r0 : in_lo, hi = r0 + mrx < in_hi ? r0 + mrx : in_hi;
@@ -616,11 +548,10 @@ static void win_items_overlap(void *arg, int tid, int64_t begin, int64_t end)
 		}
 		win_copy_to(&cp, cp.end); /* what the tiles left (few k steps per piece) */
 		if (last[2] < srows_max) { /* (a first band of fewer rows) */
-			win_zero_pads(j, stb[0], 0, j->cg, last[2], srows_max);
-			win_zero_tail(j, stb[0], j->nb, 0, j->cg);
+			win_zero_pads(j, st, 0, j->cg, last[2], srows_max);
+			win_zero_tail(j, st, j->nb, 0, j->cg);
 			last[2] = srows_max;
 		}
-		cur ^= 1;
 	}
 }
 
@@ -719,10 +650,10 @@ static enum onnxrun_status win_compute(const struct convt_call *c, const struct 
 				rel[(ci * j.t[0] + t0) * j.t[1] + t1] = (onnxrun__krel)(
 					(ci * j.cs + (j.t[0] - 1 - t0) * j.rs + (j.t[1] - 1 - t1)) * (int64_t)sizeof(float));
 	j.rel = rel;
-	/* per thread: its state, the stage buffer(s), a tile, and with tile_copy the row list */
+	/* per thread: its state, the stage buffer, a tile, and with tile_copy the row list */
 	if (!(j.scratch = onnxrun__convt_scratch(
 	              ctx, threads,
-	              16 * sizeof(int64_t) + (size_t)((j.tile_copy ? 2 : 1) * j.cg * j.cs + mrx * nr) * sizeof(float) +
+	              16 * sizeof(int64_t) + (size_t)(j.cg * j.cs + mrx * nr) * sizeof(float) +
 	                      (j.tile_copy ? (size_t)WIN_LIST_MAX(&j) * (sizeof(struct onnxrun__win_row) + sizeof(int64_t)) +
 	                                             (size_t)(j.nb + j.t[0]) * sizeof(int64_t)
 	                                   : 0),
