@@ -698,6 +698,14 @@ static void store_group(const struct f64_job *j, const double *acc, int64_t accn
 	}
 }
 
+/* Thread tid's cache tags (cache_lines), after its zero row and lines in its scratch. */
+static int64_t *f64_tags(const struct f64_job *j, int tid)
+{
+	char *base = j->scratch + (size_t)tid * j->scratch_stride;
+	double *zero = (double *)(base + j->acc_bytes + j->xbuf_bytes + j->runs_bytes + j->rows_bytes);
+	return (int64_t *)(zero + j->kern->nw + j->cslots * j->cg * j->cw);
+}
+
 /* Items [begin, end): it = ((nb*group + grp)*tblk + block)*mchunks + channel chunk; a block is
  * of one phase, or of a group of sgrp phases. */
 static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
@@ -711,11 +719,9 @@ static void f64_items(void *arg, int tid, int64_t begin, int64_t end)
 	const double **rows = (const double **)(base + j->acc_bytes + j->xbuf_bytes + j->runs_bytes);
 	double *zero = (double *)(base + j->acc_bytes + j->xbuf_bytes + j->runs_bytes + j->rows_bytes);
 	double *lbuf = zero + nw;
-	int64_t *tags = (int64_t *)(lbuf + j->cslots * j->cg * j->cw);
+	int64_t *tags = f64_tags(j, tid);
 	if (j->rows_bytes)
 		memset(zero, 0, (size_t)nw * sizeof *zero);
-	for (int64_t s = 0; s < j->cslots; s++) /* nothing cached yet (x differs from run to run) */
-		tags[3 * s] = -1;
 
 	for (int64_t it = begin; it < end; it++) {
 		const int64_t mc = it % j->mchunks, bg = it / j->mchunks % j->tblk, nbg = it / j->mchunks / j->tblk;
@@ -934,6 +940,13 @@ static enum onnxrun_status f64_compute(const struct convt_call *c, const struct 
 	}
 	if (!(j.scratch = onnxrun__convt_scratch(ctx, threads, (size_t)scratch, &j.scratch_stride)))
 		goto oom;
+	/* nothing cached yet (x differs from run to run); the lines stay cached across a thread's
+	 * calls of f64_items, which a run control or the pool makes one or a few items long */
+	for (int t = 0; t < threads && j.cslots; t++) {
+		int64_t *tags = f64_tags(&j, t);
+		for (int64_t s = 0; s < j.cslots; s++)
+			tags[3 * s] = -1;
+	}
 	st = onnxrun__op_parallel(ctx, threads, items, f64_items, &j);
 	goto out;
 oom:
